@@ -1,0 +1,109 @@
+# zcfs — plain Makefile. `make` builds bin/, `make check` installs missing
+# Debian packages, builds and runs every test suite.
+#
+#   make                 build with -Werror (WERROR=0 to relax locally)
+#   make check           unit + integration tests (integration needs root)
+#   make check-asan      the same under ASan+UBSan, into build/asan
+#   make bench           fio suite, writes bench/results/
+#   V=1                  print full command lines
+
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+WERROR   ?= 1
+SANITIZE ?=
+BUILD    ?= build
+BIN      ?= bin
+
+PKGS := liburing libcap-ng json-c libseccomp fuse3
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+override CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wformat=2 -Wvla \
+	-Wmissing-prototypes -Wstrict-prototypes -Werror=implicit-function-declaration \
+	-fstack-protector-strong -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
+	-Ikernel -Idaemon/common -Idaemon/serve $(PKG_CFLAGS) -MMD -MP -pthread
+override LDFLAGS += -pthread -Wl,-z,relro -Wl,-z,now
+ifeq ($(WERROR),1)
+override CFLAGS += -Werror
+endif
+ifneq ($(SANITIZE),)
+override CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+override LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+COMMON_SRC := $(wildcard daemon/common/*.c)
+SERVE_SRC  := $(filter-out daemon/serve/main.c,$(wildcard daemon/serve/*.c))
+COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o)
+SERVE_OBJ  := $(SERVE_SRC:%.c=$(BUILD)/%.o)
+
+UNIT_SRC   := $(wildcard tests/unit/test_*.c)
+UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
+ITEST_SRC  := $(wildcard tests/integration/*.c)
+ITEST_BIN  := $(ITEST_SRC:tests/integration/%.c=$(BUILD)/tests/integration/%)
+BENCH_SRC  := $(wildcard bench/*.c)
+BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+PROGS := $(BIN)/zcfs-serve
+
+.PHONY: all deps check check-unit check-integration check-asan bench clean lint
+all: $(PROGS) $(ITEST_BIN) $(BENCH_BIN)
+
+deps:
+	$(Q)scripts/install-deps.sh
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BIN)/zcfs-serve: $(BUILD)/daemon/serve/main.o $(SERVE_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(SERVE_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka
+
+$(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BIN)
+	$(Q)$(MAKE) --no-print-directory check-unit check-integration
+
+check-unit: $(UNIT_BIN)
+	$(Q)tests/run-unit.sh $(UNIT_BIN)
+
+check-integration: $(PROGS) $(ITEST_BIN)
+	$(Q)ZCFS_BIN=$(abspath $(BIN)) ZCFS_TESTBIN=$(abspath $(BUILD)/tests/integration) \
+		tests/run-integration.sh
+
+check-asan: deps
+	$(Q)$(MAKE) --no-print-directory check SANITIZE=address,undefined \
+		BUILD=build/asan BIN=build/asan/bin CFLAGS="-O1 -g"
+
+bench: deps all
+	$(Q)ZCFS_BIN=$(abspath $(BIN)) ZCFS_BENCHBIN=$(abspath $(BUILD)/bench) bench/run.sh
+
+lint:
+	$(Q)scripts/lint.sh
+
+clean:
+	rm -rf build bin
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

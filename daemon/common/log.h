@@ -1,0 +1,21 @@
+/* One logging API for every zcfs program: syslog levels, key=value lines
+ * on stderr, one event per line. Library code returns errors; the layer
+ * that decides logs once. */
+#ifndef ZCFS_LOG_H
+#define ZCFS_LOG_H
+
+#include <syslog.h>
+#include "util.h"
+
+void log_set_level(int level);
+void log_set_ident(const char *ident);
+int log_get_level(void);
+void log_msg(int level, const char *fmt, ...) _printf_(2, 3);
+
+#define log_err(...) log_msg(LOG_ERR, __VA_ARGS__)
+#define log_warn(...) log_msg(LOG_WARNING, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) \
+	do { if (log_get_level() >= LOG_DEBUG) log_msg(LOG_DEBUG, __VA_ARGS__); } while (0)
+
+#endif

@@ -1,0 +1,49 @@
+/* Small shared helpers: ownership-transfer cleanup attributes, errno
+ * conversion and array sizes. Error contract: functions return -errno
+ * (>= 0 on success) and never report through errno. */
+#ifndef ZCFS_UTIL_H
+#define ZCFS_UTIL_H
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <dirent.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* libc's "-1 and errno" into "-errno", anything else passes through. */
+#define RET_NERRNO(expr) ({ __typeof__(expr) _r = (expr); _r < 0 ? -errno : _r; })
+
+static inline int safe_close(int fd)
+{
+	if (fd >= 0) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+	}
+	return -1;
+}
+
+static inline void freep(void *p) { free(*(void **)p); }
+static inline void closep(int *fd) { safe_close(*fd); }
+static inline void fclosep(FILE **f) { if (*f) fclose(*f); }
+static inline void closedirp(DIR **d) { if (*d) closedir(*d); }
+
+#define _cleanup_free_ __attribute__((cleanup(freep)))
+#define _cleanup_close_ __attribute__((cleanup(closep)))
+#define _cleanup_fclose_ __attribute__((cleanup(fclosep)))
+#define _cleanup_closedir_ __attribute__((cleanup(closedirp)))
+
+/* Hand an owned value to someone else and leave the sentinel behind. */
+#define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
+#define TAKE_FD(fd) ({ int _fd = (fd); (fd) = -1; _fd; })
+
+#define _must_check_ __attribute__((warn_unused_result))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+
+#endif

@@ -1,0 +1,38 @@
+/* Open file and directory handles, named to the kernel by a slot index
+ * plus a generation, so a stale or forged fh is refused (-EBADF) instead
+ * of touching some other descriptor of the server. */
+#ifndef ZCFS_HANDLE_H
+#define ZCFS_HANDLE_H
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "util.h"
+
+struct zcfs_inode;
+
+struct zcfs_handle {
+	int fd;
+	/* directories */
+	DIR *dir;
+	off_t dir_off;		/* offset the stream is positioned at */
+	struct dirent *pending;	/* entry read but not yet sent */
+	pthread_mutex_t dir_lock;
+	/* kernel passthrough */
+	struct zcfs_inode *inode;
+	int backing_id;
+};
+
+struct handle_table;
+
+int handle_table_new(struct handle_table **ret) _must_check_;
+void handle_table_free(struct handle_table *t);
+/* Registers h, returning the fh for the kernel. */
+int handle_register(struct handle_table *t, struct zcfs_handle *h, uint64_t *fh) _must_check_;
+/* Looks up fh; NULL if it is not a live handle. */
+struct zcfs_handle *handle_get(struct handle_table *t, uint64_t fh);
+/* Removes fh and returns the handle (the caller closes it). */
+struct zcfs_handle *handle_unregister(struct handle_table *t, uint64_t fh);
+
+#endif

@@ -1,0 +1,204 @@
+/* Two hash chains per inode (by key and by node id) under one mutex:
+ * lookups are short and this machine has few cores, so one lock keeps
+ * lookup counting and freeing obviously correct. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include "inode.h"
+#include "zcfs_fuse_abi.h"
+
+#define NBUCKETS 16384
+
+struct inode_table {
+	pthread_mutex_t lock;
+	uint64_t next_nodeid;
+	size_t count;
+	struct zcfs_inode *by_key[NBUCKETS];
+	struct zcfs_inode *by_id[NBUCKETS];
+};
+
+static size_t key_hash(dev_t dev, ino_t ino)
+{
+	uint64_t h = (uint64_t)ino * 0x9E3779B97F4A7C15ULL ^ (uint64_t)dev;
+	return (size_t)(h >> 40) % NBUCKETS;
+}
+
+static size_t id_hash(uint64_t nodeid)
+{
+	return (size_t)((nodeid * 0x9E3779B97F4A7C15ULL) >> 40) % NBUCKETS;
+}
+
+static void table_link(struct inode_table *t, struct zcfs_inode *i)
+{
+	size_t k = key_hash(i->dev, i->ino), n = id_hash(i->nodeid);
+
+	i->next_by_key = t->by_key[k];
+	t->by_key[k] = i;
+	i->next_by_id = t->by_id[n];
+	t->by_id[n] = i;
+	t->count++;
+}
+
+static void table_unlink(struct inode_table *t, struct zcfs_inode *i)
+{
+	struct zcfs_inode **p;
+
+	for (p = &t->by_key[key_hash(i->dev, i->ino)]; *p; p = &(*p)->next_by_key)
+		if (*p == i) {
+			*p = i->next_by_key;
+			break;
+		}
+	for (p = &t->by_id[id_hash(i->nodeid)]; *p; p = &(*p)->next_by_id)
+		if (*p == i) {
+			*p = i->next_by_id;
+			break;
+		}
+	t->count--;
+}
+
+int inode_table_new(int root_fd, struct inode_table **ret)
+{
+	struct inode_table *t;
+	struct zcfs_inode *root;
+	struct stat st;
+
+	if (fstat(root_fd, &st) < 0)
+		return -errno;
+	t = calloc(1, sizeof(*t));
+	root = calloc(1, sizeof(*root));
+	if (!t || !root) {
+		free(t);
+		free(root);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&t->lock, NULL);
+	t->next_nodeid = FUSE_ROOT_ID + 1;
+	root->nodeid = FUSE_ROOT_ID;
+	root->fd = root_fd;
+	root->dev = st.st_dev;
+	root->ino = st.st_ino;
+	root->nlookup = 1;	/* the kernel never forgets the root */
+	table_link(t, root);
+	*ret = t;
+	return 0;
+}
+
+void inode_table_free(struct inode_table *t)
+{
+	size_t b;
+
+	if (!t)
+		return;
+	for (b = 0; b < NBUCKETS; b++) {
+		struct zcfs_inode *i = t->by_id[b], *next;
+		for (; i; i = next) {
+			next = i->next_by_id;
+			safe_close(i->fd);
+			free(i);
+		}
+	}
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+static struct zcfs_inode *find_by_id(struct inode_table *t, uint64_t nodeid)
+{
+	struct zcfs_inode *i;
+
+	for (i = t->by_id[id_hash(nodeid)]; i; i = i->next_by_id)
+		if (i->nodeid == nodeid)
+			return i;
+	return NULL;
+}
+
+struct zcfs_inode *inode_get(struct inode_table *t, uint64_t nodeid)
+{
+	struct zcfs_inode *i;
+
+	pthread_mutex_lock(&t->lock);
+	i = find_by_id(t, nodeid);
+	if (i)
+		i->refs++;
+	pthread_mutex_unlock(&t->lock);
+	return i;
+}
+
+/* Called with the lock held. */
+static void maybe_free(struct inode_table *t, struct zcfs_inode *i)
+{
+	if (i->nlookup || i->refs || i->nodeid == FUSE_ROOT_ID)
+		return;
+	table_unlink(t, i);
+	safe_close(i->fd);
+	free(i);
+}
+
+void inode_put(struct inode_table *t, struct zcfs_inode *i)
+{
+	if (!i)
+		return;
+	pthread_mutex_lock(&t->lock);
+	i->refs--;
+	maybe_free(t, i);
+	pthread_mutex_unlock(&t->lock);
+}
+
+int inode_lookup_insert(struct inode_table *t, int fd, const struct stat *st, struct zcfs_inode **ret)
+{
+	struct zcfs_inode *i, *fresh;
+
+	fresh = calloc(1, sizeof(*fresh));
+	if (!fresh) {
+		safe_close(fd);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&t->lock);
+	for (i = t->by_key[key_hash(st->st_dev, st->st_ino)]; i; i = i->next_by_key)
+		if (i->dev == st->st_dev && i->ino == st->st_ino)
+			break;
+	if (i) {
+		i->nlookup++;
+		i->refs++;
+		pthread_mutex_unlock(&t->lock);
+		free(fresh);
+		safe_close(fd);
+		*ret = i;
+		return 0;
+	}
+	fresh->nodeid = t->next_nodeid++;
+	fresh->fd = fd;
+	fresh->dev = st->st_dev;
+	fresh->ino = st->st_ino;
+	fresh->nlookup = 1;
+	fresh->refs = 1;
+	table_link(t, fresh);
+	pthread_mutex_unlock(&t->lock);
+	*ret = fresh;
+	return 0;
+}
+
+void inode_forget(struct inode_table *t, uint64_t nodeid, uint64_t n)
+{
+	struct zcfs_inode *i;
+
+	pthread_mutex_lock(&t->lock);
+	i = find_by_id(t, nodeid);
+	if (i && i->nodeid != FUSE_ROOT_ID) {
+		i->nlookup = n >= i->nlookup ? 0 : i->nlookup - n;
+		maybe_free(t, i);
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+void inode_lock(struct inode_table *t) { pthread_mutex_lock(&t->lock); }
+void inode_unlock(struct inode_table *t) { pthread_mutex_unlock(&t->lock); }
+
+size_t inode_table_count(struct inode_table *t)
+{
+	size_t n;
+
+	pthread_mutex_lock(&t->lock);
+	n = t->count;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}

@@ -1,0 +1,252 @@
+/* zcfs-serve: serve one directory through FUSE until unmounted or
+ * signalled. Exit 0 on a normal end, 1 on a runtime failure, 2 on a bad
+ * command line. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysinfo.h>
+#include "handle.h"
+#include "inode.h"
+#include "log.h"
+#include "mount.h"
+#include "options.h"
+#include "session.h"
+#include "transport.h"
+
+#define ZCFS_VERSION "0.1.0"
+
+static int usage_error(const char *msg)
+{
+	fprintf(stderr, "zcfs-serve: %s\n", msg);
+	return 2;
+}
+
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* Checks SOURCE and MOUNTPOINT before anything is mounted; returns the
+ * O_PATH fd of SOURCE or -1 after printing one line. */
+static int open_source(const struct zcfs_options *o)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(o->source, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "zcfs-serve: source %s: %s\n", o->source,
+			errno == ENOTDIR ? "not a directory" : strerror(errno));
+		return -1;
+	}
+	if (o->mountpoint && (stat(o->mountpoint, &st) < 0 || !S_ISDIR(st.st_mode))) {
+		fprintf(stderr, "zcfs-serve: mountpoint %s: %s\n", o->mountpoint,
+			errno == 0 || S_ISDIR(st.st_mode) ? strerror(errno) : "not a directory");
+		safe_close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static const struct zcfs_transport_ops *choose_transport(struct zcfs_session *se)
+{
+	char reason[80];
+	int r;
+
+	if (se->opts->transport == ZCFS_TRANSPORT_DEVFUSE) {
+		snprintf(se->transport_reason, sizeof(se->transport_reason), "requested");
+		return &transport_devfuse;
+	}
+	r = transport_uring_probe(reason, sizeof(reason));
+	if (r == 0) {
+		snprintf(se->transport_reason, sizeof(se->transport_reason), "%s",
+			 se->opts->transport == ZCFS_TRANSPORT_URING ? "requested" : "auto");
+		return &transport_uring;
+	}
+	if (se->opts->transport == ZCFS_TRANSPORT_URING) {
+		fprintf(stderr, "zcfs-serve: --transport=uring: %s\n", reason);
+		return NULL;
+	}
+	snprintf(se->transport_reason, sizeof(se->transport_reason), "fallback:%s", reason);
+	for (char *p = se->transport_reason; *p; p++)
+		if (*p == ' ')
+			*p = '_';
+	return &transport_devfuse;
+}
+
+/* Forks; the parent exits with the child's verdict once it is serving. */
+static int daemonize(int *notify_fd)
+{
+	int p[2];
+	pid_t pid;
+	char st = 1;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		safe_close(p[1]);
+		if (read(p[0], &st, 1) != 1)
+			st = 1;
+		_exit(st);
+	}
+	safe_close(p[0]);
+	(void)setsid();
+	*notify_fd = p[1];
+	return 0;
+}
+
+static void notify_parent(int *fd, char status)
+{
+	if (*fd < 0)
+		return;
+	if (write(*fd, &status, 1) < 0)
+		log_warn("could not notify parent: %m");
+	*fd = safe_close(*fd);
+	if (status == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, STDIN_FILENO);
+			dup2(null, STDOUT_FILENO);
+			safe_close(null);
+		}
+	}
+}
+
+static void wait_for_end(struct zcfs_session *se, struct zcfs_mount *m)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
+	while (!atomic_load(&se->exiting)) {
+		if (sigwait(&set, &sig) != 0)
+			continue;
+		if (sig == SIGTERM || sig == SIGINT) {
+			log_info("signal %s: unmounting", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+			atomic_store(&se->exiting, true);
+			se->exit_status = 0;
+		}
+	}
+	/* Make sure every reader wakes: detach and abort our mount. */
+	zcfs_unmount(m);
+}
+
+int main(int argc, char **argv)
+{
+	struct zcfs_options opts;
+	struct zcfs_session se = { .fuse_fd = -1, .root_fd = -1 };
+	struct zcfs_mount *mnt = NULL;
+	char err[256];
+	sigset_t set;
+	int notify_fd = -1, root_fd, r, status = 1;
+
+	if (options_parse(argc, argv, &opts, err, sizeof(err)) < 0)
+		return usage_error(err);
+	if (opts.help) {
+		options_usage("zcfs-serve");
+		return 0;
+	}
+	if (opts.version) {
+		printf("zcfs-serve %s (FUSE protocol 7.%d)\n", ZCFS_VERSION, ZCFS_FUSE_MINOR);
+		return 0;
+	}
+	log_set_ident("zcfs-serve");
+	if (opts.debug)
+		log_set_level(LOG_DEBUG);
+	if (opts.ownership == ZCFS_OWNERSHIP_DEFAULT)
+		opts.ownership = geteuid() == 0 ? ZCFS_OWNERSHIP_NATIVE : ZCFS_OWNERSHIP_XATTR;
+	if (opts.ownership == ZCFS_OWNERSHIP_NATIVE && geteuid() != 0)
+		return usage_error("--ownership=native needs root to chown; use --ownership=xattr");
+	root_fd = open_source(&opts);
+	if (root_fd < 0)
+		return 2;
+
+	umask(0);	/* the kernel already applied the client's umask */
+	raise_nofile();
+	se.opts = &opts;
+	se.root_fd = root_fd;
+	se.xattr_owner = opts.ownership == ZCFS_OWNERSHIP_XATTR;
+	se.server_uid = geteuid();
+	se.max_write = opts.max_write;
+	se.max_pages = opts.max_write / 4096;
+	se.bufsize = opts.max_write + 4096;
+	se.nthreads = opts.threads ? (int)opts.threads : get_nprocs();
+	se.entry_timeout = se.attr_timeout = opts.cache == ZCFS_CACHE_EXCLUSIVE ? 86400.0 :
+					      opts.cache == ZCFS_CACHE_NONE ? 0.0 : 1.0;
+	se.keep_cache = opts.cache == ZCFS_CACHE_EXCLUSIVE;
+	se.main_thread = pthread_self();
+	se.transport = choose_transport(&se);
+	if (!se.transport) {
+		safe_close(root_fd);
+		return 1;
+	}
+	r = inode_table_new(root_fd, &se.inodes);
+	if (r == 0)
+		r = handle_table_new(&se.handles);
+	if (r < 0) {
+		log_err("setup: %s", strerror(-r));
+		goto out;
+	}
+	root_fd = -1;	/* owned by the inode table now */
+
+	if (!opts.foreground && daemonize(&notify_fd) < 0) {
+		log_err("daemonize: %m");
+		goto out;
+	}
+	/* Signals go to main only: workers inherit the blocked mask. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (opts.fuse_fd >= 0) {
+		se.fuse_fd = opts.fuse_fd;
+	} else {
+		r = zcfs_mount(opts.source, opts.mountpoint, opts.allow_other, opts.read_only,
+			       opts.max_write, &mnt, &se.fuse_fd);
+		if (r < 0) {
+			fprintf(stderr, "zcfs-serve: mount %s: %s\n", opts.mountpoint, strerror(-r));
+			goto out;
+		}
+	}
+	r = se.transport->start(&se);
+	if (r < 0) {
+		log_err("transport %s: %s", se.transport->name, strerror(-r));
+		atomic_store(&se.exiting, true);
+		zcfs_unmount(mnt);
+		goto stop;
+	}
+	notify_parent(&notify_fd, 0);
+	wait_for_end(&se, mnt);
+	status = se.exit_status;
+	log_info("exiting status=%d", status);
+stop:
+	se.transport->stop(&se);
+out:
+	notify_parent(&notify_fd, (char)(status ? status : 0));
+	zcfs_mount_free(mnt);
+	if (opts.fuse_fd < 0)
+		safe_close(se.fuse_fd);
+	handle_table_free(se.handles);
+	inode_table_free(se.inodes);
+	safe_close(root_fd);
+	return status;
+}

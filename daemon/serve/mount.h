@@ -1,0 +1,20 @@
+/* Mounting a FUSE connection: mount(2) directly when we may, libfuse's
+ * fusermount3 helper otherwise. */
+#ifndef ZCFS_MOUNT_H
+#define ZCFS_MOUNT_H
+
+#include <stdbool.h>
+#include "util.h"
+
+struct zcfs_mount;
+
+/* Mounts a new connection at mountpoint; *ret_fd is its /dev/fuse fd. */
+int zcfs_mount(const char *source, const char *mountpoint, bool allow_other, bool read_only,
+	       uint32_t max_read, struct zcfs_mount **ret, int *ret_fd) _must_check_;
+/* Detaches the mount and aborts its connection so every reader wakes. */
+void zcfs_unmount(struct zcfs_mount *m);
+void zcfs_mount_free(struct zcfs_mount *m);
+/* Aborts the connection behind a FUSE mountpoint's st_dev (fusectl). */
+int fuse_abort_connection(dev_t dev);
+
+#endif

@@ -1,0 +1,283 @@
+/* File data operations on open handles. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "backend.h"
+#include "handle.h"
+#include "log.h"
+#include "ops.h"
+
+/* Flags for the backing open: the kernel's cache may read pages of a
+ * write-only file and decides append offsets itself under writeback. */
+static int backing_open_flags(struct zcfs_session *se, uint32_t flags)
+{
+	int f = (int)flags & ~(O_CREAT | O_EXCL | O_NOCTTY);
+
+	if (se->conn_flags & FUSE_WRITEBACK_CACHE) {
+		if ((f & O_ACCMODE) == O_WRONLY)
+			f = (f & ~O_ACCMODE) | O_RDWR;
+		f &= ~O_APPEND;
+	}
+	return f | O_CLOEXEC | O_NOFOLLOW;
+}
+
+static uint32_t open_reply_flags(struct zcfs_session *se)
+{
+	uint32_t f = FOPEN_PARALLEL_DIRECT_WRITES;
+
+	if (se->keep_cache)
+		f |= FOPEN_KEEP_CACHE;
+	if (se->opts->cache == ZCFS_CACHE_NONE)
+		f |= FOPEN_DIRECT_IO;
+	return f;
+}
+
+static int new_file_handle(struct zcfs_session *se, int fd, uint64_t *fh)
+{
+	struct zcfs_handle *h = calloc(1, sizeof(*h));
+	int r;
+
+	if (!h)
+		return -ENOMEM;
+	h->fd = fd;
+	r = handle_register(se->handles, h, fh);
+	if (r < 0)
+		free(h);
+	return r;
+}
+
+static int reopen_inode(struct zcfs_inode *inode, int flags)
+{
+	char path[32];
+	int fd;
+
+	proc_fd_path(inode->fd, path);
+	fd = open(path, flags & ~O_NOFOLLOW);
+	if (fd < 0 && errno == EINVAL && (flags & O_DIRECT))
+		fd = open(path, flags & ~(O_NOFOLLOW | O_DIRECT));
+	return fd < 0 ? -errno : fd;
+}
+
+int op_open(struct zcfs_req *req)
+{
+	const struct fuse_open_in *a = req->arg;
+	struct zcfs_session *se = req->se;
+	struct zcfs_inode *inode;
+	struct zcfs_open_out out;
+	int fd, r;
+
+	if (se->opts->read_only && ((a->flags & O_ACCMODE) != O_RDONLY || (a->flags & O_TRUNC)))
+		return -EROFS;
+	r = req_inode(req, req->in.nodeid, &inode);
+	if (r < 0)
+		return r;
+	fd = reopen_inode(inode, backing_open_flags(se, a->flags));
+	req_inode_put(req, inode);
+	if (fd < 0)
+		return fd;
+	memset(&out, 0, sizeof(out));
+	r = new_file_handle(se, fd, &out.fh);
+	if (r < 0) {
+		safe_close(fd);
+		return r;
+	}
+	out.open_flags = open_reply_flags(se);
+	return reply_buf(req, &out, sizeof(out));
+}
+
+int op_create(struct zcfs_req *req)
+{
+	const struct fuse_create_in *a = req->arg;
+	struct zcfs_session *se = req->se;
+	struct {
+		struct fuse_entry_out e;
+		struct zcfs_open_out o;
+	} out;
+	struct zcfs_inode *parent;
+	mode_t mode = S_IFREG | (a->mode & 07777);
+	const char *name;
+	size_t off = 0;
+	uid_t uid;
+	gid_t gid;
+	bool created = true;
+	int fd = -1, flags, r;
+
+	if (se->opts->read_only)
+		return -EROFS;
+	r = req_next_string(req, &off, &name);
+	if (r == 0)
+		r = check_name(name);
+	if (r < 0)
+		return r;
+	r = req_inode(req, req->in.nodeid, &parent);
+	if (r < 0)
+		return r;
+	flags = backing_open_flags(se, a->flags);
+	fd = openat(parent->fd, name, flags | O_CREAT | O_EXCL, se->xattr_owner ? 0600 : (mode & 0777));
+	if (fd < 0 && errno == EEXIST && !(a->flags & O_EXCL)) {
+		created = false;
+		fd = openat(parent->fd, name, flags);
+	}
+	if (fd < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (created) {
+		r = new_owner(req, parent, &mode, &uid, &gid);
+		if (r == 0)
+			r = set_new_owner(se, parent->fd, name, fd, mode, uid, gid, 0);
+	}
+	if (r == 0)
+		r = do_lookup(se, parent, name, &out.e);
+	if (r < 0)
+		goto fail;
+	memset(&out.o, 0, sizeof(out.o));
+	r = new_file_handle(se, fd, &out.o.fh);
+	if (r < 0) {
+		inode_forget(se->inodes, out.e.nodeid, 1);
+		goto fail;
+	}
+	out.o.open_flags = open_reply_flags(se);
+	req_inode_put(req, parent);
+	return reply_buf(req, &out, sizeof(out));
+fail:
+	if (created)
+		(void)unlinkat(parent->fd, name, 0);
+	safe_close(fd);
+out:
+	req_inode_put(req, parent);
+	return r;
+}
+
+static int file_fd(struct zcfs_req *req, uint64_t fh)
+{
+	struct zcfs_handle *h = handle_get(req->se->handles, fh);
+
+	return h && h->fd >= 0 ? h->fd : -EBADF;
+}
+
+int op_read(struct zcfs_req *req)
+{
+	const struct fuse_read_in *a = req->arg;
+	_cleanup_free_ void *own = NULL;
+	void *buf = req->outbuf;
+	size_t size = a->size;
+	ssize_t n;
+	int fd = file_fd(req, a->fh);
+
+	if (fd < 0)
+		return fd;
+	if (size > req->se->max_write && size > req->outbuf_size)
+		size = MAX(req->se->max_write, req->outbuf_size);
+	if (!buf || size > req->outbuf_size) {
+		buf = own = malloc(size ? size : 1);
+		if (!buf)
+			return -ENOMEM;
+	}
+	n = pread(fd, buf, size, (off_t)a->offset);
+	if (n < 0)
+		return -errno;
+	return reply_buf(req, buf, (size_t)n);
+}
+
+int op_write(struct zcfs_req *req)
+{
+	const struct fuse_write_in *a = req->arg;
+	struct fuse_write_out out;
+	ssize_t n;
+	int fd = file_fd(req, a->fh);
+
+	if (fd < 0)
+		return fd;
+	if (a->size > req->data_len)
+		return -EINVAL;
+	n = pwrite(fd, req->data, a->size, (off_t)a->offset);
+	if (n < 0)
+		return -errno;
+	memset(&out, 0, sizeof(out));
+	out.size = (uint32_t)n;
+	return reply_buf(req, &out, sizeof(out));
+}
+
+int op_release(struct zcfs_req *req)
+{
+	const struct fuse_release_in *a = req->arg;
+	struct zcfs_handle *h = handle_unregister(req->se->handles, a->fh);
+
+	if (h) {
+		safe_close(h->fd);
+		free(h);
+	}
+	return reply_err(req, 0);
+}
+
+int op_flush(struct zcfs_req *req)
+{
+	const struct fuse_flush_in *a = req->arg;
+	int fd = file_fd(req, a->fh);
+
+	return reply_err(req, fd < 0 ? fd : 0);
+}
+
+int op_fsync(struct zcfs_req *req)
+{
+	const struct fuse_fsync_in *a = req->arg;
+	int fd = file_fd(req, a->fh), r;
+
+	if (fd < 0)
+		return fd;
+	r = RET_NERRNO((a->fsync_flags & FUSE_FSYNC_FDATASYNC) ? fdatasync(fd) : fsync(fd));
+	return reply_err(req, r);
+}
+
+int op_fallocate(struct zcfs_req *req)
+{
+	const struct fuse_fallocate_in *a = req->arg;
+	int fd = file_fd(req, a->fh);
+
+	if (fd < 0)
+		return fd;
+	if (req->se->opts->read_only)
+		return -EROFS;
+	return reply_err(req, RET_NERRNO(fallocate(fd, (int)a->mode, (off_t)a->offset,
+						       (off_t)a->length)));
+}
+
+int op_lseek(struct zcfs_req *req)
+{
+	const struct fuse_lseek_in *a = req->arg;
+	struct fuse_lseek_out out;
+	off_t off;
+	int fd = file_fd(req, a->fh);
+
+	if (fd < 0)
+		return fd;
+	off = lseek(fd, (off_t)a->offset, (int)a->whence);
+	if (off < 0)
+		return -errno;
+	memset(&out, 0, sizeof(out));
+	out.offset = (uint64_t)off;
+	return reply_buf(req, &out, sizeof(out));
+}
+
+int op_copy_file_range(struct zcfs_req *req)
+{
+	const struct fuse_copy_file_range_in *a = req->arg;
+	struct fuse_write_out out;
+	loff_t in_off = (loff_t)a->off_in, out_off = (loff_t)a->off_out;
+	int in = file_fd(req, a->fh_in), outfd = file_fd(req, a->fh_out);
+	ssize_t n;
+
+	if (in < 0)
+		return in;
+	if (outfd < 0)
+		return outfd;
+	n = copy_file_range(in, &in_off, outfd, &out_off, a->len, (unsigned)a->flags);
+	if (n < 0)
+		return -errno;
+	memset(&out, 0, sizeof(out));
+	out.size = (uint32_t)n;
+	return reply_buf(req, &out, sizeof(out));
+}

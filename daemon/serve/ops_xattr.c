@@ -1,0 +1,184 @@
+/* Extended attributes. The ownership record is the server's own: hidden
+ * from listings and refused to clients in both ownership modes. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include "backend.h"
+#include "ops.h"
+
+static bool is_private(const char *name)
+{
+	return strcmp(name, OVR_XATTR) == 0;
+}
+
+/* The path the xattr calls use, or -ENOTSUP for a real symlink (its
+ * /proc link would lead to the target). */
+static int xattr_path(struct zcfs_inode *inode, char path[static 32])
+{
+	struct stat st;
+
+	if (fstatat(inode->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (S_ISLNK(st.st_mode))
+		return -ENOTSUP;
+	proc_fd_path(inode->fd, path);
+	return 0;
+}
+
+static int reply_xattr_size(struct zcfs_req *req, size_t size)
+{
+	struct fuse_getxattr_out out;
+
+	memset(&out, 0, sizeof(out));
+	out.size = (uint32_t)size;
+	return reply_buf(req, &out, sizeof(out));
+}
+
+int op_getxattr(struct zcfs_req *req)
+{
+	const struct fuse_getxattr_in *a = req->arg;
+	struct zcfs_inode *inode;
+	_cleanup_free_ char *buf = NULL;
+	const char *name;
+	char path[32];
+	size_t off = 0;
+	ssize_t n;
+	int r;
+
+	r = req_next_string(req, &off, &name);
+	if (r < 0)
+		return r;
+	if (is_private(name))
+		return -ENODATA;
+	r = req_inode(req, req->in.nodeid, &inode);
+	if (r < 0)
+		return r;
+	r = xattr_path(inode, path);
+	req_inode_put(req, inode);
+	if (r == -ENOTSUP)
+		return -ENODATA;
+	if (r < 0)
+		return r;
+	if (a->size == 0) {
+		n = getxattr(path, name, NULL, 0);
+		return n < 0 ? -errno : reply_xattr_size(req, (size_t)n);
+	}
+	buf = malloc(a->size);
+	if (!buf)
+		return -ENOMEM;
+	n = getxattr(path, name, buf, a->size);
+	if (n < 0)
+		return -errno;
+	return reply_buf(req, buf, (size_t)n);
+}
+
+int op_setxattr(struct zcfs_req *req)
+{
+	const struct fuse_setxattr_in *a = req->arg;
+	struct zcfs_inode *inode;
+	const char *name;
+	char path[32];
+	size_t off = 0;
+	int r;
+
+	if (req->se->opts->read_only)
+		return -EROFS;
+	r = req_next_string(req, &off, &name);
+	if (r < 0)
+		return r;
+	if (is_private(name))
+		return -EPERM;
+	if (a->size > req->data_len - off)
+		return -EINVAL;
+	r = req_inode(req, req->in.nodeid, &inode);
+	if (r < 0)
+		return r;
+	r = xattr_path(inode, path);
+	req_inode_put(req, inode);
+	if (r == -ENOTSUP)
+		return -EPERM;
+	if (r < 0)
+		return r;
+	r = RET_NERRNO(setxattr(path, name, (const char *)req->data + off, a->size, (int)a->flags));
+	return reply_err(req, r);
+}
+
+int op_listxattr(struct zcfs_req *req)
+{
+	const struct fuse_getxattr_in *a = req->arg;
+	struct zcfs_inode *inode;
+	_cleanup_free_ char *buf = NULL;
+	char path[32];
+	size_t len = 0, used = 0;
+	ssize_t n;
+	int r;
+
+	r = req_inode(req, req->in.nodeid, &inode);
+	if (r < 0)
+		return r;
+	r = xattr_path(inode, path);
+	req_inode_put(req, inode);
+	if (r == -ENOTSUP)
+		return a->size ? reply_buf(req, "", 0) : reply_xattr_size(req, 0);
+	if (r < 0)
+		return r;
+	/* Read the whole list, drop the private name, then size-check. */
+	for (;;) {
+		n = listxattr(path, NULL, 0);
+		if (n < 0)
+			return -errno;
+		free(buf);
+		len = (size_t)n;
+		buf = malloc(len ? len : 1);
+		if (!buf)
+			return -ENOMEM;
+		n = listxattr(path, buf, len);
+		if (n >= 0)
+			break;
+		if (errno != ERANGE)
+			return -errno;
+	}
+	len = (size_t)n;
+	for (size_t i = 0; i < len;) {
+		size_t l = strnlen(buf + i, len - i) + 1;
+		if (!is_private(buf + i)) {
+			memmove(buf + used, buf + i, l);
+			used += l;
+		}
+		i += l;
+	}
+	if (a->size == 0)
+		return reply_xattr_size(req, used);
+	if (used > a->size)
+		return -ERANGE;
+	return reply_buf(req, buf, used);
+}
+
+int op_removexattr(struct zcfs_req *req)
+{
+	struct zcfs_inode *inode;
+	const char *name;
+	char path[32];
+	size_t off = 0;
+	int r;
+
+	if (req->se->opts->read_only)
+		return -EROFS;
+	r = req_next_string(req, &off, &name);
+	if (r < 0)
+		return r;
+	if (is_private(name))
+		return -EPERM;
+	r = req_inode(req, req->in.nodeid, &inode);
+	if (r < 0)
+		return r;
+	r = xattr_path(inode, path);
+	req_inode_put(req, inode);
+	if (r == -ENOTSUP)
+		return -EPERM;
+	if (r < 0)
+		return r;
+	return reply_err(req, RET_NERRNO(removexattr(path, name)));
+}

@@ -1,0 +1,159 @@
+/* zcfs-serve's command line. Every bad argument is one line and -EINVAL;
+ * main turns that into exit code 2. */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "options.h"
+#include "parse.h"
+
+enum {
+	OPT_TRANSPORT = 256, OPT_THREADS, OPT_QUEUE_DEPTH, OPT_MAX_WRITE, OPT_READ_ONLY,
+	OPT_OWNERSHIP, OPT_CACHE, OPT_WRITEBACK, OPT_PASSTHROUGH, OPT_ALLOW_OTHER,
+	OPT_NO_ALLOW_OTHER, OPT_FD,
+};
+
+static const struct option long_opts[] = {
+	{ "transport", required_argument, NULL, OPT_TRANSPORT },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "queue-depth", required_argument, NULL, OPT_QUEUE_DEPTH },
+	{ "max-write", required_argument, NULL, OPT_MAX_WRITE },
+	{ "read-only", no_argument, NULL, OPT_READ_ONLY },
+	{ "ownership", required_argument, NULL, OPT_OWNERSHIP },
+	{ "cache", required_argument, NULL, OPT_CACHE },
+	{ "writeback", no_argument, NULL, OPT_WRITEBACK },
+	{ "passthrough", no_argument, NULL, OPT_PASSTHROUGH },
+	{ "allow-other", no_argument, NULL, OPT_ALLOW_OTHER },
+	{ "no-allow-other", no_argument, NULL, OPT_NO_ALLOW_OTHER },
+	{ "fd", required_argument, NULL, OPT_FD },
+	{ "foreground", no_argument, NULL, 'f' },
+	{ "debug", no_argument, NULL, 'd' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ 0 }
+};
+
+void options_usage(const char *prog)
+{
+	printf("Usage: %s [options] SOURCE MOUNTPOINT\n"
+	       "Serve directory SOURCE at MOUNTPOINT through FUSE.\n\n"
+	       "  --transport=auto|devfuse|uring  data path (default auto: io_uring when the\n"
+	       "                                  kernel offers it, else /dev/fuse)\n"
+	       "  --threads=N           /dev/fuse reader threads (default: one per CPU)\n"
+	       "  --queue-depth=N       io_uring entries per queue (default 8)\n"
+	       "  --max-write=SIZE      largest WRITE/READ payload (default 1M)\n"
+	       "  --ownership=native|xattr  where file owners live: chown on the backing files\n"
+	       "                        (default as root) or the user.containers.override_stat\n"
+	       "                        xattr (default otherwise; needs no privilege)\n"
+	       "  --cache=exclusive|shared|none  kernel caching (default shared); exclusive\n"
+	       "                        when nothing else changes SOURCE\n"
+	       "  --writeback           kernel writeback cache for buffered writes\n"
+	       "  --passthrough         kernel passthrough of file I/O (needs CAP_SYS_ADMIN)\n"
+	       "  --read-only           refuse every change\n"
+	       "  --allow-other / --no-allow-other  let other users in (default: allow)\n"
+	       "  --fd=N                serve an already mounted /dev/fuse fd (from zcfsd)\n"
+	       "  -f, --foreground      stay in the foreground\n"
+	       "  -d, --debug           log every request\n"
+	       "  -h, --help            this text\n"
+	       "  -V, --version         version\n", prog);
+}
+
+static int fail(char *errbuf, size_t errlen, const char *fmt, ...) _printf_(3, 4);
+static int fail(char *errbuf, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errbuf, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int parse_enum(const char *val, const char *const *names, int n, int *ret)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(val, names[i])) {
+			*ret = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, size_t errlen)
+{
+	static const char *const transports[] = { "auto", "devfuse", "uring" };
+	static const char *const ownerships[] = { "default", "native", "xattr" };
+	static const char *const caches[] = { "default", "exclusive", "shared", "none" };
+	uint64_t v;
+	int c, e, npos;
+
+	*o = (struct zcfs_options){ .fuse_fd = -1, .allow_other = true, .queue_depth = 8,
+				    .max_write = 1u << 20 };
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":fdhV", long_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_TRANSPORT:
+			if (parse_enum(optarg, transports, 3, &e) < 0)
+				return fail(errbuf, errlen, "--transport: '%s' is not auto, devfuse or uring", optarg);
+			o->transport = (enum zcfs_transport_kind)e;
+			break;
+		case OPT_THREADS:
+			if (parse_u64(optarg, 1, 256, &v) < 0)
+				return fail(errbuf, errlen, "--threads: '%s' is not a number from 1 to 256", optarg);
+			o->threads = (unsigned)v;
+			break;
+		case OPT_QUEUE_DEPTH:
+			if (parse_u64(optarg, 1, 1024, &v) < 0)
+				return fail(errbuf, errlen, "--queue-depth: '%s' is not a number from 1 to 1024", optarg);
+			o->queue_depth = (unsigned)v;
+			break;
+		case OPT_MAX_WRITE:
+			if (parse_size(optarg, 4096, 16u << 20, &v) < 0 || v % 4096)
+				return fail(errbuf, errlen, "--max-write: '%s' is not a multiple of 4K from 4K to 16M", optarg);
+			o->max_write = (uint32_t)v;
+			break;
+		case OPT_OWNERSHIP:
+			if (parse_enum(optarg, ownerships, 3, &e) < 0 || e == 0)
+				return fail(errbuf, errlen, "--ownership: '%s' is not native or xattr", optarg);
+			o->ownership = (enum zcfs_ownership)e;
+			break;
+		case OPT_CACHE:
+			if (parse_enum(optarg, caches, 4, &e) < 0 || e == 0)
+				return fail(errbuf, errlen, "--cache: '%s' is not exclusive, shared or none", optarg);
+			o->cache = (enum zcfs_cache)e;
+			break;
+		case OPT_FD:
+			if (parse_u64(optarg, 0, 1 << 20, &v) < 0)
+				return fail(errbuf, errlen, "--fd: '%s' is not a file descriptor number", optarg);
+			o->fuse_fd = (int)v;
+			break;
+		case OPT_READ_ONLY: o->read_only = true; break;
+		case OPT_WRITEBACK: o->writeback = true; break;
+		case OPT_PASSTHROUGH: o->passthrough = true; break;
+		case OPT_ALLOW_OTHER: o->allow_other = true; break;
+		case OPT_NO_ALLOW_OTHER: o->allow_other = false; break;
+		case 'f': o->foreground = true; break;
+		case 'd': o->debug = true; break;
+		case 'h': o->help = true; return 0;
+		case 'V': o->version = true; return 0;
+		case ':':
+			return fail(errbuf, errlen, "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return fail(errbuf, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
+		}
+	}
+	npos = argc - optind;
+	if (npos < 1 || (npos < 2 && o->fuse_fd < 0))
+		return fail(errbuf, errlen, "missing %s (usage: zcfs-serve [options] SOURCE MOUNTPOINT)",
+			    npos < 1 ? "SOURCE and MOUNTPOINT" : "MOUNTPOINT");
+	if (npos > 2)
+		return fail(errbuf, errlen, "unexpected argument '%s'", argv[optind + 2]);
+	o->source = argv[optind];
+	o->mountpoint = npos > 1 ? argv[optind + 1] : NULL;
+	if (o->cache == ZCFS_CACHE_DEFAULT)
+		o->cache = ZCFS_CACHE_SHARED;
+	return 0;
+}

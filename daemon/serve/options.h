@@ -1,0 +1,37 @@
+/* zcfs-serve command line: parsed into one struct, validated in one place. */
+#ifndef ZCFS_OPTIONS_H
+#define ZCFS_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum zcfs_transport_kind { ZCFS_TRANSPORT_AUTO, ZCFS_TRANSPORT_DEVFUSE, ZCFS_TRANSPORT_URING };
+enum zcfs_ownership { ZCFS_OWNERSHIP_DEFAULT, ZCFS_OWNERSHIP_NATIVE, ZCFS_OWNERSHIP_XATTR };
+enum zcfs_cache { ZCFS_CACHE_DEFAULT, ZCFS_CACHE_EXCLUSIVE, ZCFS_CACHE_SHARED, ZCFS_CACHE_NONE };
+
+struct zcfs_options {
+	const char *source;
+	const char *mountpoint;
+	enum zcfs_transport_kind transport;
+	enum zcfs_ownership ownership;
+	enum zcfs_cache cache;
+	unsigned threads;	/* 0: one per CPU */
+	unsigned queue_depth;
+	uint32_t max_write;
+	int fuse_fd;		/* -1: mount ourselves; else an inherited, mounted fd */
+	bool read_only;
+	bool foreground;
+	bool debug;
+	bool allow_other;
+	bool writeback;
+	bool passthrough;
+	bool help;
+	bool version;
+};
+
+/* Parses argv into *opts. Returns 0, or -EINVAL after writing one line
+ * that names the problem into errbuf. */
+int options_parse(int argc, char **argv, struct zcfs_options *opts, char *errbuf, size_t errlen);
+void options_usage(const char *prog);
+
+#endif

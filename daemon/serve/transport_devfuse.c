@@ -1,0 +1,216 @@
+/* /dev/fuse transport: one reader thread per CPU, each on its own cloned
+ * fd (a request must be answered on the fd it was read from), replies
+ * with one writev of header + payload. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/uio.h>
+#include "log.h"
+#include "transport.h"
+
+struct devfuse_worker {
+	struct zcfs_session *se;
+	pthread_t thread;
+	bool started;
+	int fd;
+	char *inbuf;
+	size_t inbuf_size;
+	void *outbuf;
+	size_t outbuf_size;
+};
+
+struct devfuse_pool {
+	int nworkers;
+	struct devfuse_worker *workers;
+};
+
+static int devfuse_reply(struct zcfs_req *req, int error, const struct iovec *iov, int iovcnt)
+{
+	struct devfuse_worker *w = req->tctx;
+	struct iovec v[8];
+	struct fuse_out_header oh;
+	size_t len = sizeof(oh);
+	ssize_t n;
+	int i;
+
+	if (iovcnt > (int)ARRAY_SIZE(v) - 1)
+		return -EINVAL;
+	v[0] = (struct iovec){ .iov_base = &oh, .iov_len = sizeof(oh) };
+	for (i = 0; i < iovcnt; i++) {
+		v[i + 1] = iov[i];
+		len += iov[i].iov_len;
+	}
+	oh.len = (uint32_t)len;
+	oh.error = error;
+	oh.unique = req->in.unique;
+	n = writev(w->fd, v, iovcnt + 1);
+	if (n < 0) {
+		/* ENOENT: the request was interrupted and is gone. */
+		if (errno != ENOENT)
+			log_debug("reply to unique=%llu failed: %m", (unsigned long long)oh.unique);
+		return -errno;
+	}
+	return 0;
+}
+
+int fuse_notify(struct zcfs_session *se, int code, const struct iovec *iov, int iovcnt)
+{
+	struct iovec v[8];
+	struct fuse_out_header oh = { .error = code, .unique = 0 };
+	size_t len = sizeof(oh);
+	int i;
+
+	if (iovcnt > (int)ARRAY_SIZE(v) - 1)
+		return -EINVAL;
+	v[0] = (struct iovec){ .iov_base = &oh, .iov_len = sizeof(oh) };
+	for (i = 0; i < iovcnt; i++) {
+		v[i + 1] = iov[i];
+		len += iov[i].iov_len;
+	}
+	oh.len = (uint32_t)len;
+	return RET_NERRNO(writev(se->fuse_fd, v, iovcnt + 1)) < 0 ? -errno : 0;
+}
+
+static void *devfuse_worker_main(void *arg)
+{
+	struct devfuse_worker *w = arg;
+	struct zcfs_session *se = w->se;
+
+	while (!atomic_load(&se->exiting)) {
+		struct zcfs_req req = { .se = se, .reply = devfuse_reply, .tctx = w,
+					.outbuf = w->outbuf, .outbuf_size = w->outbuf_size };
+		ssize_t n = read(w->fd, w->inbuf, w->inbuf_size);
+		int r;
+
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN || errno == ENOENT)
+				continue;
+			if (errno == ENODEV) {
+				/* Unmounted or aborted: the normal end. */
+				session_exit(se, 0);
+				break;
+			}
+			log_err("read /dev/fuse: %m");
+			session_exit(se, 1);
+			break;
+		}
+		r = req_decode_devfuse(&req, w->inbuf, (size_t)n);
+		if (r < 0) {
+			log_warn("malformed request (%zd bytes): %s", n, strerror(-r));
+			if ((size_t)n >= sizeof(struct fuse_in_header))
+				reply_err(&req, -EIO);
+			continue;
+		}
+		session_dispatch(&req);
+	}
+	return NULL;
+}
+
+static int clone_fd(int master)
+{
+	uint32_t m = (uint32_t)master;
+	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, FUSE_DEV_IOC_CLONE, &m) < 0) {
+		int r = -errno;
+		safe_close(fd);
+		return r;
+	}
+	return fd;
+}
+
+void devfuse_pool_stop(struct devfuse_pool *pool)
+{
+	int i;
+
+	if (!pool)
+		return;
+	for (i = 0; i < pool->nworkers; i++) {
+		struct devfuse_worker *w = &pool->workers[i];
+		if (w->started) {
+			/* A reader blocked in read() leaves on ENODEV once the
+			 * connection is gone; the caller made sure it is. */
+			pthread_join(w->thread, NULL);
+		}
+		if (i > 0)
+			safe_close(w->fd);
+		free(w->inbuf);
+		free(w->outbuf);
+	}
+	free(pool->workers);
+	free(pool);
+}
+
+int devfuse_pool_start(struct zcfs_session *se, int nthreads, struct devfuse_pool **ret)
+{
+	struct devfuse_pool *pool;
+	int i, r = 0;
+
+	pool = calloc(1, sizeof(*pool));
+	if (!pool)
+		return -ENOMEM;
+	pool->workers = calloc((size_t)nthreads, sizeof(*pool->workers));
+	if (!pool->workers) {
+		free(pool);
+		return -ENOMEM;
+	}
+	pool->nworkers = nthreads;
+	for (i = 0; i < nthreads; i++)
+		pool->workers[i].fd = -1;
+	for (i = 0; i < nthreads && r == 0; i++) {
+		struct devfuse_worker *w = &pool->workers[i];
+		w->se = se;
+		w->fd = i == 0 ? se->fuse_fd : clone_fd(se->fuse_fd);
+		if (w->fd < 0) {
+			r = w->fd;
+			break;
+		}
+		w->inbuf_size = se->bufsize;
+		w->inbuf = malloc(w->inbuf_size);
+		w->outbuf_size = se->max_write;
+		w->outbuf = malloc(w->outbuf_size);
+		if (!w->inbuf || !w->outbuf) {
+			r = -ENOMEM;
+			break;
+		}
+		r = -pthread_create(&w->thread, NULL, devfuse_worker_main, w);
+		w->started = r == 0;
+	}
+	if (r < 0) {
+		/* Threads already running block in read(); end the session so
+		 * the caller aborts the connection and then stops the pool. */
+		*ret = pool;
+		return r;
+	}
+	*ret = pool;
+	return 0;
+}
+
+static int devfuse_start(struct zcfs_session *se)
+{
+	struct devfuse_pool *pool = NULL;
+	int r;
+
+	r = devfuse_pool_start(se, se->nthreads, &pool);
+	se->transport_priv = pool;
+	snprintf(se->transport_desc, sizeof(se->transport_desc),
+		 "transport=devfuse threads=%d reason=%s", se->nthreads,
+		 se->transport_reason[0] ? se->transport_reason : "requested");
+	return r;
+}
+
+static void devfuse_stop(struct zcfs_session *se)
+{
+	devfuse_pool_stop(se->transport_priv);
+	se->transport_priv = NULL;
+}
+
+const struct zcfs_transport_ops transport_devfuse = {
+	.name = "devfuse",
+	.start = devfuse_start,
+	.stop = devfuse_stop,
+};

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages zcfs builds, tests and benchmarks with.
+# Idempotent: does nothing when every package is already installed.
+set -euo pipefail
+
+PKGS=(build-essential pkg-config liburing-dev libfuse3-dev fuse3 libcap-ng-dev
+      libjson-c-dev libseccomp-dev libmicrohttpd-dev libcmocka-dev fio
+      gnuplot-nox attr clang stress-ng python3 util-linux e2fsprogs)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages: ${missing[*]} (run as root to install)" >&2
+	exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,103 @@
+# Shared helpers for integration tests (sourced, bash).
+# Every test: `. "$(dirname "$0")/../lib.sh"`, then use the helpers below.
+# Everything created through them (tmpfs, mounts, processes) is torn down by
+# an EXIT trap, also when the test fails.
+# Result protocol: exit 0 pass, 77 skip (last line says why), other = fail.
+
+set -u
+: "${ZCFS_BIN:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/bin}"
+: "${ZCFS_TESTBIN:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build/tests/integration}"
+: "${ZCFS_TRANSPORT:=devfuse}"
+export ZCFS_BIN ZCFS_TESTBIN ZCFS_TRANSPORT
+
+_zcfs_pids=()
+_zcfs_mounts=()
+_zcfs_dirs=()
+_zcfs_checks=0
+_zcfs_failed=0
+
+_zcfs_cleanup() {
+	local rc=$? m p d
+	for p in "${_zcfs_pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for m in "${_zcfs_mounts[@]}"; do
+		mountpoint -q "$m" 2>/dev/null && { umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
+	done
+	for p in "${_zcfs_pids[@]}"; do
+		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null
+	done
+	for d in "${_zcfs_dirs[@]}"; do
+		mountpoint -q "$d" 2>/dev/null && umount -l "$d" 2>/dev/null
+		rm -rf --one-file-system "$d" 2>/dev/null
+	done
+	exit $rc
+}
+trap _zcfs_cleanup EXIT
+trap 'exit 130' INT TERM
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+log()  { echo "# $*"; }
+
+require_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
+require_fuse() { [ -c /dev/fuse ] || skip "no /dev/fuse"; }
+require_cmd()  { command -v "$1" >/dev/null 2>&1 || skip "command $1 not installed"; }
+
+# check DESC CMD...: one counted assertion (prints ok/not ok, keeps going).
+check() {
+	local desc=$1; shift
+	_zcfs_checks=$((_zcfs_checks + 1))
+	if "$@"; then echo "ok - $desc"; else echo "not ok - $desc"; _zcfs_failed=$((_zcfs_failed + 1)); fi
+}
+# finish: closing line for a test that used check(); exit status from it.
+finish() {
+	echo "$((_zcfs_checks - _zcfs_failed)) passed, $_zcfs_failed failed"
+	[ "$_zcfs_failed" -eq 0 ]
+}
+
+# make_tmpdir [tmpfs-size]: new empty directory (on its own tmpfs when a
+# size is given, e.g. 2G); removed at exit. Prints the path.
+make_tmpdir() {
+	local d
+	d=$(mktemp -d /tmp/zcfs-test.XXXXXX)
+	chmod 755 "$d"
+	_zcfs_dirs+=("$d")
+	if [ -n "${1:-}" ]; then mount -t tmpfs -o "size=$1,mode=755" tmpfs "$d" || fail "tmpfs mount"; fi
+	echo "$d"
+}
+
+# zcfs_mount SRC MNT [zcfs-serve options...]: starts zcfs-serve in the
+# foreground (background job) on the test's transport and waits until MNT
+# is a live FUSE mount. Sets ZCFS_PID. Its stderr goes to MNT's log file
+# "$MNT.log" (read it with `cat "$MNT.log"`).
+zcfs_mount() {
+	local src=$1 mnt=$2; shift 2
+	"$ZCFS_BIN/zcfs-serve" --foreground --transport="$ZCFS_TRANSPORT" "$@" "$src" "$mnt" \
+		2>"$mnt.log" &
+	ZCFS_PID=$!
+	_zcfs_pids+=("$ZCFS_PID")
+	_zcfs_mounts+=("$mnt")
+	_zcfs_dirs+=("$mnt.log")
+	local i
+	for i in $(seq 100); do
+		if grep -q " $mnt fuse" /proc/self/mounts && stat "$mnt" >/dev/null 2>&1; then return 0; fi
+		kill -0 "$ZCFS_PID" 2>/dev/null || { cat "$mnt.log" >&2; fail "zcfs-serve exited before mounting $mnt"; }
+		sleep 0.05
+	done
+	cat "$mnt.log" >&2
+	fail "zcfs-serve did not mount $mnt within 5s"
+}
+
+# zcfs_umount MNT: unmount and wait for the server to exit; returns its status.
+zcfs_umount() {
+	local mnt=$1 rc
+	umount "$mnt" || umount -l "$mnt"
+	wait "$ZCFS_PID"; rc=$?
+	return $rc
+}
+
+# as_user UID CMD...: run CMD with uid/gid UID (no supplementary groups).
+as_user() {
+	local uid=$1; shift
+	setpriv --reuid="$uid" --regid="$uid" --clear-groups -- "$@"
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs tests/integration/t_*.sh once per data path (ZCFS_TRANSPORTS,
+# default: every transport zcfs-serve supports on this kernel) and prints
+# one closing line "N passed, N failed, N skipped".
+# Each test: exit 0 = pass, 77 = skip (reason on stdout), else fail.
+# ONLY=pattern selects tests; TEST_TIMEOUT bounds each test (seconds).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+: "${ZCFS_BIN:?ZCFS_BIN must point at the bin/ directory}"
+: "${TEST_TIMEOUT:=300}"
+export ZCFS_BIN ZCFS_TESTBIN
+logdir=${ZCFS_TEST_LOGDIR:-$here/../build/test-logs}
+mkdir -p "$logdir"
+
+transports=${ZCFS_TRANSPORTS:-devfuse}
+pass=0 fail=0 skip=0 failed=()
+for transport in $transports; do
+	for t in "$here"/integration/t_*.sh; do
+		name=$(basename "$t" .sh)
+		[ -n "${ONLY:-}" ] && [[ $name != *$ONLY* ]] && continue
+		log="$logdir/$name.$transport.log"
+		start=$(date +%s)
+		ZCFS_TRANSPORT=$transport timeout -k 10 "$TEST_TIMEOUT" bash "$t" >"$log" 2>&1
+		rc=$?
+		secs=$(( $(date +%s) - start ))
+		case $rc in
+		0)  pass=$((pass + 1)); echo "PASS $name [$transport] (${secs}s)";;
+		77) skip=$((skip + 1)); echo "SKIP $name [$transport]: $(tail -n 1 "$log")";;
+		*)  fail=$((fail + 1)); failed+=("$name[$transport]")
+		    echo "FAIL $name [$transport] rc=$rc (${secs}s), last lines of $log:"
+		    tail -n 25 "$log" | sed 's/^/    /';;
+		esac
+	done
+done
+# Leftover mounts are a failure of whoever left them.
+if grep -q ' fuse\.zcfs' /proc/self/mounts; then
+	echo "FAIL: zcfs mounts left behind:"; grep ' fuse\.zcfs' /proc/self/mounts
+	fail=$((fail + 1))
+fi
+[ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
+echo "integration: $pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
