@@ -14,14 +14,14 @@ SANITIZE ?=
 BUILD    ?= build
 BIN      ?= bin
 
-PKGS := liburing libcap-ng json-c libseccomp fuse3
+PKGS := liburing libcap-ng json-c libseccomp fuse3 libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 override CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wformat=2 -Wvla \
 	-Wmissing-prototypes -Wstrict-prototypes -Werror=implicit-function-declaration \
 	-fstack-protector-strong -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
-	-Ikernel -Idaemon/common -Idaemon/serve $(PKG_CFLAGS) -MMD -MP -pthread
+	-Ikernel -Idaemon/common -Idaemon/serve -Idaemon/zcfsd $(PKG_CFLAGS) -MMD -MP -pthread
 override LDFLAGS += -pthread -Wl,-z,relro -Wl,-z,now
 ifeq ($(WERROR),1)
 override CFLAGS += -Werror
@@ -39,8 +39,12 @@ endif
 
 COMMON_SRC := $(wildcard daemon/common/*.c)
 SERVE_SRC  := $(filter-out daemon/serve/main.c,$(wildcard daemon/serve/*.c))
+ZCFSD_SRC  := $(filter-out daemon/zcfsd/main.c,$(wildcard daemon/zcfsd/*.c))
+CTL_SRC    := $(filter-out daemon/ctl/main.c,$(wildcard daemon/ctl/*.c))
 COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o)
 SERVE_OBJ  := $(SERVE_SRC:%.c=$(BUILD)/%.o)
+ZCFSD_OBJ  := $(ZCFSD_SRC:%.c=$(BUILD)/%.o)
+CTL_OBJ    := $(CTL_SRC:%.c=$(BUILD)/%.o)
 
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
@@ -50,6 +54,12 @@ BENCH_SRC  := $(wildcard bench/*.c)
 BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 PROGS := $(BIN)/zcfs-serve
+ifneq ($(wildcard daemon/zcfsd/main.c),)
+PROGS += $(BIN)/zcfsd
+endif
+ifneq ($(wildcard daemon/ctl/main.c),)
+PROGS += $(BIN)/zcfsctl
+endif
 
 .PHONY: all deps check check-unit check-integration check-asan bench clean lint
 all: $(PROGS) $(ITEST_BIN) $(BENCH_BIN)
@@ -67,7 +77,17 @@ $(BIN)/zcfs-serve: $(BUILD)/daemon/serve/main.o $(SERVE_OBJ) $(COMMON_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(SERVE_OBJ) $(COMMON_OBJ)
+$(BIN)/zcfsd: $(BUILD)/daemon/zcfsd/main.o $(ZCFSD_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BIN)/zcfsctl: $(BUILD)/daemon/ctl/main.o $(CTL_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(SERVE_OBJ) $(ZCFSD_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka

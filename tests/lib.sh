@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for integration tests (sourced, bash).
 # Every test: `. "$(dirname "$0")/../lib.sh"`, then use the helpers below.
 # Everything created through them (tmpfs, mounts, processes) is torn down by
@@ -78,8 +79,8 @@ zcfs_mount() {
 	_zcfs_pids+=("$ZCFS_PID")
 	_zcfs_mounts+=("$mnt")
 	_zcfs_dirs+=("$mnt.log")
-	local i
-	for i in $(seq 100); do
+
+	for _ in $(seq 100); do
 		if grep -q " $mnt fuse" /proc/self/mounts && stat "$mnt" >/dev/null 2>&1; then return 0; fi
 		kill -0 "$ZCFS_PID" 2>/dev/null || { cat "$mnt.log" >&2; fail "zcfs-serve exited before mounting $mnt"; }
 		sleep 0.05

@@ -8,6 +8,7 @@
 #include "handle.h"
 #include "log.h"
 #include "ops.h"
+#include "passthrough.h"
 
 /* Flags for the backing open: the kernel's cache may read pages of a
  * write-only file and decides append offsets itself under writeback. */
@@ -34,7 +35,10 @@ static uint32_t open_reply_flags(struct zcfs_session *se)
 	return f;
 }
 
-static int new_file_handle(struct zcfs_session *se, int fd, uint64_t *fh)
+/* Registers an open of inode on fd and fills out; consumes fd only on
+ * success. */
+static int new_file_handle(struct zcfs_session *se, struct zcfs_inode *inode, int fd,
+			   struct zcfs_open_out *out)
 {
 	struct zcfs_handle *h = calloc(1, sizeof(*h));
 	int r;
@@ -42,9 +46,15 @@ static int new_file_handle(struct zcfs_session *se, int fd, uint64_t *fh)
 	if (!h)
 		return -ENOMEM;
 	h->fd = fd;
-	r = handle_register(se->handles, h, fh);
-	if (r < 0)
+	memset(out, 0, sizeof(*out));
+	out->open_flags = open_reply_flags(se);
+	r = passthrough_attach(se, inode, h, out);
+	if (r == 0)
+		r = handle_register(se->handles, h, &out->fh);
+	if (r < 0) {
+		passthrough_detach(se, h);
 		free(h);
+	}
 	return r;
 }
 
@@ -74,17 +84,25 @@ int op_open(struct zcfs_req *req)
 	if (r < 0)
 		return r;
 	fd = reopen_inode(inode, backing_open_flags(se, a->flags));
+	r = fd < 0 ? fd : new_file_handle(se, inode, fd, &out);
 	req_inode_put(req, inode);
-	if (fd < 0)
-		return fd;
-	memset(&out, 0, sizeof(out));
-	r = new_file_handle(se, fd, &out.fh);
 	if (r < 0) {
 		safe_close(fd);
 		return r;
 	}
-	out.open_flags = open_reply_flags(se);
 	return reply_buf(req, &out, sizeof(out));
+}
+
+static int create_handle(struct zcfs_session *se, uint64_t nodeid, int fd, struct zcfs_open_out *out)
+{
+	struct zcfs_inode *inode = inode_get(se->inodes, nodeid);
+	int r;
+
+	if (!inode)
+		return -ESTALE;
+	r = new_file_handle(se, inode, fd, out);
+	inode_put(se->inodes, inode);
+	return r;
 }
 
 int op_create(struct zcfs_req *req)
@@ -133,13 +151,11 @@ int op_create(struct zcfs_req *req)
 		r = do_lookup(se, parent, name, &out.e);
 	if (r < 0)
 		goto fail;
-	memset(&out.o, 0, sizeof(out.o));
-	r = new_file_handle(se, fd, &out.o.fh);
+	r = create_handle(se, out.e.nodeid, fd, &out.o);
 	if (r < 0) {
 		inode_forget(se->inodes, out.e.nodeid, 1);
 		goto fail;
 	}
-	out.o.open_flags = open_reply_flags(se);
 	req_inode_put(req, parent);
 	return reply_buf(req, &out, sizeof(out));
 fail:
@@ -207,6 +223,7 @@ int op_release(struct zcfs_req *req)
 	struct zcfs_handle *h = handle_unregister(req->se->handles, a->fh);
 
 	if (h) {
+		passthrough_detach(req->se, h);
 		safe_close(h->fd);
 		free(h);
 	}

@@ -25,7 +25,10 @@ static uint64_t wanted_flags(struct zcfs_session *se)
 		f |= FUSE_AUTO_INVAL_DATA;
 		break;
 	}
-	if (se->opts->writeback)
+	/* The kernel treats writeback caching and passthrough as exclusive. */
+	if (se->opts->passthrough)
+		f |= FUSE_PASSTHROUGH;
+	else if (se->opts->writeback)
 		f |= FUSE_WRITEBACK_CACHE;
 	return f;
 }
@@ -67,6 +70,12 @@ int op_init(struct zcfs_req *req)
 	out.time_gran = 1;
 	out.max_background = 64;
 	out.congestion_threshold = 48;
+	if (se->conn_flags & FUSE_PASSTHROUGH) {
+		out.max_stack_depth = 1;	/* backing files may not be FUSE */
+		atomic_store(&se->passthrough_on, true);
+	} else if (se->opts->passthrough) {
+		log_warn("kernel passthrough requested but not offered by the kernel");
+	}
 	atomic_store(&se->initialized, true);
 	r = reply_buf(req, &out, sizeof(out));
 	if (r < 0)
@@ -80,9 +89,10 @@ int op_init(struct zcfs_req *req)
 			session_exit(se, 1);
 		}
 	}
-	log_info("serving source=%s mountpoint=%s %s protocol=7.%u max_write=%u ownership=%s cache=%s",
+	log_info("serving source=%s mountpoint=%s %s passthrough=%s protocol=7.%u max_write=%u ownership=%s cache=%s",
 		 se->opts->source, se->opts->mountpoint ? se->opts->mountpoint : "-",
-		 se->transport_desc, se->proto_minor, se->max_write,
+		 se->transport_desc, atomic_load(&se->passthrough_on) ? "on" : "off",
+		 se->proto_minor, se->max_write,
 		 se->xattr_owner ? "xattr" : "native",
 		 se->opts->cache == ZCFS_CACHE_EXCLUSIVE ? "exclusive" :
 		 se->opts->cache == ZCFS_CACHE_NONE ? "none" : "shared");

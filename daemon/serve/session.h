@@ -73,6 +73,7 @@ struct zcfs_session {
 	uint32_t max_pages;
 	size_t bufsize;		/* bytes of one /dev/fuse read buffer */
 	atomic_bool initialized;
+	atomic_bool passthrough_on;	/* negotiated and not refused yet */
 
 	bool xattr_owner;	/* --ownership=xattr */
 	uid_t server_uid;

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Mechanical bans (see docs/architecture.md "Conventions"): no sprintf,
+# strtol/atoi, bare dup(), exit() in daemon code; shellcheck if present.
+set -u
+cd "$(dirname "$0")/.."
+rc=0
+ban() {
+	local pattern=$1 why=$2; shift 2
+	local hits
+	hits=$(grep -nE "$pattern" "$@" 2>/dev/null | grep -v 'lint:allow')
+	if [ -n "$hits" ]; then
+		echo "lint: $why"; echo "$hits" | sed 's/^/    /'; rc=1
+	fi
+}
+src=$(git ls-files 'daemon/*.c' 'daemon/*.h' 'plugin/*.c' 'plugin/*.h')
+# shellcheck disable=SC2086
+{
+ban '\bv?sprintf\(' "use snprintf" $src
+ban '\b(strtol|strtoul|strtoll|strtoull|atoi|atol)\(' "use parse_u64/parse_size" $src
+ban '[^_a-z]dup\(' "use fcntl(F_DUPFD_CLOEXEC)" $src
+ban '(^|[^_a-z])exit\(' "daemon code returns errors; only main may end the process" $(echo "$src" | grep -v '/main.c$')
+}
+if command -v shellcheck >/dev/null; then
+	shellcheck -S warning $(git ls-files '*.sh' .ci/run) || rc=1
+fi
+[ $rc -eq 0 ] && echo "lint: clean"
+exit $rc
