@@ -11,10 +11,12 @@
 #include "passthrough.h"
 
 /* Flags for the backing open: the kernel's cache may read pages of a
- * write-only file and decides append offsets itself under writeback. */
+ * write-only file and decides append offsets itself under writeback.
+ * O_DIRECT stays on the client side: request buffers are not aligned the
+ * way a direct backing fd demands. */
 static int backing_open_flags(struct zcfs_session *se, uint32_t flags)
 {
-	int f = (int)flags & ~(O_CREAT | O_EXCL | O_NOCTTY);
+	int f = (int)flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_DIRECT);
 
 	if (se->conn_flags & FUSE_WRITEBACK_CACHE) {
 		if ((f & O_ACCMODE) == O_WRONLY)
@@ -65,8 +67,6 @@ static int reopen_inode(struct zcfs_inode *inode, int flags)
 
 	proc_fd_path(inode->fd, path);
 	fd = open(path, flags & ~O_NOFOLLOW);
-	if (fd < 0 && errno == EINVAL && (flags & O_DIRECT))
-		fd = open(path, flags & ~(O_NOFOLLOW | O_DIRECT));
 	return fd < 0 ? -errno : fd;
 }
 

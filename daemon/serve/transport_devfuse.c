@@ -195,11 +195,12 @@ static int devfuse_start(struct zcfs_session *se)
 	struct devfuse_pool *pool = NULL;
 	int r;
 
-	r = devfuse_pool_start(se, se->nthreads, &pool);
-	se->transport_priv = pool;
+	/* Before the readers start: INIT may arrive at once and log it. */
 	snprintf(se->transport_desc, sizeof(se->transport_desc),
 		 "transport=devfuse threads=%d reason=%s", se->nthreads,
 		 se->transport_reason[0] ? se->transport_reason : "requested");
+	r = devfuse_pool_start(se, se->nthreads, &pool);
+	se->transport_priv = pool;
 	return r;
 }
 
