@@ -61,7 +61,13 @@ ifneq ($(wildcard daemon/ctl/main.c),)
 PROGS += $(BIN)/zcfsctl
 endif
 
-.PHONY: all deps check check-unit check-integration check-asan bench clean lint
+FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+FUZZ_SECONDS ?= 10
+FUZZ_CFLAGS  := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
+	-D_FILE_OFFSET_BITS=64 -Ikernel -Idaemon/common -Idaemon/serve -Idaemon/zcfsd $(PKG_CFLAGS) -pthread
+
+.PHONY: all deps check check-unit check-integration check-asan bench clean lint fuzz fuzz-replay
 all: $(PROGS) $(ITEST_BIN) $(BENCH_BIN)
 
 deps:
@@ -104,7 +110,7 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BIN)
-	$(Q)$(MAKE) --no-print-directory check-unit check-integration
+	$(Q)$(MAKE) --no-print-directory check-unit fuzz-replay check-integration
 
 check-unit: $(UNIT_BIN)
 	$(Q)tests/run-unit.sh $(UNIT_BIN)
@@ -119,6 +125,26 @@ check-asan: deps
 
 bench: deps all
 	$(Q)ZCFS_BIN=$(abspath $(BIN)) ZCFS_BENCHBIN=$(abspath $(BUILD)/bench) bench/run.sh
+
+# libFuzzer targets, built with clang: fuzz_fuse_* drive zcfs-serve's
+# sources, the others zcfsd's (each without its main).
+FUZZ_SERVE := $(filter build/fuzz/fuzz_fuse_%,$(FUZZ_BIN))
+FUZZ_DAEMON := $(filter-out $(FUZZ_SERVE),$(FUZZ_BIN))
+$(FUZZ_SERVE): build/fuzz/%: tests/fuzz/%.c $(SERVE_SRC) $(COMMON_SRC)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ $^ $(PKG_LIBS)
+$(FUZZ_DAEMON): build/fuzz/%: tests/fuzz/%.c $(ZCFSD_SRC) $(COMMON_SRC)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ $^ $(PKG_LIBS)
+
+fuzz: deps $(FUZZ_BIN)
+	$(Q)tests/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+
+# Replays each committed corpus once (no fuzzing): part of make check.
+fuzz-replay: $(FUZZ_BIN)
+	$(Q)tests/run-fuzz.sh 0 $(FUZZ_BIN)
 
 lint:
 	$(Q)scripts/lint.sh

@@ -100,7 +100,7 @@ static int do_readdir(struct zcfs_req *req, bool plus)
 	struct zcfs_inode *dir_inode = NULL;
 	_cleanup_free_ char *own = NULL;
 	char *buf = req->outbuf;
-	size_t size = a->size, used = 0;
+	size_t size = MIN(a->size, MAX(req->outbuf_size, se->max_write)), used = 0;
 	int r = 0;
 
 	if (!h || !h->dir)

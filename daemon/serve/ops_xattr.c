@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <linux/limits.h>
 #include "backend.h"
 #include "ops.h"
 
@@ -43,7 +44,7 @@ int op_getxattr(struct zcfs_req *req)
 	_cleanup_free_ char *buf = NULL;
 	const char *name;
 	char path[32];
-	size_t off = 0;
+	size_t off = 0, size;
 	ssize_t n;
 	int r;
 
@@ -65,10 +66,12 @@ int op_getxattr(struct zcfs_req *req)
 		n = getxattr(path, name, NULL, 0);
 		return n < 0 ? -errno : reply_xattr_size(req, (size_t)n);
 	}
-	buf = malloc(a->size);
+	/* No value is larger than XATTR_SIZE_MAX: never allocate more. */
+	size = MIN(a->size, (uint32_t)XATTR_SIZE_MAX);
+	buf = malloc(size);
 	if (!buf)
 		return -ENOMEM;
-	n = getxattr(path, name, buf, a->size);
+	n = getxattr(path, name, buf, size);
 	if (n < 0)
 		return -errno;
 	return reply_buf(req, buf, (size_t)n);
