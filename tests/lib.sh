@@ -14,23 +14,33 @@ export ZCFS_BIN ZCFS_TESTBIN ZCFS_TRANSPORT
 _zcfs_pids=()
 _zcfs_mounts=()
 _zcfs_dirs=()
+# make_tmpdir runs in $(...) subshells: it registers what it made in this
+# file, which the EXIT trap of the test's own shell reads back.
+_zcfs_registry=$(mktemp /tmp/zcfs-test-registry.XXXXXX)
 _zcfs_checks=0
 _zcfs_failed=0
 
 _zcfs_cleanup() {
 	local rc=$? m p d
 	for p in "${_zcfs_pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	# Lazy unmounts never block on a hung server; aborting the connection
+	# (fusectl) wakes anything still waiting on it.
 	for m in "${_zcfs_mounts[@]}"; do
-		mountpoint -q "$m" 2>/dev/null && { umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
+		local dev
+		dev=$(awk -v m="$m" '$5 == m && $9 ~ /^fuse/ {print $3}' /proc/self/mountinfo | tail -n 1)
+		umount -l "$m" 2>/dev/null
+		[ -n "$dev" ] && echo 1 >"/sys/fs/fuse/connections/${dev#*:}/abort" 2>/dev/null
 	done
 	for p in "${_zcfs_pids[@]}"; do
 		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$p" 2>/dev/null
 	done
+	while read -r d; do _zcfs_dirs+=("$d"); done <"$_zcfs_registry"
 	for d in "${_zcfs_dirs[@]}"; do
 		mountpoint -q "$d" 2>/dev/null && umount -l "$d" 2>/dev/null
 		rm -rf --one-file-system "$d" 2>/dev/null
 	done
+	rm -f "$_zcfs_registry"
 	exit $rc
 }
 trap _zcfs_cleanup EXIT
@@ -62,7 +72,7 @@ make_tmpdir() {
 	local d
 	d=$(mktemp -d /tmp/zcfs-test.XXXXXX)
 	chmod 755 "$d"
-	_zcfs_dirs+=("$d")
+	echo "$d" >>"$_zcfs_registry"
 	if [ -n "${1:-}" ]; then mount -t tmpfs -o "size=$1,mode=755" tmpfs "$d" || fail "tmpfs mount"; fi
 	echo "$d"
 }

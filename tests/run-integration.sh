@@ -12,7 +12,11 @@ export ZCFS_BIN ZCFS_TESTBIN
 logdir=${ZCFS_TEST_LOGDIR:-$here/../build/test-logs}
 mkdir -p "$logdir"
 
-transports=${ZCFS_TRANSPORTS:-devfuse}
+# FUSE-over-io_uring is off until enabled; as root, turn it on for the run.
+uring_param=/sys/module/fuse/parameters/enable_uring
+if [ -e "$uring_param" ] && [ "$(id -u)" -eq 0 ]; then echo Y >"$uring_param" 2>/dev/null; fi
+if [ -e "$uring_param" ]; then default_transports="devfuse uring"; else default_transports=devfuse; fi
+transports=${ZCFS_TRANSPORTS:-$default_transports}
 pass=0 fail=0 skip=0 failed=()
 for transport in $transports; do
 	for t in "$here"/integration/t_*.sh; do
@@ -26,7 +30,7 @@ for transport in $transports; do
 		case $rc in
 		0)  pass=$((pass + 1)); echo "PASS $name [$transport] (${secs}s)";;
 		77) skip=$((skip + 1)); echo "SKIP $name [$transport]: $(tail -n 1 "$log")";;
-		*)  fail=$((fail + 1)); failed+=("$name[$transport]")
+		*)  fail=$((fail + 1)); failed+=("${name}[$transport]")
 		    echo "FAIL $name [$transport] rc=$rc (${secs}s), last lines of $log:"
 		    tail -n 25 "$log" | sed 's/^/    /';;
 		esac

@@ -246,3 +246,28 @@ int set_new_owner(struct zcfs_session *se, int dirfd, const char *name, int fd, 
 		return -errno;
 	return 0;
 }
+
+int inode_kill_suidgid(struct zcfs_session *se, struct zcfs_inode *inode)
+{
+	struct stat st;
+	mode_t mode;
+	char path[32];
+	int r;
+
+	r = inode_stat(se, inode, &st);
+	if (r < 0 || !S_ISREG(st.st_mode))
+		return r;
+	mode = st.st_mode & ~S_ISUID;
+	/* Set-gid without group execute marks mandatory locking: it stays. */
+	if (st.st_mode & S_IXGRP)
+		mode &= ~S_ISGID;
+	if (mode == st.st_mode)
+		return 0;
+	if (se->xattr_owner) {
+		struct ovr_stat o = { .uid = st.st_uid, .gid = st.st_gid, .mode = mode,
+				      .rdev = st.st_rdev };
+		return inode_set_ovr(se, inode, &o);
+	}
+	proc_fd_path(inode->fd, path);
+	return RET_NERRNO(chmod(path, mode & 07777));
+}

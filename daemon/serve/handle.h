@@ -14,6 +14,7 @@ struct zcfs_inode;
 
 struct zcfs_handle {
 	int fd;
+	uint64_t nodeid;	/* inode the handle was opened on */
 	/* directories */
 	DIR *dir;
 	off_t dir_off;		/* offset the stream is positioned at */

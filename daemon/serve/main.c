@@ -15,6 +15,7 @@
 #include "options.h"
 #include "session.h"
 #include "transport.h"
+#include "uring_geometry.h"
 
 #define ZCFS_VERSION "0.1.0"
 
@@ -47,7 +48,10 @@ static int open_source(const struct zcfs_options *o)
 			errno == ENOTDIR ? "not a directory" : strerror(errno));
 		return -1;
 	}
-	if (o->mountpoint && (stat(o->mountpoint, &st) < 0 || !S_ISDIR(st.st_mode))) {
+	/* With --fd the mount is already ours to serve: stat() would wait
+	 * for the answer only we can give. */
+	if (o->mountpoint && o->fuse_fd < 0 &&
+	    (stat(o->mountpoint, &st) < 0 || !S_ISDIR(st.st_mode))) {
 		fprintf(stderr, "zcfs-serve: mountpoint %s: %s\n", o->mountpoint,
 			errno == 0 || S_ISDIR(st.st_mode) ? strerror(errno) : "not a directory");
 		safe_close(fd);
@@ -80,6 +84,26 @@ static const struct zcfs_transport_ops *choose_transport(struct zcfs_session *se
 		if (*p == ' ')
 			*p = '_';
 	return &transport_devfuse;
+}
+
+/* --print-pinned: the bytes this volume would pin, from the same sizing
+ * the transport allocates with; mounts nothing. */
+static int print_pinned(const struct zcfs_session *se)
+{
+	struct uring_geometry g;
+	uint64_t bytes = 0;
+	int r;
+
+	if (se->transport == &transport_uring) {
+		r = uring_geometry_for_session(&g, se);
+		if (r < 0) {
+			fprintf(stderr, "zcfs-serve: --print-pinned: %s\n", strerror(-r));
+			return 1;
+		}
+		bytes = uring_pinned_bytes(&g);
+	}
+	printf("%llu\n", (unsigned long long)bytes);
+	return 0;
 }
 
 /* Forks; the parent exits with the child's verdict once it is serving. */
@@ -146,6 +170,18 @@ static void wait_for_end(struct zcfs_session *se, struct zcfs_mount *m)
 	zcfs_unmount(m);
 }
 
+/* With --fd the mount and a dup of the connection belong to zcfsd, which
+ * may start a new server on it: leave both alone and end the process
+ * without waiting for readers blocked on the live connection. */
+static void leave_inherited_connection(struct zcfs_session *se)
+{
+	if (se->opts->fuse_fd < 0 || !atomic_load(&se->exiting) || se->exit_status != 0)
+		return;
+	log_info("exiting status=0 (connection left to its owner)");
+	fflush(stderr);
+	_exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	struct zcfs_options opts;
@@ -191,9 +227,10 @@ int main(int argc, char **argv)
 	se.keep_cache = opts.cache == ZCFS_CACHE_EXCLUSIVE;
 	se.main_thread = pthread_self();
 	se.transport = choose_transport(&se);
-	if (!se.transport) {
+	if (!se.transport || opts.print_pinned) {
+		status = se.transport ? print_pinned(&se) : 1;
 		safe_close(root_fd);
-		return 1;
+		return status;
 	}
 	r = inode_table_new(root_fd, &se.inodes);
 	if (r == 0)
@@ -236,6 +273,7 @@ int main(int argc, char **argv)
 	}
 	notify_parent(&notify_fd, 0);
 	wait_for_end(&se, mnt);
+	leave_inherited_connection(&se);
 	status = se.exit_status;
 	log_info("exiting status=%d", status);
 stop:

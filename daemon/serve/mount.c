@@ -101,6 +101,10 @@ int fuse_abort_connection(dev_t dev)
 
 	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/abort", minor(dev));
 	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT &&
+	    mount("fusectl", "/sys/fs/fuse/connections", "fusectl", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL) == 0)
+		fd = open(path, O_WRONLY | O_CLOEXEC);	/* fusectl was not mounted yet */
 	if (fd < 0)
 		return -errno;
 	if (write(fd, "1", 1) < 0)

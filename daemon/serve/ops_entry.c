@@ -192,6 +192,11 @@ int op_setattr(struct zcfs_req *req)
 		if (r < 0)
 			goto out;
 	}
+	if ((a->valid & FATTR_KILL_SUIDGID) && !(a->valid & FATTR_MODE)) {
+		r = inode_kill_suidgid(req->se, inode);
+		if (r < 0)
+			goto out;
+	}
 	if (a->valid & FATTR_SIZE) {
 		if (S_ISDIR(st.st_mode)) {
 			r = -EISDIR;

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "ops.h"
 #include "passthrough.h"
+#include "transport.h"
 
 /* Flags for the backing open: the kernel's cache may read pages of a
  * write-only file and decides append offsets itself under writeback.
@@ -48,6 +49,7 @@ static int new_file_handle(struct zcfs_session *se, struct zcfs_inode *inode, in
 	if (!h)
 		return -ENOMEM;
 	h->fd = fd;
+	h->nodeid = inode->nodeid;
 	memset(out, 0, sizeof(*out));
 	out->open_flags = open_reply_flags(se);
 	r = passthrough_attach(se, inode, h, out);
@@ -84,6 +86,8 @@ int op_open(struct zcfs_req *req)
 	if (r < 0)
 		return r;
 	fd = reopen_inode(inode, backing_open_flags(se, a->flags));
+	if (fd >= 0 && (a->open_flags & FUSE_OPEN_KILL_SUIDGID))
+		(void)!inode_kill_suidgid(se, inode);
 	r = fd < 0 ? fd : new_file_handle(se, inode, fd, &out);
 	req_inode_put(req, inode);
 	if (r < 0) {
@@ -167,6 +171,23 @@ out:
 	return r;
 }
 
+/* A write by a caller without CAP_FSETID drops set-id bits first. */
+static int kill_suidgid_fh(struct zcfs_req *req, uint64_t fh)
+{
+	struct zcfs_handle *h = handle_get(req->se->handles, fh);
+	struct zcfs_inode *inode;
+	int r;
+
+	if (!h)
+		return -EBADF;
+	r = req_inode(req, h->nodeid, &inode);
+	if (r < 0)
+		return r;
+	r = inode_kill_suidgid(req->se, inode);
+	req_inode_put(req, inode);
+	return r;
+}
+
 static int file_fd(struct zcfs_req *req, uint64_t fh)
 {
 	struct zcfs_handle *h = handle_get(req->se->handles, fh);
@@ -209,6 +230,11 @@ int op_write(struct zcfs_req *req)
 		return fd;
 	if (a->size > req->data_len)
 		return -EINVAL;
+	if (a->write_flags & FUSE_WRITE_KILL_SUIDGID) {
+		int r = kill_suidgid_fh(req, a->fh);
+		if (r < 0)
+			return r;
+	}
 	n = pwrite(fd, req->data, a->size, (off_t)a->offset);
 	if (n < 0)
 		return -errno;
@@ -246,6 +272,15 @@ int op_fsync(struct zcfs_req *req)
 	if (fd < 0)
 		return fd;
 	r = RET_NERRNO((a->fsync_flags & FUSE_FSYNC_FDATASYNC) ? fdatasync(fd) : fsync(fd));
+	if (r == 0 && (req->se->conn_flags & FUSE_WRITEBACK_CACHE)) {
+		/* Under writeback the kernel keeps attributes from before its
+		 * flush (st_blocks): drop them, data pages stay. */
+		struct zcfs_handle *h = handle_get(req->se->handles, a->fh);
+		struct fuse_notify_inval_inode_out inv = { .ino = h ? h->nodeid : 0, .off = -1 };
+		struct iovec iov = { .iov_base = &inv, .iov_len = sizeof(inv) };
+		if (inv.ino)
+			(void)!fuse_notify(req->se, FUSE_NOTIFY_INVAL_INODE, &iov, 1);
+	}
 	return reply_err(req, r);
 }
 
@@ -271,6 +306,11 @@ int op_lseek(struct zcfs_req *req)
 
 	if (fd < 0)
 		return fd;
+	/* Under writeback, data may sit unflushed in the kernel: the backing
+	 * file's holes say nothing. ENOSYS makes the kernel answer from its
+	 * own size (all data, hole at EOF), which POSIX allows. */
+	if (req->se->conn_flags & FUSE_WRITEBACK_CACHE)
+		return -ENOSYS;
 	off = lseek(fd, (off_t)a->offset, (int)a->whence);
 	if (off < 0)
 		return -errno;

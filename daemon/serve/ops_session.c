@@ -25,11 +25,17 @@ static uint64_t wanted_flags(struct zcfs_session *se)
 		f |= FUSE_AUTO_INVAL_DATA;
 		break;
 	}
-	/* The kernel treats writeback caching and passthrough as exclusive. */
-	if (se->opts->passthrough)
+	/* The kernel treats writeback caching and passthrough as exclusive.
+	 * Passthrough writes never reach us, so the kernel must keep killing
+	 * set-id bits itself; otherwise we do it (KILLPRIV_V2), which also
+	 * covers direct-I/O writes the kernel does not check. */
+	if (se->opts->passthrough) {
 		f |= FUSE_PASSTHROUGH;
-	else if (se->opts->writeback)
-		f |= FUSE_WRITEBACK_CACHE;
+	} else {
+		f |= FUSE_HANDLE_KILLPRIV_V2;
+		if (se->opts->writeback)
+			f |= FUSE_WRITEBACK_CACHE;
+	}
 	return f;
 }
 

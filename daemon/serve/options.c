@@ -10,7 +10,7 @@
 enum {
 	OPT_TRANSPORT = 256, OPT_THREADS, OPT_QUEUE_DEPTH, OPT_MAX_WRITE, OPT_READ_ONLY,
 	OPT_OWNERSHIP, OPT_CACHE, OPT_WRITEBACK, OPT_PASSTHROUGH, OPT_ALLOW_OTHER,
-	OPT_NO_ALLOW_OTHER, OPT_FD,
+	OPT_NO_ALLOW_OTHER, OPT_FD, OPT_PRINT_PINNED,
 };
 
 static const struct option long_opts[] = {
@@ -26,6 +26,7 @@ static const struct option long_opts[] = {
 	{ "allow-other", no_argument, NULL, OPT_ALLOW_OTHER },
 	{ "no-allow-other", no_argument, NULL, OPT_NO_ALLOW_OTHER },
 	{ "fd", required_argument, NULL, OPT_FD },
+	{ "print-pinned", no_argument, NULL, OPT_PRINT_PINNED },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "debug", no_argument, NULL, 'd' },
 	{ "help", no_argument, NULL, 'h' },
@@ -52,6 +53,8 @@ void options_usage(const char *prog)
 	       "  --read-only           refuse every change\n"
 	       "  --allow-other / --no-allow-other  let other users in (default: allow)\n"
 	       "  --fd=N                serve an already mounted /dev/fuse fd (from zcfsd)\n"
+	       "  --print-pinned        print the bytes of memory this volume would pin with\n"
+	       "                        these options (rings, entry headers, payloads), exit\n"
 	       "  -f, --foreground      stay in the foreground\n"
 	       "  -d, --debug           log every request\n"
 	       "  -h, --help            this text\n"
@@ -133,6 +136,7 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 		case OPT_READ_ONLY: o->read_only = true; break;
 		case OPT_WRITEBACK: o->writeback = true; break;
 		case OPT_PASSTHROUGH: o->passthrough = true; break;
+		case OPT_PRINT_PINNED: o->print_pinned = true; break;
 		case OPT_ALLOW_OTHER: o->allow_other = true; break;
 		case OPT_NO_ALLOW_OTHER: o->allow_other = false; break;
 		case 'f': o->foreground = true; break;

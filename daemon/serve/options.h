@@ -27,6 +27,7 @@ struct zcfs_options {
 	bool passthrough;
 	bool help;
 	bool version;
+	bool print_pinned;	/* print the bytes the volume pins, mount nothing */
 };
 
 /* Parses argv into *opts. Returns 0, or -EINVAL after writing one line

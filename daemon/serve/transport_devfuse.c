@@ -136,7 +136,7 @@ void devfuse_pool_stop(struct devfuse_pool *pool)
 			 * connection is gone; the caller made sure it is. */
 			pthread_join(w->thread, NULL);
 		}
-		if (i > 0)
+		if (w->fd != pool->workers[0].fd)
 			safe_close(w->fd);
 		free(w->inbuf);
 		free(w->outbuf);
@@ -165,6 +165,11 @@ int devfuse_pool_start(struct zcfs_session *se, int nthreads, struct devfuse_poo
 		struct devfuse_worker *w = &pool->workers[i];
 		w->se = se;
 		w->fd = i == 0 ? se->fuse_fd : clone_fd(se->fuse_fd);
+		if (w->fd == -EACCES || w->fd == -EPERM) {
+			/* /dev/fuse may be root-only (mode 0600): an unprivileged
+			 * server's readers then share the inherited fd. */
+			w->fd = se->fuse_fd;
+		}
 		if (w->fd < 0) {
 			r = w->fd;
 			break;

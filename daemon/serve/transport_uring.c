@@ -1,21 +1,272 @@
-/* FUSE-over-io_uring transport: being written; until then it reports
- * itself unavailable so auto falls back to /dev/fuse. */
+/* FUSE-over-io_uring transport: one queue per possible CPU (the kernel's
+ * num_possible_cpus(), qid = CPU), each a pinned thread with its own ring,
+ * plus one /dev/fuse reader for what never takes the ring (INIT, FORGET,
+ * INTERRUPT, requests sent before the ring is ready). When the kernel does
+ * not offer FUSE_OVER_IO_URING or refuses REGISTER, it keeps serving over
+ * /dev/fuse with enough readers -- unless io_uring was asked for
+ * explicitly, which makes that a fatal error. */
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "log.h"
 #include "transport.h"
+#include "uring_geometry.h"
+#include "uring_queue.h"
+
+#define ENABLE_URING_PARAM "/sys/module/fuse/parameters/enable_uring"
+/* Only the /dev/fuse readers leave this signal unblocked (see stop). */
+#define READER_WAKE_SIGNAL SIGUSR2
+
+struct uring_transport {
+	struct uring_geometry g;
+	struct uring_queue *queues;
+	struct devfuse_pool *pool;	/* INIT, FORGET, INTERRUPT */
+	struct devfuse_pool *fallback;	/* everything, once the ring is off */
+	bool queues_ok;			/* set up and waiting for REGISTER */
+	bool offered;			/* kernel offered FUSE_OVER_IO_URING */
+	atomic_bool readers_gone;
+};
+
+static const char *errname(int r)
+{
+	const char *n = strerrorname_np(-r);
+
+	return n ? n : "unknown";
+}
 
 int transport_uring_probe(char *reason, size_t len)
 {
-	snprintf(reason, len, "io_uring transport not built yet");
-	return -EOPNOTSUPP;
+	_cleanup_fclose_ FILE *f = fopen(ENABLE_URING_PARAM, "re");
+	size_t cqes_off;
+	char v[8] = "";
+	int r;
+
+	if (!f) {
+		snprintf(reason, len, "kernel has no FUSE-over-io_uring (no %s)", ENABLE_URING_PARAM);
+		return -EOPNOTSUPP;
+	}
+	if (!fgets(v, sizeof(v), f) || v[0] != 'Y') {
+		snprintf(reason, len, "enable_uring=N");
+		return -EOPNOTSUPP;
+	}
+	r = uring_probe_layout(2, &cqes_off);
+	if (r < 0) {
+		snprintf(reason, len, "no SQE128 io_uring: %s", strerror(-r));
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static void reader_wake_handler(int sig)
+{
+	(void)sig;	/* only there to make read() fail with EINTR */
+}
+
+static void wake_signal_set(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, READER_WAKE_SIGNAL);
+}
+
+/* Readers are created with the wake signal unblocked; every other thread
+ * (the caller, the queues) keeps it blocked. */
+static int start_readers(struct zcfs_session *se, int n, struct devfuse_pool **pool)
+{
+	sigset_t set, old;
+	int r;
+
+	wake_signal_set(&set);
+	pthread_sigmask(SIG_UNBLOCK, &set, &old);
+	r = devfuse_pool_start(se, n, pool);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+/* Signals the process until every reader has been joined: a reader in
+ * read() wakes with EINTR and, the session exiting, leaves. */
+static void *nudge_readers(void *arg)
+{
+	struct uring_transport *t = arg;
+	const struct timespec pause = { .tv_nsec = 20 * 1000 * 1000 };
+
+	while (!atomic_load(&t->readers_gone)) {
+		kill(getpid(), READER_WAKE_SIGNAL);
+		nanosleep(&pause, NULL);
+	}
+	return NULL;
+}
+
+static void stop_queues(struct uring_transport *t)
+{
+	unsigned i;
+
+	if (!t->queues)
+		return;
+	for (i = 0; i < t->g.nr_queues; i++)
+		uring_queue_stop(&t->queues[i]);
+	free(t->queues);
+	t->queues = NULL;
+	t->queues_ok = false;
+}
+
+/* Serve on /dev/fuse from now on; `why` ends up in the init log line. */
+static int fall_back(struct zcfs_session *se, struct uring_transport *t, const char *why,
+		     bool free_queues)
+{
+	int n = MAX(se->nthreads, 1), r = 0;
+
+	if (se->opts->transport == ZCFS_TRANSPORT_URING) {
+		log_err("--transport=uring: io_uring cannot be used: %s", why);
+		return -EOPNOTSUPP;
+	}
+	/* Queues with registered entries must keep serving: the kernel may
+	 * still route requests to them. */
+	if (free_queues)
+		stop_queues(t);
+	t->queues_ok = false;
+	if (n > 1)
+		r = start_readers(se, n - 1, &t->fallback);
+	if (r < 0)
+		log_err("starting /dev/fuse readers: %s", strerror(-r));
+	snprintf(se->transport_desc, sizeof(se->transport_desc),
+		 "transport=devfuse threads=%d reason=%s", n, why);
+	return r;
+}
+
+static int start_queues(struct zcfs_session *se, struct uring_transport *t, const char **step)
+{
+	unsigned i, n;
+	int r = 0, k;
+
+	t->queues = calloc(t->g.nr_queues, sizeof(*t->queues));
+	if (!t->queues)
+		return -ENOMEM;
+	for (n = 0; n < t->g.nr_queues && r == 0; n++)
+		r = uring_queue_spawn(&t->queues[n], se, &t->g, n);
+	/* Wait for every spawned thread, even after a failure. */
+	for (i = 0; i < n; i++) {
+		k = uring_queue_wait_setup(&t->queues[i]);
+		if (k < 0 && r == 0) {
+			r = k;
+			*step = t->queues[i].setup_step;
+		}
+	}
+	return r;
+}
+
+/* What is really pinned: every ring, and the buffers mlock accepted. */
+static uint64_t locked_bytes(const struct uring_transport *t)
+{
+	uint64_t sum = 0;
+	unsigned i;
+
+	for (i = 0; i < t->g.nr_queues; i++)
+		sum += uring_ring_bytes(&t->g) + (t->queues[i].locked ? uring_queue_buf_bytes(&t->g) : 0);
+	return sum;
 }
 
 static int uring_start(struct zcfs_session *se)
 {
-	(void)se;
-	return -EOPNOTSUPP;
+	struct uring_transport *t = calloc(1, sizeof(*t));
+	struct sigaction sa = { .sa_handler = reader_wake_handler };
+	const char *step = NULL;
+	sigset_t set;
+	char why[80];
+	int r;
+
+	if (!t)
+		return -ENOMEM;
+	se->transport_priv = t;
+	/* No SA_RESTART: the point is to interrupt read(). */
+	sigemptyset(&sa.sa_mask);
+	wake_signal_set(&set);
+	if (sigaction(READER_WAKE_SIGNAL, &sa, NULL) < 0 ||
+	    pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
+		return -errno;
+	r = uring_geometry_for_session(&t->g, se);
+	/* Queues first: INIT may arrive as soon as a reader runs, and it
+	 * must know whether the ring can be offered. */
+	if (r == 0)
+		r = start_queues(se, t, &step);
+	if (r < 0) {
+		snprintf(why, sizeof(why), "ring_setup_failed:%s:%s", step ? step : "sizing",
+			 errname(r));
+		r = fall_back(se, t, why, true);
+	} else {
+		t->queues_ok = true;
+		snprintf(se->transport_desc, sizeof(se->transport_desc),
+			 "transport=uring queues=%u depth=%u pinned=%llu reason=%s", t->g.nr_queues,
+			 t->g.depth, (unsigned long long)locked_bytes(t),
+			 se->transport_reason[0] ? se->transport_reason : "requested");
+	}
+	if (r == 0)
+		r = start_readers(se, 1, &t->pool);
+	return r;
+}
+
+static uint64_t uring_init_flags(struct zcfs_session *se, uint64_t offered)
+{
+	struct uring_transport *t = se->transport_priv;
+
+	t->offered = (offered & FUSE_OVER_IO_URING) != 0;
+	return t->queues_ok && t->offered ? FUSE_OVER_IO_URING : 0;
+}
+
+/* Runs on the /dev/fuse reader right after the INIT reply: REGISTER is
+ * refused with -EAGAIN before the kernel has processed that reply. */
+static int uring_after_init(struct zcfs_session *se)
+{
+	struct uring_transport *t = se->transport_priv;
+	char why[64];
+	unsigned i;
+	int r = 0, k;
+
+	if (!t->queues_ok)
+		return 0;
+	if (!t->offered)
+		return fall_back(se, t, "kernel_did_not_offer_FUSE_OVER_IO_URING", true);
+	for (i = 0; i < t->g.nr_queues; i++)
+		uring_queue_request_register(&t->queues[i]);
+	for (i = 0; i < t->g.nr_queues; i++) {
+		k = uring_queue_wait_register(&t->queues[i]);
+		if (k < 0 && r == 0)
+			r = k;
+	}
+	if (r < 0) {
+		snprintf(why, sizeof(why), "register_failed:%s", errname(r));
+		return fall_back(se, t, why, false);
+	}
+	return 0;
+}
+
+/* The readers only leave read() on a request or a dead connection. Once
+ * the ring carries every request, neither may come: the connection can
+ * outlive us (lazy unmount with open files, zcfsd's dup kept for a
+ * restart). So stop() interrupts them instead of waiting for an abort. */
+static void uring_stop(struct zcfs_session *se)
+{
+	struct uring_transport *t = se->transport_priv;
+	pthread_t nudger;
+	bool nudging;
+
+	if (!t)
+		return;
+	stop_queues(t);
+	nudging = pthread_create(&nudger, NULL, nudge_readers, t) == 0;
+	devfuse_pool_stop(t->pool);
+	devfuse_pool_stop(t->fallback);
+	atomic_store(&t->readers_gone, true);
+	if (nudging)
+		pthread_join(nudger, NULL);
+	free(t);
+	se->transport_priv = NULL;
 }
 
 const struct zcfs_transport_ops transport_uring = {
 	.name = "uring",
 	.start = uring_start,
+	.init_flags = uring_init_flags,
+	.after_init = uring_after_init,
+	.stop = uring_stop,
 };

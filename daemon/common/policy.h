@@ -1,0 +1,66 @@
+/* Node policy: tenants, their budgets and where their volumes may go.
+ * Parsed strictly from one JSON file or a directory of *.json (merged);
+ * shared by zcfsd (enforcement) and zcfsctl (policy check). */
+#ifndef ZCFS_POLICY_H
+#define ZCFS_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "util.h"
+
+enum policy_transport { POLICY_TRANSPORT_AUTO, POLICY_TRANSPORT_DEVFUSE, POLICY_TRANSPORT_URING };
+
+struct policy_tenant {
+	char *name;
+	uid_t uid;
+	gid_t gid;
+	uint64_t memlock_budget;	/* bytes */
+	uint32_t max_volumes;
+	uint64_t default_quota;		/* bytes, 0 = none */
+	char *storage_root;
+	char **prefixes;		/* allowed_target_prefixes */
+	size_t n_prefixes;
+	bool io_uring, zero_copy, passthrough;
+	char *file;			/* where it was defined, for messages */
+};
+
+struct policy {
+	char *admin_group;		/* NULL: root only */
+	gid_t admin_gid;
+	bool has_admin_gid;
+	uint32_t queue_depth;
+	uint32_t max_write;
+	enum policy_transport transport;
+	char *metrics_listen;		/* NULL: no metrics endpoint */
+	struct policy_tenant *tenants;
+	size_t n_tenants;
+};
+
+/* Every problem found while loading, one "FILE: FIELD: message" each. */
+struct policy_errors {
+	char **msgs;
+	size_t n;
+};
+
+/* Loads PATH (a file, or a directory whose *.json files are merged in
+ * name order). Returns 0 and *ret, or -EINVAL with every problem in
+ * *errs (also on success errs may be empty), or another -errno. */
+int policy_load(const char *path, struct policy **ret, struct policy_errors *errs) _must_check_;
+/* Same for one in-memory document named NAME (unit tests). */
+int policy_load_string(const char *name, const char *json, struct policy **ret,
+		       struct policy_errors *errs) _must_check_;
+void policy_free(struct policy *p);
+void policy_errors_clear(struct policy_errors *e);
+
+const struct policy_tenant *policy_find_tenant(const struct policy *p, const char *name);
+const char *policy_transport_name(enum policy_transport t);
+
+/* Path helpers shared with the daemon's request checks. */
+bool path_is_normalized_absolute(const char *p);
+/* PATH lies strictly below PREFIX (both normalized). */
+bool path_is_under(const char *path, const char *prefix);
+/* [A-Za-z0-9][A-Za-z0-9._-]{0,127} */
+bool name_is_valid_id(const char *s);
+
+#endif

@@ -1,0 +1,42 @@
+/* The control protocol's shared pieces: CSI status code names, request
+ * size cap, and a blocking client for zcfsctl and tests. One request is
+ * one line {"method": M, "params": {...}}; one response line carries
+ * {"result": {...}} or {"error": {"code": C, "message": M}}. */
+#ifndef ZCFS_PROTO_H
+#define ZCFS_PROTO_H
+
+#include <json-c/json.h>
+#include "util.h"
+
+#define ZCFS_DEFAULT_SOCKET "/run/zcfs/zcfsd.sock"
+#define ZCFS_REQUEST_MAX (64 * 1024)
+
+enum zcfs_code {
+	ZCFS_OK,
+	ZCFS_INVALID_ARGUMENT,
+	ZCFS_NOT_FOUND,
+	ZCFS_ALREADY_EXISTS,
+	ZCFS_RESOURCE_EXHAUSTED,
+	ZCFS_FAILED_PRECONDITION,
+	ZCFS_PERMISSION_DENIED,
+	ZCFS_INTERNAL,
+	ZCFS_UNAVAILABLE,
+	ZCFS_UNIMPLEMENTED,
+};
+
+const char *zcfs_code_name(enum zcfs_code c);
+
+/* Socket path: explicit > $ZCFS_SOCKET > default. */
+const char *zcfs_socket_path(const char *explicit_path);
+
+/* Connects to the daemon's socket. Returns the fd or -errno. */
+int zcfs_connect(const char *path) _must_check_;
+/* Sends LEN bytes of LINE verbatim (a '\n' is appended when missing) and
+ * reads one response line into *ret (malloc'ed, without the newline). */
+int zcfs_roundtrip(int fd, const char *line, size_t len, char **ret) _must_check_;
+/* Builds the request for METHOD/PARAMS (params may be NULL), sends it and
+ * parses the response object into *ret. */
+int zcfs_call(const char *socket, const char *method, json_object *params,
+	      json_object **ret) _must_check_;
+
+#endif

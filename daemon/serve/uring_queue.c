@@ -1,0 +1,528 @@
+/* FUSE-over-io_uring queue thread (see uring_queue.h). Requests arrive as
+ * CQEs of the entries' REGISTER / COMMIT_AND_FETCH commands; READ and WRITE
+ * go to the backing file as IORING_OP_READ/WRITE on the same ring, straight
+ * into or out of the entry's payload buffer, and are committed from that
+ * completion, so the thread never blocks on file data. Every other opcode
+ * runs synchronously through session_dispatch. */
+#include <poll.h>
+#include <sched.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include "handle.h"
+#include "log.h"
+#include "uring_queue.h"
+#include "uring_userdata.h"
+
+_Static_assert(offsetof(struct io_uring_sqe, cmd_op) == 8, "sqe->cmd_op at byte 8");
+_Static_assert(offsetof(struct io_uring_sqe, addr3) == ZCFS_URING_CMD_AREA_OFF,
+	       "SQE command area at byte 48");
+
+static void report(struct uring_queue *q, bool *done, int *err, int r)
+{
+	pthread_mutex_lock(&q->lock);
+	if (!*done) {
+		*err = r;
+		*done = true;
+	}
+	pthread_cond_broadcast(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+}
+
+static int wait_report(struct uring_queue *q, bool *done, int *err)
+{
+	int r;
+
+	pthread_mutex_lock(&q->lock);
+	while (!*done)
+		pthread_cond_wait(&q->cond, &q->lock);
+	r = *err;
+	pthread_mutex_unlock(&q->lock);
+	return r;
+}
+
+/* A cleared SQE; the SQ holds one slot per entry plus the wake poll, so
+ * running out means a bookkeeping bug, and submitting frees slots. */
+static struct io_uring_sqe *queue_sqe(struct uring_queue *q)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+
+	if (!sqe) {
+		(void)io_uring_submit(&q->ring);
+		sqe = io_uring_get_sqe(&q->ring);
+	}
+	if (sqe)
+		memset(sqe, 0, ZCFS_URING_SQE_SIZE);
+	return sqe;
+}
+
+static int submit_fuse_cmd(struct uring_queue *q, struct uring_entry *e, uint32_t op)
+{
+	struct io_uring_sqe *sqe = queue_sqe(q);
+	struct zcfs_uring_cmd_req cmd;
+
+	if (!sqe)
+		return -EBUSY;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.qid = (uint16_t)q->qid;
+	sqe->opcode = IORING_OP_URING_CMD;
+	if (q->fixed_fuse_fd) {
+		sqe->fd = 0;
+		sqe->flags = IOSQE_FIXED_FILE;
+	} else {
+		sqe->fd = q->se->fuse_fd;
+	}
+	sqe->cmd_op = op;
+	if (op == ZCFS_URING_CMD_REGISTER) {
+		sqe->addr = (uint64_t)(uintptr_t)e->iov;
+		sqe->len = ZCFS_URING_REGISTER_IOVS;
+	} else {
+		cmd.commit_id = e->commit_id;
+	}
+	memcpy((char *)sqe + ZCFS_URING_CMD_AREA_OFF, &cmd, sizeof(cmd));
+	sqe->user_data = ud_encode(UD_FUSE_CMD, e->index);
+	e->cmd_op = op;
+	e->state = ENT_IN_KERNEL;
+	return 0;
+}
+
+/* The reply function of ring requests: out header into in_out, payload
+ * into the entry's buffer (no copy when the handler built it there). */
+static int uring_reply(struct zcfs_req *req, int error, const struct iovec *iov, int iovcnt)
+{
+	struct uring_entry *e = req->tctx;
+	struct uring_queue *q = e->q;
+	struct fuse_out_header oh;
+	char *dst = e->payload;
+	size_t total = 0, off = 0;
+	int i;
+
+	for (i = 0; i < iovcnt; i++)
+		total += iov[i].iov_len;
+	if (total > q->g->payload_size) {
+		log_err("op=%s reply of %zu bytes exceeds the %zu-byte ring payload",
+			fuse_opcode_name(req->in.opcode), total, q->g->payload_size);
+		error = -EIO;
+		iovcnt = 0;
+		total = 0;
+	}
+	for (i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_base != dst + off && iov[i].iov_len)
+			memmove(dst + off, iov[i].iov_base, iov[i].iov_len);
+		off += iov[i].iov_len;
+	}
+	oh.len = (uint32_t)(sizeof(oh) + total);
+	oh.error = error;
+	oh.unique = req->in.unique;
+	memcpy(e->hdr->in_out, &oh, sizeof(oh));
+	e->hdr->ring_ent_in_out.payload_sz = (uint32_t)total;
+	return submit_fuse_cmd(q, e, ZCFS_URING_CMD_COMMIT_AND_FETCH);
+}
+
+static int backing_fd(struct zcfs_session *se, uint64_t fh)
+{
+	struct zcfs_handle *h = handle_get(se->handles, fh);
+
+	return h && h->fd >= 0 ? h->fd : -EBADF;
+}
+
+static int start_backing_io(struct uring_queue *q, struct uring_entry *e, enum ud_kind kind)
+{
+	struct io_uring_sqe *sqe;
+	int fd;
+
+	if (kind == UD_BACKING_READ) {
+		const struct fuse_read_in *a = e->req.arg;
+		fd = backing_fd(q->se, a->fh);
+		if (fd < 0)
+			return fd;
+		sqe = queue_sqe(q);
+		if (!sqe)
+			return -EBUSY;
+		io_uring_prep_read(sqe, fd, e->payload, (unsigned)MIN((size_t)a->size, q->g->payload_size),
+				   a->offset);
+	} else {
+		const struct fuse_write_in *a = e->req.arg;
+		if (a->size > e->req.data_len)
+			return -EINVAL;
+		fd = backing_fd(q->se, a->fh);
+		if (fd < 0)
+			return fd;
+		sqe = queue_sqe(q);
+		if (!sqe)
+			return -EBUSY;
+		io_uring_prep_write(sqe, fd, e->req.data, a->size, a->offset);
+	}
+	sqe->user_data = ud_encode(kind, e->index);
+	e->state = ENT_BACKING_IO;
+	q->backing_inflight++;
+	return 0;
+}
+
+static void backing_io_done(struct uring_queue *q, struct uring_entry *e, enum ud_kind kind, int res)
+{
+	struct fuse_write_out out;
+
+	q->backing_inflight--;
+	e->state = ENT_IN_SERVER;
+	if (res < 0) {
+		reply_err(&e->req, res);
+	} else if (kind == UD_BACKING_READ) {
+		reply_buf(&e->req, e->payload, (size_t)res);
+	} else {
+		memset(&out, 0, sizeof(out));
+		out.size = (uint32_t)res;
+		reply_buf(&e->req, &out, sizeof(out));
+	}
+}
+
+/* The opcode to run as backing I/O on the ring, or 0 for session_dispatch.
+ * Only plain reads and writes qualify: a write that must drop set-id bits
+ * first goes through op_write, which owns that rule. */
+static uint32_t ring_fast_path(const struct zcfs_req *req)
+{
+	const struct fuse_write_in *w = req->arg;
+
+	switch (req->in.opcode) {
+	case FUSE_READ:
+		return FUSE_READ;
+	case FUSE_WRITE:
+		return w->write_flags & FUSE_WRITE_KILL_SUIDGID ? 0 : FUSE_WRITE;
+	default:
+		return 0;
+	}
+}
+
+/* A request landed in e: decode it from header and payload and answer. */
+static void entry_serve(struct uring_queue *q, struct uring_entry *e)
+{
+	struct zcfs_uring_req_header *h = e->hdr;
+	struct zcfs_req *req = &e->req;
+	struct fuse_in_header in;
+	uint32_t psz = h->ring_ent_in_out.payload_sz;
+	int r;
+
+	memcpy(&in, h->in_out, sizeof(in));
+	e->commit_id = h->ring_ent_in_out.commit_id;
+	*req = (struct zcfs_req){ .se = q->se, .in = in, .reply = uring_reply, .tctx = e,
+				  .outbuf = e->payload, .outbuf_size = q->g->payload_size };
+	r = psz > q->g->payload_size ? -EPROTO :
+	    req_decode(req, &in, h->op_in, sizeof(h->op_in), e->payload, psz, false);
+	if (r < 0) {
+		log_warn("malformed ring request op=%u payload=%u: %s", in.opcode, psz, strerror(-r));
+		reply_err(req, -EIO);
+		return;
+	}
+	switch (ring_fast_path(req)) {
+	case FUSE_READ:
+	case FUSE_WRITE:
+		log_debug("op=%s unique=%llu nodeid=%llu qid=%u", fuse_opcode_name(in.opcode),
+			  (unsigned long long)in.unique, (unsigned long long)in.nodeid, q->qid);
+		r = start_backing_io(q, e, in.opcode == FUSE_READ ? UD_BACKING_READ : UD_BACKING_WRITE);
+		if (r < 0)
+			reply_err(req, r);
+		break;
+	default:
+		session_dispatch(req);
+		break;
+	}
+	/* An opcode that takes no reply must still give the entry back. */
+	if (e->state == ENT_IN_SERVER)
+		uring_reply(req, -ENOSYS, NULL, 0);
+}
+
+static void fuse_cmd_done(struct uring_queue *q, struct uring_entry *e, int res)
+{
+	if (res == 0) {
+		e->state = ENT_IN_SERVER;
+		entry_serve(q, e);
+		return;
+	}
+	if (res == -EAGAIN || res == -EINTR) {
+		if (submit_fuse_cmd(q, e, e->cmd_op) == 0)
+			return;
+	} else if (res != -ENOTCONN && res != -ECONNABORTED && res != -ECANCELED) {
+		/* -ENOTCONN and friends are the normal end; anything else is
+		 * a refused command. */
+		log_warn("qid=%u entry=%u %s: %s", q->qid, e->index,
+			 e->cmd_op == ZCFS_URING_CMD_REGISTER ? "REGISTER" : "COMMIT_AND_FETCH",
+			 strerror(-res));
+		if (e->cmd_op == ZCFS_URING_CMD_REGISTER && !q->register_err)
+			q->register_err = res;
+	}
+	e->state = ENT_DEAD;
+	if (++q->dead == q->g->depth)
+		log_debug("qid=%u: every entry ended", q->qid);
+}
+
+static int arm_wake(struct uring_queue *q)
+{
+	struct io_uring_sqe *sqe = queue_sqe(q);
+
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_poll_add(sqe, q->efd, POLLIN);
+	sqe->user_data = ud_encode(UD_WAKE, 0);
+	return 0;
+}
+
+static void handle_cqe(struct uring_queue *q, uint64_t ud, int res)
+{
+	enum ud_kind kind;
+	uint32_t idx;
+	uint64_t v;
+
+	if (ud_decode(ud, &kind, &idx) < 0 || (kind != UD_WAKE && idx >= q->g->depth)) {
+		log_warn("qid=%u: completion with unknown user_data 0x%llx", q->qid,
+			 (unsigned long long)ud);
+		return;
+	}
+	switch (kind) {
+	case UD_FUSE_CMD:
+		fuse_cmd_done(q, &q->ents[idx], res);
+		break;
+	case UD_BACKING_READ:
+	case UD_BACKING_WRITE:
+		backing_io_done(q, &q->ents[idx], kind, res);
+		break;
+	case UD_WAKE:
+		if (read(q->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			log_debug("qid=%u: eventfd: %m", q->qid);
+		if (!atomic_load(&q->want_stop) && arm_wake(q) < 0)
+			log_err("qid=%u: cannot re-arm the wake poll", q->qid);
+		break;
+	default:
+		break;
+	}
+}
+
+static void reap(struct uring_queue *q)
+{
+	struct io_uring_cqe *cqe;
+	unsigned head, n = 0;
+
+	io_uring_for_each_cqe(&q->ring, head, cqe) {
+		handle_cqe(q, cqe->user_data, cqe->res);
+		n++;
+	}
+	io_uring_cq_advance(&q->ring, n);
+}
+
+/* REGISTER every entry; failures that the kernel reports at issue time
+ * are already in the CQ when submit returns. */
+static int register_entries(struct uring_queue *q)
+{
+	unsigned i;
+	int r = 0;
+
+	for (i = 0; i < q->g->depth && r == 0; i++)
+		r = submit_fuse_cmd(q, &q->ents[i], ZCFS_URING_CMD_REGISTER);
+	if (r == 0) {
+		r = io_uring_submit(&q->ring);
+		r = r < 0 ? r : 0;
+	}
+	if (r == 0) {
+		reap(q);
+		r = q->register_err;
+	}
+	q->registered = true;
+	return r;
+}
+
+static int ring_create(struct uring_queue *q)
+{
+	/* Cheapest completion mode first; older kernels refuse with -EINVAL. */
+	static const unsigned modes[] = {
+		IORING_SETUP_SUBMIT_ALL | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+		IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN,
+		IORING_SETUP_SUBMIT_ALL,
+		0,
+	};
+	const struct uring_geometry *g = q->g;
+	struct io_uring_params p;
+	size_t i;
+	int r = -EINVAL;
+
+	for (i = 0; i < ARRAY_SIZE(modes) && r == -EINVAL; i++) {
+		memset(&p, 0, sizeof(p));
+		p.flags = IORING_SETUP_SQE128 | modes[i];
+		r = io_uring_queue_init_params(g->ring_entries, &q->ring, &p);
+	}
+	if (r < 0)
+		return r;
+	q->ring_ok = true;
+	if (p.sq_entries != g->sq_entries || p.cq_entries != g->cq_entries || p.cq_off.cqes != g->cqes_off)
+		log_warn("qid=%u: ring is sq=%u cq=%u cqes@%u, sized for sq=%u cq=%u cqes@%zu; "
+			 "pinned-bytes figure is off", q->qid, p.sq_entries, p.cq_entries,
+			 p.cq_off.cqes, g->sq_entries, g->cq_entries, g->cqes_off);
+	log_debug("qid=%u: ring flags=0x%x entries=%u", q->qid, p.flags, p.sq_entries);
+	return 0;
+}
+
+static int queue_setup(struct uring_queue *q)
+{
+	const struct uring_geometry *g = q->g;
+	size_t size = uring_queue_buf_bytes(g);
+	char *mem;
+	unsigned i;
+	int r;
+
+	q->setup_step = "eventfd";
+	q->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (q->efd < 0)
+		return -errno;
+	q->setup_step = "mmap";
+	/* Allocated by the pinned thread, so first touch is on its node. */
+	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return -errno;
+	q->mem = mem;
+	/* Locked so the budget the kernel enforces (RLIMIT_MEMLOCK) is the
+	 * one --print-pinned reports; mlock also faults every page in. The
+	 * stock kernel copies into these buffers and needs no pin, so when
+	 * the limit is lower we run unlocked (pinning nothing) rather than
+	 * not at all. */
+	q->locked = mlock(mem, size) == 0;
+	if (!q->locked) {
+		static atomic_bool warned;
+		if (!atomic_exchange(&warned, true))
+			log_warn("ring buffers not locked (%zu bytes per queue): %m; raise "
+				 "RLIMIT_MEMLOCK to the --print-pinned figure", size);
+		(void)madvise(mem, size, MADV_POPULATE_WRITE);
+	}
+	q->ents = calloc(g->depth, sizeof(*q->ents));
+	if (!q->ents)
+		return -ENOMEM;
+	for (i = 0; i < g->depth; i++) {
+		struct uring_entry *e = &q->ents[i];
+		e->q = q;
+		e->index = i;
+		e->hdr = (void *)(mem + i * g->header_size);
+		e->payload = mem + g->depth * g->header_size + i * g->payload_size;
+		e->iov[0] = (struct iovec){ .iov_base = e->hdr, .iov_len = g->header_size };
+		e->iov[1] = (struct iovec){ .iov_base = e->payload, .iov_len = g->payload_size };
+	}
+	q->setup_step = "io_uring_setup";
+	r = ring_create(q);
+	if (r < 0)
+		return r;
+	q->setup_step = "io_uring_submit";
+	q->fixed_fuse_fd = io_uring_register_files(&q->ring, &q->se->fuse_fd, 1) == 0;
+	(void)io_uring_register_ring_fd(&q->ring);
+	r = arm_wake(q);
+	if (r == 0) {
+		r = io_uring_submit(&q->ring);
+		r = r < 0 ? r : 0;
+	}
+	return r;
+}
+
+static void pin_to_cpu(struct uring_queue *q)
+{
+	char name[16];
+	cpu_set_t set;
+	int r;
+
+	snprintf(name, sizeof(name), "zcfs-ring-%u", q->qid);
+	(void)pthread_setname_np(pthread_self(), name);
+	CPU_ZERO(&set);
+	CPU_SET(q->qid, &set);
+	r = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (r != 0)	/* possible but offline CPU: the queue just idles */
+		log_debug("qid=%u: not pinned: %s", q->qid, strerror(r));
+}
+
+static void *queue_main(void *arg)
+{
+	struct uring_queue *q = arg;
+	int r;
+
+	pin_to_cpu(q);
+	r = queue_setup(q);
+	report(q, &q->setup_done, &q->setup_err, r);
+	if (r < 0)
+		return NULL;
+	while (!atomic_load(&q->want_stop)) {
+		r = io_uring_submit_and_wait(&q->ring, 1);
+		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
+			log_err("qid=%u: io_uring_enter: %s", q->qid, strerror(-r));
+			session_exit(q->se, 1);
+			break;
+		}
+		reap(q);
+		if (atomic_load(&q->want_register) && !q->registered)
+			report(q, &q->register_done, &q->register_err, register_entries(q));
+	}
+	/* Backing I/O writes into our buffers: let it land before they go. */
+	while (q->backing_inflight > 0 && io_uring_submit_and_wait(&q->ring, 1) >= 0)
+		reap(q);
+	report(q, &q->register_done, &q->register_err, -ESHUTDOWN);
+	return NULL;
+}
+
+static void wake(struct uring_queue *q)
+{
+	if (q->efd >= 0 && eventfd_write(q->efd, 1) < 0)
+		log_debug("qid=%u: wake: %m", q->qid);
+}
+
+int uring_queue_spawn(struct uring_queue *q, struct zcfs_session *se,
+		      const struct uring_geometry *g, unsigned qid)
+{
+	int r;
+
+	q->se = se;
+	q->g = g;
+	q->qid = qid;
+	q->efd = -1;
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->cond, NULL);
+	r = -pthread_create(&q->thread, NULL, queue_main, q);
+	q->started = r == 0;
+	return r;
+}
+
+int uring_queue_wait_setup(struct uring_queue *q)
+{
+	if (!q->started)
+		return -ESRCH;
+	return wait_report(q, &q->setup_done, &q->setup_err);
+}
+
+void uring_queue_request_register(struct uring_queue *q)
+{
+	atomic_store(&q->want_register, true);
+	wake(q);
+}
+
+int uring_queue_wait_register(struct uring_queue *q)
+{
+	if (!q->started)
+		return -ESRCH;
+	return wait_report(q, &q->register_done, &q->register_err);
+}
+
+void uring_queue_stop(struct uring_queue *q)
+{
+	if (!q->g)
+		return;		/* never spawned */
+	if (q->started) {
+		atomic_store(&q->want_stop, true);
+		wake(q);
+		pthread_join(q->thread, NULL);
+		q->started = false;
+	}
+	if (q->ring_ok)
+		io_uring_queue_exit(&q->ring);
+	q->ring_ok = false;
+	if (q->mem)
+		munmap(q->mem, uring_queue_buf_bytes(q->g));
+	q->mem = NULL;
+	free(q->ents);
+	q->ents = NULL;
+	q->efd = safe_close(q->efd);
+	pthread_mutex_destroy(&q->lock);
+	pthread_cond_destroy(&q->cond);
+	q->g = NULL;
+}

@@ -1,0 +1,79 @@
+/* One FUSE-over-io_uring queue: a thread pinned to CPU qid that owns an
+ * SQE128 io_uring, `depth` ring entries (header + payload buffer, mlocked)
+ * and the backing I/O of the READs and WRITEs it receives. The thread
+ * creates and drives its ring alone (single issuer); the controlling
+ * thread talks to it through flags, an eventfd and a condition variable. */
+#ifndef ZCFS_URING_QUEUE_H
+#define ZCFS_URING_QUEUE_H
+
+#include <liburing.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include "session.h"
+#include "uring_geometry.h"
+#include "zcfs_uring_abi.h"
+
+enum uring_ent_state {
+	ENT_IDLE,		/* not handed to the kernel yet */
+	ENT_IN_KERNEL,		/* REGISTER / COMMIT_AND_FETCH queued */
+	ENT_IN_SERVER,		/* holds a request we are answering */
+	ENT_BACKING_IO,		/* its READ/WRITE runs on the backing file */
+	ENT_DEAD,		/* ended by teardown or an error */
+};
+
+struct uring_queue;
+
+struct uring_entry {
+	struct uring_queue *q;
+	uint32_t index;
+	enum uring_ent_state state;
+	uint32_t cmd_op;	/* last command, resubmitted on -EAGAIN/-EINTR */
+	uint64_t commit_id;
+	struct zcfs_uring_req_header *hdr;
+	void *payload;
+	struct iovec iov[ZCFS_URING_REGISTER_IOVS];	/* read by REGISTER at issue */
+	struct zcfs_req req;
+};
+
+struct uring_queue {
+	struct zcfs_session *se;
+	const struct uring_geometry *g;
+	unsigned qid;
+	pthread_t thread;
+	bool started;
+	int efd;		/* wakes the thread: register, stop */
+	struct io_uring ring;
+	bool ring_ok;
+	bool fixed_fuse_fd;	/* /dev/fuse is fixed file 0 */
+	void *mem;		/* headers, then payloads */
+	bool locked;		/* mem is mlocked (RLIMIT_MEMLOCK allowed it) */
+	struct uring_entry *ents;
+	unsigned dead;
+	unsigned backing_inflight;
+	bool registered;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool setup_done;	/* under lock */
+	int setup_err;
+	const char *setup_step;	/* what failed, for the log line */
+	bool register_done;	/* under lock */
+	int register_err;
+	atomic_bool want_register;
+	atomic_bool want_stop;
+};
+
+/* Starts q's thread; it sets up ring and buffers on its CPU. */
+int uring_queue_spawn(struct uring_queue *q, struct zcfs_session *se,
+		      const struct uring_geometry *g, unsigned qid) _must_check_;
+/* Waits until the thread has set up; its result. */
+int uring_queue_wait_setup(struct uring_queue *q) _must_check_;
+/* Asks the thread to REGISTER all entries (only after the INIT reply). */
+void uring_queue_request_register(struct uring_queue *q);
+/* Waits for the REGISTER submission; the first immediate failure. */
+int uring_queue_wait_register(struct uring_queue *q) _must_check_;
+/* Stops and joins the thread, frees ring and buffers. Safe on a queue
+ * that never started; the connection should be gone already. */
+void uring_queue_stop(struct uring_queue *q);
+
+#endif

@@ -1,0 +1,245 @@
+/* zcfsd: the node daemon. Holds the policy, the budgets and a dup of
+ * every volume's fuse fd; mounts, spawns and supervises zcfs-serve.
+ * Exit 0 after SIGTERM/SIGINT (volumes keep running and are re-adopted
+ * by the next zcfsd), 1 on a runtime failure, 2 on a bad command line or
+ * policy. */
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include "log.h"
+#include "zcfsd.h"
+
+static void usage(void)
+{
+	printf("Usage: zcfsd --policy PATH [options]\n"
+	       "The zcfs node daemon.\n\n"
+	       "  --policy PATH      policy file or directory of *.json (required)\n"
+	       "  --state-dir DIR    state and server logs (default /var/lib/zcfs)\n"
+	       "  --socket PATH      control socket (default $ZCFS_SOCKET or %s)\n"
+	       "  --serve PATH       zcfs-serve binary (default: next to zcfsd)\n"
+	       "  --foreground       do not detach\n"
+	       "  --debug            debug logging\n"
+	       "  -h, --help         this text\n", ZCFS_DEFAULT_SOCKET);
+}
+
+static char *default_serve_bin(void)
+{
+	char self[PATH_MAX], *slash, *p = NULL;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			if (asprintf(&p, "%s/zcfs-serve", self) >= 0 && access(p, X_OK) == 0)
+				return p;
+			free(p);
+		}
+	}
+	return strdup("/usr/bin/zcfs-serve");
+}
+
+static int setup_signals(struct zcfsd *d)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_SIGNAL };
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	d->signal_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (d->signal_fd < 0)
+		return -errno;
+	return RET_NERRNO(epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->signal_fd, &ev));
+}
+
+static void on_signal(struct zcfsd *d)
+{
+	struct signalfd_siginfo si;
+	struct zcfsd_err e;
+
+	while (read(d->signal_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			if (zcfsd_policy_reload(d, &e) < 0)
+				log_err("event=policy-reload-failed message=\"%s\"", e.msg);
+		} else {
+			log_info("event=signal signal=%s", si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+			d->quit = true;
+		}
+	}
+}
+
+static void on_pidfd(struct zcfsd *d, int fd)
+{
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+		if (v->srv.pidfd == fd) {
+			zcfsd_on_server_exit(d, v);
+			(void)zcfsd_state_save(d);
+			return;
+		}
+}
+
+static int run(struct zcfsd *d)
+{
+	struct epoll_event evs[16];
+
+	while (!d->quit) {
+		int64_t next = zcfsd_next_restart_ms(d), now = zcfsd_now_ms();
+		int timeout = next ? (int)MAX(0, MIN(next - now, 60000)) : -1;
+		int n = epoll_wait(d->epoll_fd, evs, ARRAY_SIZE(evs), timeout);
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		for (int i = 0; i < n; i++) {
+			uint64_t tag = evs[i].data.u64 & ~0xffffffffULL;
+			int fd = (int)(uint32_t)evs[i].data.u64;
+
+			if (tag == ZCFSD_EV_LISTEN)
+				zcfsd_control_accept(d);
+			else if (tag == ZCFSD_EV_SIGNAL)
+				on_signal(d);
+			else if (tag == ZCFSD_EV_CLIENT)
+				zcfsd_control_client_event(d, fd, evs[i].events);
+			else if (tag == ZCFSD_EV_PIDFD)
+				on_pidfd(d, fd);
+		}
+		zcfsd_run_due_restarts(d);
+	}
+	return 0;
+}
+
+static int detach(void)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		_exit(0);
+	(void)setsid();
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "socket", required_argument, NULL, 'S' },
+		{ "serve", required_argument, NULL, 'x' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct zcfsd d = { .listen_fd = -1, .signal_fd = -1, .epoll_fd = -1,
+			   .state_dir = "/var/lib/zcfs" };
+	struct policy_errors errs = { 0 };
+	_cleanup_free_ char *serve = NULL, *logs = NULL;
+	const char *socket_arg = NULL;
+	bool foreground = false, state_ok = false;
+	int c, r, status = 1;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': d.policy_path = optarg; break;
+		case 's': d.state_dir = optarg; break;
+		case 'S': socket_arg = optarg; break;
+		case 'x': d.serve_bin = optarg; break;
+		case 'f': foreground = true; break;
+		case 'd': log_set_level(LOG_DEBUG); break;
+		case 'h': usage(); return 0;
+		default: fprintf(stderr, "zcfsd: bad arguments (see --help)\n"); return 2;
+		}
+	}
+	if (!d.policy_path || optind != argc) {
+		fprintf(stderr, "zcfsd: %s (see --help)\n",
+			d.policy_path ? "unexpected argument" : "--policy PATH is required");
+		return 2;
+	}
+	log_set_ident("zcfsd");
+	d.socket_path = zcfs_socket_path(socket_arg);
+	if (!d.serve_bin) {
+		serve = default_serve_bin();
+		d.serve_bin = serve;
+	}
+	r = policy_load(d.policy_path, &d.policy, &errs);
+	if (r < 0) {
+		for (size_t i = 0; i < errs.n; i++)
+			log_err("event=policy-error %s", errs.msgs[i]);
+		log_err("event=policy-invalid path=%s problems=%zu error=%s", d.policy_path, errs.n,
+			strerror(-r));
+		policy_errors_clear(&errs);
+		return 2;
+	}
+	if (asprintf(&logs, "%s/logs", d.state_dir) < 0)
+		goto out;
+	if ((mkdir(d.state_dir, 0700) < 0 && errno != EEXIST) || (mkdir(logs, 0700) < 0 && errno != EEXIST)) {
+		log_err("event=state-dir-failed path=%s error=%m", d.state_dir);
+		goto out;
+	}
+	r = zcfsd_fusectl_ensure();
+	if (r < 0)
+		log_warn("event=fusectl-unavailable error=%s effect=\"no connection aborts; stops fall back to SIGKILL\"",
+			 strerror(-r));
+	d.ncpus = zcfsd_possible_cpus();
+	d.serve_prints_pinned = zcfsd_serve_has_option(d.serve_bin, "--print-pinned");
+	d.serve_can_resume = zcfsd_serve_has_option(d.serve_bin, "--resume");
+	d.started_at = zcfsd_wall();
+	d.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (d.epoll_fd < 0 || (r = setup_signals(&d)) < 0) {
+		log_err("event=setup-failed error=%m");
+		goto out;
+	}
+	r = zcfsd_state_load(&d);
+	if (r < 0) {
+		log_err("event=state-load-failed error=%s", strerror(-r));
+		goto out;
+	}
+	state_ok = true;
+	zcfsd_readopt(&d);
+	r = zcfsd_control_listen(&d);
+	if (r < 0) {
+		log_err("event=listen-failed socket=%s error=%s", d.socket_path, strerror(-r));
+		goto out;
+	}
+	if (!foreground && detach() < 0)
+		goto out;
+	log_info("event=ready pid=%d socket=%s state_dir=%s policy=%s tenants=%zu serve=%s cpus=%u pinned_source=%s resume=%s",
+		 (int)getpid(), d.socket_path, d.state_dir, d.policy_path, d.policy->n_tenants,
+		 d.serve_bin, d.ncpus, d.serve_prints_pinned ? "print-pinned" : "formula",
+		 d.serve_can_resume ? "yes" : "no");
+	r = run(&d);
+	if (r < 0) {
+		log_err("event=loop-failed error=%s", strerror(-r));
+		goto out;
+	}
+	status = 0;
+out:
+	/* Servers keep running: the next zcfsd re-adopts them. */
+	if (d.listen_fd >= 0) {
+		(void)unlink(d.socket_path);
+		safe_close(d.listen_fd);
+	}
+	if (state_ok && zcfsd_state_save(&d) < 0)
+		log_err("event=state-save-failed");
+	while (d.volumes) {
+		struct zcfsd_volume *v = d.volumes;
+		d.volumes = v->next;
+		zcfsd_volume_free(v);
+	}
+	log_info("event=exit status=%d", status);
+	policy_free(d.policy);
+	safe_close(d.signal_fd);
+	safe_close(d.epoll_fd);
+	return status;
+}

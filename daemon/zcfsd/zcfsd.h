@@ -1,0 +1,140 @@
+/* zcfsd's in-memory model: the daemon, its volumes and their servers.
+ * Every file of daemon/zcfsd works on these; each file owns one concern
+ * (control socket, methods, volume mechanics, spawn, supervision, state,
+ * budget, mount table). */
+#ifndef ZCFSD_H
+#define ZCFSD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <json-c/json.h>
+#include "policy.h"
+#include "zcfs_proto.h"
+
+/* The fuse fd's number inside every server (--fd=3). */
+#define ZCFSD_SERVER_FUSE_FD 3
+
+/* An error for the client: CSI code and a message a person can act on. */
+struct zcfsd_err {
+	enum zcfs_code code;
+	char msg[512];
+};
+int zcfsd_fail(struct zcfsd_err *e, enum zcfs_code code, int r, const char *fmt, ...) _printf_(4, 5);
+
+struct zcfsd_server {
+	pid_t pid;			/* 0: none running (stopped or waiting to restart) */
+	int pidfd;
+	unsigned long long starttime;	/* /proc/PID/stat field 22, guards pid reuse */
+	int64_t started_at;		/* wall clock of this server's start */
+	unsigned restarts;
+	unsigned backoff_ms;
+	int64_t restart_due_ms;		/* monotonic; 0: no restart pending */
+	bool adopted;			/* not our child (taken over after a daemon restart) */
+};
+
+struct zcfsd_volume {
+	char *id;
+	char *tenant;
+	uint32_t queue_depth;
+	uint32_t max_write;
+	enum policy_transport transport;	/* what the server is asked for */
+	bool read_only;
+	char **targets;			/* targets[0] is the fuse mount, the rest bind mounts */
+	size_t n_targets;
+	/* Published state: live while n_targets > 0. */
+	int fuse_fd;			/* the daemon's dup of the connection, -1 if none */
+	unsigned conn;			/* /sys/fs/fuse/connections/<conn> */
+	uint64_t pinned;		/* bytes charged to the tenant */
+	struct zcfsd_server srv;
+	struct zcfsd_volume *next;
+};
+
+struct zcfsd {
+	struct policy *policy;
+	const char *policy_path;
+	const char *state_dir;
+	const char *socket_path;
+	const char *serve_bin;
+	bool serve_prints_pinned;	/* zcfs-serve has --print-pinned */
+	bool serve_can_resume;		/* zcfs-serve has --resume (restart on a live connection) */
+	unsigned ncpus;			/* possible CPUs */
+	struct zcfsd_volume *volumes;
+	int epoll_fd;
+	int listen_fd;
+	int signal_fd;
+	int64_t started_at;
+	bool quit;
+};
+
+/* time */
+int64_t zcfsd_now_ms(void);
+int64_t zcfsd_wall(void);
+
+/* volume lookup and lifetime (zcfsd_volume.c) */
+struct zcfsd_volume *zcfsd_volume_find(struct zcfsd *d, const char *id);
+void zcfsd_volume_free(struct zcfsd_volume *v);
+size_t zcfsd_tenant_volume_count(struct zcfsd *d, const char *tenant);
+int zcfsd_volume_create(struct zcfsd *d, json_object *params, struct zcfsd_volume **ret,
+			struct zcfsd_err *e);
+int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
+			 struct zcfsd_err *e);
+int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
+			   struct zcfsd_err *e);
+int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfsd_err *e);
+/* Unmounts every target and stops the server (used when re-adoption fails). */
+void zcfsd_volume_teardown(struct zcfsd *d, struct zcfsd_volume *v, bool lazy);
+int zcfsd_storage_path(struct zcfsd *d, const struct zcfsd_volume *v, char **ret);
+
+/* budget (zcfsd_budget.c) */
+uint64_t zcfsd_ring_overhead(uint32_t depth);
+uint64_t zcfsd_pinned_formula(bool uses_uring, unsigned ncpus, uint32_t depth, uint32_t max_write);
+bool zcfsd_uses_uring(enum policy_transport t, const struct policy_tenant *tenant);
+/* Deepest queue (1..1024) whose pinned bytes fit in FREE; 0 if none. */
+uint32_t zcfsd_depth_that_fits(unsigned ncpus, uint32_t max_write, uint64_t free_bytes);
+int zcfsd_pinned_bytes(struct zcfsd *d, const struct zcfsd_volume *v,
+		       const struct policy_tenant *t, uint64_t *ret);
+uint64_t zcfsd_tenant_used(struct zcfsd *d, const char *tenant);
+unsigned zcfsd_possible_cpus(void);
+/* zcfs-serve --help mentions OPTION (features appear as options). */
+bool zcfsd_serve_has_option(const char *serve_bin, const char *option);
+
+/* mounts (zcfsd_mountinfo.c) */
+/* The fuse connection (device minor) mounted at PATH on top, or -ENOENT. */
+int zcfsd_mount_conn_at(const char *path, unsigned *conn);
+int zcfsd_conn_abort(unsigned conn);
+int zcfsd_fusectl_ensure(void);
+bool zcfsd_conn_exists(unsigned conn);
+
+/* spawn and supervision (zcfsd_spawn.c, zcfsd_supervise.c) */
+int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+		       struct zcfsd_err *e);
+int zcfsd_stop_server(struct zcfsd *d, struct zcfsd_volume *v);
+void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v);
+void zcfsd_run_due_restarts(struct zcfsd *d);
+int64_t zcfsd_next_restart_ms(struct zcfsd *d);
+int zcfsd_send_resend(int fuse_fd);
+void zcfsd_readopt(struct zcfsd *d);
+int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v);
+unsigned long long zcfsd_proc_starttime(pid_t pid);
+
+/* state (zcfsd_state.c) */
+int zcfsd_state_save(struct zcfsd *d);
+int zcfsd_state_load(struct zcfsd *d);
+json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bool for_state);
+
+/* control socket (zcfsd_control.c) and methods (zcfsd_methods.c) */
+int zcfsd_control_listen(struct zcfsd *d);
+void zcfsd_control_accept(struct zcfsd *d);
+void zcfsd_control_client_event(struct zcfsd *d, int fd, uint32_t events);
+json_object *zcfsd_dispatch(struct zcfsd *d, const char *method, json_object *params,
+			    struct zcfsd_err *e);
+int zcfsd_policy_reload(struct zcfsd *d, struct zcfsd_err *e);
+
+/* epoll tags: the low 32 bits carry the fd */
+#define ZCFSD_EV_LISTEN  (1ULL << 32)
+#define ZCFSD_EV_SIGNAL  (2ULL << 32)
+#define ZCFSD_EV_CLIENT  (3ULL << 32)
+#define ZCFSD_EV_PIDFD   (4ULL << 32)
+
+#endif

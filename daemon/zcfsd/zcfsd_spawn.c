@@ -1,0 +1,171 @@
+/* Starting a volume server: fork, give the child only the fuse fd, its
+ * log and the tenant's identity (no supplementary groups, no_new_privs, no
+ * capabilities, RLIMIT_MEMLOCK = the granted bytes), exec zcfs-serve. */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/pidfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <cap-ng.h>
+#include "log.h"
+#include "zcfsd.h"
+
+unsigned long long zcfsd_proc_starttime(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long st = 0;
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* comm may hold spaces and parens: fields restart after the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+			 "%*d %*d %*d %llu", &st) != 1)
+		return 0;
+	return st;
+}
+
+/* Child side; reports a failed step as errno through ERRFD, never returns. */
+_Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
+				 const struct policy_tenant *t, int log_fd, int errfd,
+				 uint64_t memlock, char *src)
+{
+	char fdarg[32], tr[32], qd[32], mw[32];
+	char *argv[16];
+	char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+	struct rlimit rl = { memlock, memlock };
+	int fd, lfd, efd, k = 0, err = 0, null;
+
+	(void)setsid();
+	/* Lift every fd we keep above 10 first so that placing them at 0..4
+	 * cannot overwrite one another. */
+	efd = fcntl(errfd, F_DUPFD_CLOEXEC, 10);
+	if (efd < 0)
+		goto fail;
+	errfd = efd;
+	fd = fcntl(v->fuse_fd, F_DUPFD, 10);
+	lfd = fcntl(log_fd, F_DUPFD, 10);
+	null = open("/dev/null", O_RDWR);
+	if (fd < 0 || lfd < 0 || null < 0 || dup2(null, 0) < 0 || dup2(lfd, 1) < 0 ||
+	    dup2(lfd, 2) < 0 || dup2(fd, ZCFSD_SERVER_FUSE_FD) < 0 || dup3(efd, 4, O_CLOEXEC) < 0)
+		goto fail;
+	errfd = 4;
+	if (syscall(SYS_close_range, 5, ~0U, 0) < 0)
+		goto fail;
+	/* io_uring charges pinned pages to the uid and compares the uid's
+	 * total with the caller's limit, so the limit is what the tenant
+	 * was granted in total (this volume's share included). */
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+		goto fail;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		goto fail;
+	capng_clear(CAPNG_SELECT_BOTH);
+	if (capng_change_id((int)t->uid, (int)t->gid,
+			    CAPNG_DROP_SUPP_GRP | CAPNG_CLEAR_BOUNDING | CAPNG_CLEAR_AMBIENT) < 0) {
+		errno = EPERM;
+		goto fail;
+	}
+	snprintf(fdarg, sizeof(fdarg), "--fd=%d", ZCFSD_SERVER_FUSE_FD);
+	snprintf(tr, sizeof(tr), "--transport=%s",
+		 zcfsd_uses_uring(v->transport, t) ? policy_transport_name(v->transport) : "devfuse");
+	snprintf(qd, sizeof(qd), "--queue-depth=%u", v->queue_depth);
+	snprintf(mw, sizeof(mw), "--max-write=%u", v->max_write);
+	argv[k++] = (char *)d->serve_bin;
+	argv[k++] = fdarg;
+	argv[k++] = "--ownership=xattr";
+	argv[k++] = "--foreground";
+	argv[k++] = tr;
+	argv[k++] = qd;
+	argv[k++] = mw;
+	/* One reader: requests a dead server read through a cloned fd are
+	 * failed by the kernel, those on the shared fd can be resent
+	 * (docs/supervision.md). */
+	argv[k++] = "--threads=1";
+	if (v->read_only)
+		argv[k++] = "--read-only";
+	/* A restart serves a connection whose INIT was answered before. */
+	if (v->srv.restarts && d->serve_can_resume)
+		argv[k++] = "--resume";
+	/* No MOUNTPOINT: zcfs-serve would stat() it, a request to itself. */
+	argv[k++] = src;
+	argv[k] = NULL;
+	execve(argv[0], argv, envp);
+fail:
+	err = errno ? errno : EIO;
+	if (write(errfd, &err, sizeof(err)) < 0) {
+		/* nothing left to report through */
+	}
+	_exit(127);
+}
+
+int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+		       struct zcfsd_err *e)
+{
+	_cleanup_free_ char *logpath = NULL, *src = NULL;
+	_cleanup_close_ int log_fd = -1;
+	int p[2], child_err = 0, pidfd, r;
+	uint64_t memlock = zcfsd_tenant_used(d, t->name);
+	ssize_t n;
+	pid_t pid;
+
+	/* Server logs outlive the daemon (a daemon restart must not take
+	 * their stderr away), so each writes to its own file. */
+	if (asprintf(&logpath, "%s/logs/%s.log", d->state_dir, v->id) < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
+	log_fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0640);
+	if (log_fd < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "open %s: %m", logpath);
+	if (zcfsd_storage_path(d, v, &src) < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "pipe: %m");
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		safe_close(p[0]);
+		safe_close(p[1]);
+		return zcfsd_fail(e, ZCFS_INTERNAL, r, "fork: %s", strerror(-r));
+	}
+	if (pid == 0)
+		child_exec(d, v, t, log_fd, p[1], memlock, src);
+	safe_close(p[1]);
+	/* The pid is our unreaped child: pidfd_open cannot race with reuse. */
+	pidfd = pidfd_open(pid, 0);
+	do
+		n = read(p[0], &child_err, sizeof(child_err));
+	while (n < 0 && errno == EINTR);
+	safe_close(p[0]);
+	if (n > 0 || pidfd < 0) {
+		r = n > 0 ? -child_err : -errno;
+		if (pidfd >= 0)
+			safe_close(pidfd);
+		(void)waitpid(pid, NULL, 0);
+		return zcfsd_fail(e, ZCFS_INTERNAL, r, "starting %s for volume %s: %s", d->serve_bin,
+				  v->id, strerror(-r));
+	}
+	v->srv.pid = pid;
+	v->srv.pidfd = pidfd;
+	v->srv.starttime = zcfsd_proc_starttime(pid);
+	v->srv.started_at = zcfsd_wall();
+	v->srv.adopted = false;
+	r = zcfsd_watch_pidfd(d, v);
+	if (r < 0)
+		log_warn("event=watch-failed volume=%s error=%s", v->id, strerror(-r));
+	log_info("event=server-start volume=%s tenant=%s pid=%d uid=%u memlock=%llu restarts=%u",
+		 v->id, v->tenant, (int)pid, (unsigned)t->uid, (unsigned long long)memlock,
+		 v->srv.restarts);
+	return 0;
+}

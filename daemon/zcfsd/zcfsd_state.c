@@ -1,0 +1,210 @@
+/* STATE_DIR/state.json: every volume, its targets and its server, so a
+ * restarted zcfsd can take over. Written to a temp file, fsynced and
+ * renamed over the old one: a crash leaves the old or the new file,
+ * never half of one. */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "log.h"
+#include "zcfsd.h"
+
+/* The data path a server reported in its "serving ..." log line. */
+static void effective_path(struct zcfsd *d, const struct zcfsd_volume *v, char *buf, size_t len)
+{
+	_cleanup_free_ char *path = NULL, *line = NULL;
+	_cleanup_fclose_ FILE *f = NULL;
+	size_t cap = 0;
+
+	buf[0] = '\0';
+	if (asprintf(&path, "%s/logs/%s.log", d->state_dir, v->id) < 0)
+		return;
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		const char *p = strstr(line, " transport=");
+		if (p && strstr(line, "serving "))
+			snprintf(buf, len, "%.*s", (int)strcspn(p + 11, " \n"), p + 11);
+	}
+}
+
+json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bool for_state)
+{
+	json_object *o = json_object_new_object(), *t = json_object_new_array(), *s;
+
+	json_object_object_add(o, "id", json_object_new_string(v->id));
+	json_object_object_add(o, "tenant", json_object_new_string(v->tenant));
+	json_object_object_add(o, "queue_depth", json_object_new_int64(v->queue_depth));
+	json_object_object_add(o, "max_write", json_object_new_int64(v->max_write));
+	json_object_object_add(o, "transport", json_object_new_string(policy_transport_name(v->transport)));
+	json_object_object_add(o, "read_only", json_object_new_boolean(v->read_only));
+	for (size_t i = 0; i < v->n_targets; i++)
+		json_object_array_add(t, json_object_new_string(v->targets[i]));
+	json_object_object_add(o, "targets", t);
+	json_object_object_add(o, "conn", json_object_new_int64(v->n_targets ? v->conn : 0));
+	json_object_object_add(o, "pinned", json_object_new_int64((int64_t)(v->n_targets ? v->pinned : 0)));
+	s = json_object_new_object();
+	json_object_object_add(s, "pid", json_object_new_int64(v->srv.pid));
+	json_object_object_add(s, "starttime", json_object_new_int64((int64_t)v->srv.starttime));
+	json_object_object_add(s, "started_at", json_object_new_int64(v->srv.started_at));
+	json_object_object_add(s, "restarts", json_object_new_int64(v->srv.restarts));
+	json_object_object_add(o, "server", s);
+	if (!for_state) {
+		const struct policy_tenant *ten = policy_find_tenant(d->policy, v->tenant);
+		_cleanup_free_ char *storage = NULL;
+		char eff[32];
+		const char *state = !v->n_targets ? "created" : v->srv.pid ? "published" : "restarting";
+		json_object_object_add(o, "state", json_object_new_string(state));
+		if (zcfsd_storage_path(d, v, &storage) == 0)
+			json_object_object_add(o, "storage", json_object_new_string(storage));
+		/* What the server was asked for, and what it reports using. */
+		json_object_object_add(o, "data_path", json_object_new_string(
+			ten && zcfsd_uses_uring(v->transport, ten) ? policy_transport_name(v->transport) : "devfuse"));
+		effective_path(d, v, eff, sizeof(eff));
+		if (v->srv.pid && eff[0])
+			json_object_object_add(o, "data_path_effective", json_object_new_string(eff));
+		json_object_object_add(o, "uptime_s", json_object_new_int64(
+			v->srv.pid ? zcfsd_wall() - v->srv.started_at : 0));
+		json_object_object_add(o, "pid", json_object_new_int64(v->srv.pid));
+		json_object_object_add(o, "restarts", json_object_new_int64(v->srv.restarts));
+	}
+	return o;
+}
+
+int zcfsd_state_save(struct zcfsd *d)
+{
+	_cleanup_free_ char *tmp = NULL, *final = NULL;
+	_cleanup_close_ int fd = -1, dfd = -1;
+	json_object *root = json_object_new_object(), *vols = json_object_new_array();
+	const char *text;
+	size_t len;
+	int r = 0;
+
+	json_object_object_add(root, "version", json_object_new_int(1));
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+		json_object_array_add(vols, zcfsd_volume_json(d, v, true));
+	json_object_object_add(root, "volumes", vols);
+	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
+	len = strlen(text);
+	if (asprintf(&tmp, "%s/.state.json.tmp", d->state_dir) < 0 ||
+	    asprintf(&final, "%s/state.json", d->state_dir) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (write(fd, text, len) != (ssize_t)len || write(fd, "\n", 1) != 1 || fsync(fd) < 0) {
+		r = errno ? -errno : -EIO;
+		(void)unlink(tmp);
+		goto out;
+	}
+	if (rename(tmp, final) < 0) {
+		r = -errno;
+		(void)unlink(tmp);
+		goto out;
+	}
+	/* The rename itself must reach the disk too. */
+	dfd = open(d->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0)
+		(void)fsync(dfd);
+out:
+	json_object_put(root);
+	return r;
+}
+
+static int64_t get_int(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : 0;
+}
+
+static const char *get_string(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static int load_volume(struct zcfsd *d, json_object *o)
+{
+	struct zcfsd_volume *v;
+	json_object *t, *s;
+	const char *id = get_string(o, "id"), *tenant = get_string(o, "tenant");
+	const char *tr = get_string(o, "transport");
+	json_object *ro;
+
+	if (!id || !tenant || !name_is_valid_id(id) || zcfsd_volume_find(d, id))
+		return -EINVAL;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->fuse_fd = -1;
+	v->srv.pidfd = -1;
+	v->id = strdup(id);
+	v->tenant = strdup(tenant);
+	v->queue_depth = (uint32_t)get_int(o, "queue_depth");
+	v->max_write = (uint32_t)get_int(o, "max_write");
+	v->transport = !tr || !strcmp(tr, "auto") ? POLICY_TRANSPORT_AUTO :
+		       !strcmp(tr, "uring") ? POLICY_TRANSPORT_URING : POLICY_TRANSPORT_DEVFUSE;
+	v->read_only = json_object_object_get_ex(o, "read_only", &ro) && json_object_get_boolean(ro);
+	v->conn = (unsigned)get_int(o, "conn");
+	v->pinned = (uint64_t)get_int(o, "pinned");
+	if (json_object_object_get_ex(o, "targets", &t) && json_object_is_type(t, json_type_array)) {
+		size_t n = json_object_array_length(t);
+		v->targets = calloc(n ? n : 1, sizeof(char *));
+		for (size_t i = 0; v->targets && i < n; i++) {
+			const char *p = json_object_get_string(json_object_array_get_idx(t, i));
+			if (p && path_is_normalized_absolute(p) && (v->targets[v->n_targets] = strdup(p)))
+				v->n_targets++;
+		}
+	}
+	if (json_object_object_get_ex(o, "server", &s)) {
+		v->srv.pid = (pid_t)get_int(s, "pid");
+		v->srv.starttime = (unsigned long long)get_int(s, "starttime");
+		v->srv.started_at = get_int(s, "started_at");
+		v->srv.restarts = (unsigned)get_int(s, "restarts");
+	}
+	if (!v->id || !v->tenant || (!v->targets && json_object_object_get_ex(o, "targets", NULL))) {
+		zcfsd_volume_free(v);
+		return -ENOMEM;
+	}
+	v->next = d->volumes;
+	d->volumes = v;
+	return 0;
+}
+
+int zcfsd_state_load(struct zcfsd *d)
+{
+	_cleanup_free_ char *path = NULL;
+	json_object *root, *vols;
+	int r = 0;
+
+	if (asprintf(&path, "%s/state.json", d->state_dir) < 0)
+		return -ENOMEM;
+	if (access(path, F_OK) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	root = json_object_from_file(path);
+	if (!root) {
+		log_err("event=state-unreadable path=%s error=\"%s\"", path, json_util_get_last_err());
+		return -EBADMSG;
+	}
+	if (json_object_object_get_ex(root, "volumes", &vols) && json_object_is_type(vols, json_type_array)) {
+		/* Loaded in reverse so the list keeps the file's order. */
+		for (size_t i = json_object_array_length(vols); i-- > 0;) {
+			int k = load_volume(d, json_object_array_get_idx(vols, i));
+			if (k < 0) {
+				log_err("event=state-volume-skipped index=%zu error=%s", i, strerror(-k));
+				if (r == 0 && k == -ENOMEM)
+					r = k;
+			}
+		}
+	}
+	json_object_put(root);
+	return r;
+}

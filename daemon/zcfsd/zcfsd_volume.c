@@ -1,0 +1,700 @@
+/* Volume mechanics: create, publish (storage dir, mount, server), bind
+ * further targets, unpublish, delete. Every request path is checked
+ * before anything changes; a failing step undoes the earlier ones. */
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <cap-ng.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include "log.h"
+#include "parse.h"
+#include "zcfsd.h"
+
+struct zcfsd_volume *zcfsd_volume_find(struct zcfsd *d, const char *id)
+{
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+		if (!strcmp(v->id, id))
+			return v;
+	return NULL;
+}
+
+void zcfsd_volume_free(struct zcfsd_volume *v)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < v->n_targets; i++)
+		free(v->targets[i]);
+	free(v->targets);
+	free(v->id);
+	free(v->tenant);
+	safe_close(v->fuse_fd);
+	safe_close(v->srv.pidfd);
+	free(v);
+}
+
+size_t zcfsd_tenant_volume_count(struct zcfsd *d, const char *tenant)
+{
+	size_t n = 0;
+
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+		n += !strcmp(v->tenant, tenant);
+	return n;
+}
+
+int zcfsd_storage_path(struct zcfsd *d, const struct zcfsd_volume *v, char **ret)
+{
+	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
+
+	if (!t)
+		return -ENOENT;
+	return asprintf(ret, "%s/%s", t->storage_root, v->id) < 0 ? -ENOMEM : 0;
+}
+
+static const char *param_str(json_object *params, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(params, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static int check_params(json_object *params, const char *const *allowed, struct zcfsd_err *e)
+{
+	json_object_object_foreach(params, key, val) {
+		const char *const *a;
+		(void)val;
+		for (a = allowed; *a; a++)
+			if (!strcmp(*a, key))
+				break;
+		if (!*a)
+			return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "unknown parameter '%s'", key);
+	}
+	return 0;
+}
+
+int zcfsd_volume_create(struct zcfsd *d, json_object *params, struct zcfsd_volume **ret,
+			struct zcfsd_err *e)
+{
+	static const char *const keys[] = { "id", "tenant", "queue_depth", "max_write", "transport",
+					    "read_only", NULL };
+	const struct policy_tenant *t = NULL;
+	struct zcfsd_volume *v, *old;
+	const char *id, *tenant, *tr;
+	json_object *x;
+	uint32_t depth = d->policy->queue_depth, max_write = d->policy->max_write;
+	enum policy_transport transport = d->policy->transport;
+	bool ro = false;
+	int r;
+
+	r = check_params(params, keys, e);
+	if (r < 0)
+		return r;
+	id = param_str(params, "id");
+	if (!id || !name_is_valid_id(id))
+		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				  "params.id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+	tenant = param_str(params, "tenant");
+	if (tenant)
+		t = policy_find_tenant(d->policy, tenant);
+	else if (json_object_object_get_ex(params, "tenant", NULL))
+		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.tenant must be a string");
+	else if (d->policy->n_tenants == 1)
+		t = &d->policy->tenants[0];	/* single-tenant node: implied */
+	else
+		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				  "params.tenant is required (the policy has %zu tenants)",
+				  d->policy->n_tenants);
+	if (!t)
+		return zcfsd_fail(e, ZCFS_NOT_FOUND, -ENOENT, "no tenant '%s' in the policy", tenant);
+	if (json_object_object_get_ex(params, "queue_depth", &x)) {
+		int64_t i = json_object_get_int64(x);
+		if (!json_object_is_type(x, json_type_int) || i < 1 || i > 1024)
+			return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+					  "params.queue_depth must be an integer from 1 to 1024");
+		depth = (uint32_t)i;
+	}
+	if (json_object_object_get_ex(params, "max_write", &x)) {
+		uint64_t mw = 0;
+		int64_t i = json_object_get_int64(x);
+		bool ok = json_object_is_type(x, json_type_int) ? (mw = (uint64_t)i, i >= 0) :
+			  json_object_is_type(x, json_type_string) &&
+			  parse_size(json_object_get_string(x), 0, UINT64_MAX, &mw) == 0;
+		if (!ok || mw < 4096 || mw > (16u << 20) || mw % 4096)
+			return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+					  "params.max_write must be a multiple of 4K from 4K to 16M");
+		max_write = (uint32_t)mw;
+	}
+	if (json_object_object_get_ex(params, "transport", &x)) {
+		tr = json_object_is_type(x, json_type_string) ? json_object_get_string(x) : "";
+		if (!strcmp(tr, "auto"))
+			transport = POLICY_TRANSPORT_AUTO;
+		else if (!strcmp(tr, "devfuse"))
+			transport = POLICY_TRANSPORT_DEVFUSE;
+		else if (!strcmp(tr, "uring"))
+			transport = POLICY_TRANSPORT_URING;
+		else
+			return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+					  "params.transport must be auto, devfuse or uring");
+		if (transport == POLICY_TRANSPORT_URING && !t->io_uring)
+			return zcfsd_fail(e, ZCFS_PERMISSION_DENIED, -EPERM,
+					  "tenant '%s' may not use io_uring (data_paths.io_uring)", t->name);
+	}
+	if (json_object_object_get_ex(params, "read_only", &x)) {
+		if (!json_object_is_type(x, json_type_boolean))
+			return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.read_only must be a boolean");
+		ro = json_object_get_boolean(x);
+	}
+
+	old = zcfsd_volume_find(d, id);
+	if (old) {
+		/* CreateVolume is idempotent: the same request succeeds again. */
+		if (strcmp(old->tenant, t->name) || old->queue_depth != depth ||
+		    old->max_write != max_write || old->transport != transport || old->read_only != ro)
+			return zcfsd_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
+					  "volume '%s' exists with other parameters", id);
+		*ret = old;
+		return 0;
+	}
+	if (zcfsd_tenant_volume_count(d, t->name) >= t->max_volumes)
+		return zcfsd_fail(e, ZCFS_RESOURCE_EXHAUSTED, -EDQUOT,
+				  "tenant '%s' already has %u volumes (max_volumes)", t->name,
+				  t->max_volumes);
+	v = calloc(1, sizeof(*v));
+	if (!v || !(v->id = strdup(id)) || !(v->tenant = strdup(t->name))) {
+		if (v) {
+			v->fuse_fd = v->srv.pidfd = -1;
+			zcfsd_volume_free(v);
+		}
+		return zcfsd_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
+	}
+	v->fuse_fd = -1;
+	v->srv.pidfd = -1;
+	v->queue_depth = depth;
+	v->max_write = max_write;
+	v->transport = transport;
+	v->read_only = ro;
+	v->next = d->volumes;
+	d->volumes = v;
+	r = zcfsd_state_save(d);
+	if (r < 0) {
+		d->volumes = v->next;
+		zcfsd_volume_free(v);
+		return zcfsd_fail(e, ZCFS_INTERNAL, r, "saving state: %s", strerror(-r));
+	}
+	log_info("event=volume-create volume=%s tenant=%s queue_depth=%u max_write=%u transport=%s",
+		 id, t->name, depth, max_write, policy_transport_name(transport));
+	*ret = v;
+	return 0;
+}
+
+/* Opens a directory by PATH refusing any symlink on the way. */
+static int open_nofollow(const char *path, uint64_t flags)
+{
+	struct open_how how = {
+		.flags = flags | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	return RET_NERRNO((int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how)));
+}
+
+static int check_target_string(const struct policy_tenant *t, const char *target,
+			       struct zcfsd_err *e)
+{
+	if (!target)
+		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.target is required");
+	if (!path_is_normalized_absolute(target))
+		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				  "target '%s' is not a normalized absolute path", target);
+	for (size_t i = 0; i < t->n_prefixes; i++)
+		if (path_is_under(target, t->prefixes[i]))
+			return 0;
+	return zcfsd_fail(e, ZCFS_PERMISSION_DENIED, -EPERM,
+			  "target '%s' is not under any allowed_target_prefixes of tenant '%s'", target,
+			  t->name);
+}
+
+/* O_PATH fd of the target directory; creates the last component when
+ * only it is missing (*created tells the caller to remove it on error). */
+static int open_target(const char *target, bool *created, struct zcfsd_err *e)
+{
+	_cleanup_free_ char *parent = NULL;
+	_cleanup_close_ int pfd = -1;
+	const char *leaf;
+	int fd;
+
+	*created = false;
+	fd = open_nofollow(target, O_PATH | O_DIRECTORY);
+	if (fd >= 0)
+		return fd;
+	if (fd == -ELOOP || fd == -EXDEV)
+		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, fd, "target '%s' contains a symlink", target);
+	if (fd == -ENOTDIR)
+		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, fd, "target '%s' is not a directory", target);
+	if (fd != -ENOENT)
+		return zcfsd_fail(e, ZCFS_INTERNAL, fd, "target '%s': %s", target, strerror(-fd));
+	parent = strdup(target);
+	if (!parent)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
+	leaf = strrchr(target, '/') + 1;
+	parent[leaf - target - 1 > 0 ? leaf - target - 1 : 1] = '\0';
+	pfd = open_nofollow(parent, O_PATH | O_DIRECTORY);
+	if (pfd == -ELOOP || pfd == -EXDEV)
+		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, pfd, "target '%s' contains a symlink", target);
+	if (pfd < 0)
+		return zcfsd_fail(e, ZCFS_NOT_FOUND, pfd, "target's parent %s: %s", parent, strerror(-pfd));
+	if (mkdirat(pfd, leaf, 0750) < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "mkdir %s: %m", target);
+	*created = true;
+	fd = RET_NERRNO(openat(pfd, leaf, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+	if (fd < 0) {
+		(void)unlinkat(pfd, leaf, AT_REMOVEDIR);
+		*created = false;
+		return zcfsd_fail(e, ZCFS_INTERNAL, fd, "open %s: %s", target, strerror(-fd));
+	}
+	return fd;
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	_cleanup_free_ char *p = strdup(path);
+
+	if (!p)
+		return -ENOMEM;
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	return mkdir(p, mode) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+/* STORAGE_ROOT/ID, owned by the tenant, 0700. The root itself is made
+ * 0711 so the tenant can reach its volumes but not list others. */
+static int ensure_storage(const struct policy_tenant *t, const char *id, bool *created,
+			  struct zcfsd_err *e)
+{
+	_cleanup_close_ int rfd = -1, vfd = -1;
+	int r;
+
+	*created = false;
+	r = mkdir_p(t->storage_root, 0711);
+	if (r < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, r, "storage_root %s: %s", t->storage_root, strerror(-r));
+	rfd = open_nofollow(t->storage_root, O_PATH | O_DIRECTORY);
+	if (rfd < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, rfd, "storage_root %s: %s", t->storage_root,
+				  strerror(-rfd));
+	if (mkdirat(rfd, id, 0700) == 0)
+		*created = true;
+	else if (errno != EEXIST)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "mkdir %s/%s: %m", t->storage_root, id);
+	vfd = RET_NERRNO(openat(rfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+	if (vfd < 0 || fchown(vfd, t->uid, t->gid) < 0 || fchmod(vfd, 0700) < 0) {
+		r = vfd < 0 ? vfd : -errno;
+		if (*created)
+			(void)unlinkat(rfd, id, AT_REMOVEDIR);
+		*created = false;
+		return zcfsd_fail(e, ZCFS_INTERNAL, r, "storage %s/%s: %s", t->storage_root, id,
+				  strerror(-r));
+	}
+	return 0;
+}
+
+static void remove_storage_dir(const struct policy_tenant *t, const char *id)
+{
+	_cleanup_free_ char *p = NULL;
+
+	if (asprintf(&p, "%s/%s", t->storage_root, id) >= 0)
+		(void)rmdir(p);
+}
+
+static int add_target(struct zcfsd_volume *v, const char *target)
+{
+	char **n = realloc(v->targets, (v->n_targets + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	v->targets = n;
+	n[v->n_targets] = strdup(target);
+	if (!n[v->n_targets])
+		return -ENOMEM;
+	v->n_targets++;
+	return 0;
+}
+
+static void remove_target(struct zcfsd_volume *v, size_t i)
+{
+	free(v->targets[i]);
+	memmove(&v->targets[i], &v->targets[i + 1], (v->n_targets - i - 1) * sizeof(char *));
+	v->n_targets--;
+}
+
+static struct zcfsd_volume *target_owner(struct zcfsd *d, const char *target, size_t *idx)
+{
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+		for (size_t i = 0; i < v->n_targets; i++)
+			if (!strcmp(v->targets[i], target)) {
+				*idx = i;
+				return v;
+			}
+	return NULL;
+}
+
+/* Deepest queue that fits FREE_BYTES, from the same source of pinned
+ * figures as the charge (zcfs-serve --print-pinned when it has it). */
+static uint32_t fitting_depth(struct zcfsd *d, const struct zcfsd_volume *v,
+			      const struct policy_tenant *t, uint64_t free_bytes)
+{
+	struct zcfsd_volume probe = *v;
+	uint32_t lo = 0, hi = MIN(v->queue_depth, 1024u);
+	uint64_t p;
+
+	if (!d->serve_prints_pinned)
+		return MIN(hi, zcfsd_depth_that_fits(d->ncpus, v->max_write, free_bytes));
+	while (lo < hi) {
+		probe.queue_depth = lo + (hi - lo + 1) / 2;
+		if (zcfsd_pinned_bytes(d, &probe, t, &p) == 0 && p <= free_bytes)
+			lo = probe.queue_depth;
+		else
+			hi = probe.queue_depth - 1;
+	}
+	return lo;
+}
+
+/* What zcfsd can hand out as RLIMIT_MEMLOCK: anything with
+ * CAP_SYS_RESOURCE, else no more than its own hard limit. */
+static uint64_t node_memlock_limit(void)
+{
+	struct rlimit rl;
+
+	if (capng_have_capability(CAPNG_EFFECTIVE, CAP_SYS_RESOURCE) ||
+	    getrlimit(RLIMIT_MEMLOCK, &rl) < 0 || rl.rlim_max == RLIM_INFINITY)
+		return UINT64_MAX;
+	return rl.rlim_max;
+}
+
+static int check_budget(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+			uint64_t *pinned, struct zcfsd_err *e)
+{
+	uint64_t used = zcfsd_tenant_used(d, t->name), free_bytes, node = node_memlock_limit();
+	uint64_t node_free = node > used ? node - used : 0;
+	bool node_bound;
+	uint32_t fits;
+	char hint[96];
+	int r;
+
+	r = zcfsd_pinned_bytes(d, v, t, pinned);
+	if (r < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, r, "computing pinned memory: %s", strerror(-r));
+	free_bytes = t->memlock_budget > used ? t->memlock_budget - used : 0;
+	/* The server's RLIMIT_MEMLOCK is the tenant's total: it must be
+	 * settable, or the server could not pin what it was granted. */
+	node_bound = node_free < free_bytes;
+	if (node_bound)
+		free_bytes = node_free;
+	if (*pinned <= free_bytes)
+		return 0;
+	fits = fitting_depth(d, v, t, free_bytes);
+	if (fits)
+		snprintf(hint, sizeof(hint), "queue_depth=%u would fit", fits);
+	else
+		snprintf(hint, sizeof(hint), "no queue depth fits (queue_depth=0)");
+	if (node_bound)
+		return zcfsd_fail(e, ZCFS_RESOURCE_EXHAUSTED, -EDQUOT,
+				  "node memlock limit: volume '%s' needs %llu bytes pinned "
+				  "(queue_depth=%u, max_write=%u, %u queues) but zcfsd can grant tenant '%s' "
+				  "only %llu more (its hard RLIMIT_MEMLOCK is %llu and it lacks "
+				  "CAP_SYS_RESOURCE); %s",
+				  v->id, (unsigned long long)*pinned, v->queue_depth, v->max_write,
+				  d->ncpus, t->name, (unsigned long long)free_bytes,
+				  (unsigned long long)node, hint);
+	return zcfsd_fail(e, ZCFS_RESOURCE_EXHAUSTED, -EDQUOT,
+			  "tenant '%s' memlock budget: volume '%s' needs %llu bytes pinned "
+			  "(queue_depth=%u, max_write=%u, %u queues) but %llu of %llu are free; %s%s",
+			  t->name, v->id, (unsigned long long)*pinned, v->queue_depth, v->max_write,
+			  d->ncpus, (unsigned long long)free_bytes,
+			  (unsigned long long)t->memlock_budget, hint,
+			  fits ? "" : ": unpublish a volume or raise memlock_budget");
+}
+
+static int fd_path(int fd, char *buf, size_t len)
+{
+	return snprintf(buf, len, "/proc/self/fd/%d", fd) < (int)len ? 0 : -ENAMETOOLONG;
+}
+
+/* The first target: a new fuse connection mounted on the target fd. */
+static int mount_fuse(struct zcfsd_volume *v, int tfd, const char *target, struct zcfsd_err *e)
+{
+	_cleanup_close_ int fuse_fd = -1;
+	char opts[256], tpath[64], source[160];
+	int r;
+
+	fuse_fd = RET_NERRNO(open("/dev/fuse", O_RDWR | O_CLOEXEC));
+	if (fuse_fd < 0)
+		return zcfsd_fail(e, ZCFS_UNAVAILABLE, fuse_fd, "open /dev/fuse: %s", strerror(-fuse_fd));
+	snprintf(opts, sizeof(opts),
+		 "fd=%d,rootmode=40000,user_id=0,group_id=0,default_permissions,allow_other,max_read=%u",
+		 fuse_fd, v->max_write);
+	snprintf(source, sizeof(source), "zcfs:%s", v->id);
+	(void)fd_path(tfd, tpath, sizeof(tpath));
+	/* Mounting on /proc/self/fd/N mounts on what we checked, even if
+	 * a path component was swapped since. */
+	if (mount(source, tpath, "fuse.zcfs", MS_NOSUID | MS_NODEV | (v->read_only ? MS_RDONLY : 0),
+		  opts) < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "mount %s: %m", target);
+	r = zcfsd_mount_conn_at(target, &v->conn);
+	if (r < 0) {
+		(void)umount2(tpath, MNT_DETACH);
+		return zcfsd_fail(e, ZCFS_INTERNAL, r, "mount %s not found in mountinfo", target);
+	}
+	v->fuse_fd = TAKE_FD(fuse_fd);
+	return 0;
+}
+
+static int bind_target(struct zcfsd_volume *v, int tfd, const char *target, struct zcfsd_err *e)
+{
+	_cleanup_close_ int sfd = -1;
+	char spath[64], tpath[64];
+	unsigned conn;
+
+	sfd = open_nofollow(v->targets[0], O_PATH | O_DIRECTORY);
+	if (sfd < 0 || zcfsd_mount_conn_at(v->targets[0], &conn) < 0 || conn != v->conn)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -ENOENT, "volume %s is no longer mounted at %s",
+				  v->id, v->targets[0]);
+	(void)fd_path(sfd, spath, sizeof(spath));
+	(void)fd_path(tfd, tpath, sizeof(tpath));
+	if (mount(spath, tpath, NULL, MS_BIND, NULL) < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "bind mount %s: %m", target);
+	return 0;
+}
+
+/* Unmounts TARGET if our connection is what is mounted there. */
+static void unmount_target(struct zcfsd_volume *v, const char *target, bool lazy)
+{
+	unsigned conn;
+	int r = zcfsd_mount_conn_at(target, &conn);
+
+	if (r < 0 || conn != v->conn) {
+		log_warn("event=unmount-skipped volume=%s target=%s reason=%s", v->id, target,
+			 r == -EMEDIUMTYPE ? "other-filesystem-on-top" : "not-mounted");
+		return;
+	}
+	if (!lazy && umount2(target, UMOUNT_NOFOLLOW) == 0)
+		return;
+	if (!lazy)
+		log_warn("event=unmount-busy volume=%s target=%s error=%m action=detach", v->id, target);
+	if (umount2(target, UMOUNT_NOFOLLOW | MNT_DETACH) < 0)
+		log_err("event=unmount-failed volume=%s target=%s error=%m", v->id, target);
+}
+
+/* Waits a moment for a server that fails at once (bad source, bad
+ * options), so publish can report it instead of a restart loop. */
+static bool server_died_early(struct zcfsd_volume *v)
+{
+	struct pollfd p = { .fd = v->srv.pidfd, .events = POLLIN };
+
+	return poll(&p, 1, 200) > 0;
+}
+
+int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
+			 struct zcfsd_err *e)
+{
+	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
+	_cleanup_close_ int tfd = -1;
+	struct zcfsd_volume *owner;
+	bool created_target = false, created_storage = false, first = v->n_targets == 0;
+	uint64_t pinned = 0;
+	size_t idx;
+	int r;
+
+	if (!t)
+		return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, -ENOENT,
+				  "tenant '%s' of volume '%s' is not in the policy any more", v->tenant, v->id);
+	r = check_target_string(t, target, e);
+	if (r < 0)
+		return r;
+	owner = target_owner(d, target, &idx);
+	if (owner == v)
+		return 0;	/* same target twice: already done */
+	if (owner)
+		return zcfsd_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST, "target '%s' is used by volume '%s'",
+				  target, owner->id);
+	if (first) {
+		r = check_budget(d, v, t, &pinned, e);
+		if (r < 0)
+			return r;
+	}
+	tfd = open_target(target, &created_target, e);
+	if (tfd < 0)
+		return tfd;
+	if (!first) {
+		r = bind_target(v, tfd, target, e);
+		if (r == 0 && (r = add_target(v, target)) < 0) {
+			(void)umount2(target, UMOUNT_NOFOLLOW | MNT_DETACH);
+			zcfsd_fail(e, ZCFS_INTERNAL, r, "out of memory");
+		}
+		goto out;
+	}
+	r = ensure_storage(t, v->id, &created_storage, e);
+	if (r < 0)
+		goto out;
+	r = mount_fuse(v, tfd, target, e);
+	if (r < 0)
+		goto out;
+	r = add_target(v, target);
+	if (r < 0) {
+		zcfsd_fail(e, ZCFS_INTERNAL, r, "out of memory");
+		goto undo_mount;
+	}
+	v->pinned = pinned;	/* charged from here on: the spawn's rlimit counts it */
+	v->srv.restarts = 0;
+	v->srv.backoff_ms = 0;
+	r = zcfsd_spawn_server(d, v, t, e);
+	if (r < 0)
+		goto undo_target;
+	if (server_died_early(v)) {
+		r = zcfsd_fail(e, ZCFS_INTERNAL, -ECHILD,
+			       "zcfs-serve for volume '%s' exited at once; see %s/logs/%s.log",
+			       v->id, d->state_dir, v->id);
+		zcfsd_stop_server(d, v);
+		goto undo_target;
+	}
+	goto out;
+undo_target:
+	remove_target(v, v->n_targets - 1);
+undo_mount:
+	unmount_target(v, target, true);
+	v->fuse_fd = safe_close(v->fuse_fd);
+	v->pinned = 0;
+out:
+	if (r < 0) {
+		if (created_storage)
+			remove_storage_dir(t, v->id);
+		if (created_target)
+			(void)rmdir(target);
+		return r;
+	}
+	r = zcfsd_state_save(d);
+	if (r < 0)
+		log_err("event=state-save-failed error=%s", strerror(-r));
+	log_info("event=publish volume=%s target=%s targets=%zu conn=%u pinned=%llu", v->id, target,
+		 v->n_targets, v->conn, (unsigned long long)v->pinned);
+	return 0;
+}
+
+void zcfsd_volume_teardown(struct zcfsd *d, struct zcfsd_volume *v, bool lazy)
+{
+	/* Binds first: the fuse mount at targets[0] goes last. */
+	while (v->n_targets) {
+		unmount_target(v, v->targets[v->n_targets - 1], lazy);
+		remove_target(v, v->n_targets - 1);
+	}
+	zcfsd_stop_server(d, v);
+	v->pinned = 0;
+}
+
+int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
+			   struct zcfsd_err *e)
+{
+	size_t i;
+	int r;
+
+	if (!target)
+		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.target is required");
+	if (!path_is_normalized_absolute(target))
+		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				  "target '%s' is not a normalized absolute path", target);
+	for (i = 0; i < v->n_targets; i++)
+		if (!strcmp(v->targets[i], target))
+			break;
+	if (i == v->n_targets)
+		return 0;	/* not published there: nothing to do */
+	if (v->n_targets == 1) {
+		zcfsd_volume_teardown(d, v, false);
+	} else {
+		unmount_target(v, target, false);
+		remove_target(v, i);
+	}
+	r = zcfsd_state_save(d);
+	if (r < 0)
+		log_err("event=state-save-failed error=%s", strerror(-r));
+	log_info("event=unpublish volume=%s target=%s targets=%zu", v->id, target, v->n_targets);
+	return 0;
+}
+
+/* rm -rf below DFD without following symlinks or crossing mounts. */
+static int rm_rf_at(int dfd, const char *name, dev_t dev)
+{
+	_cleanup_closedir_ DIR *dir = NULL;
+	struct dirent *de;
+	struct stat st;
+	int fd, r = 0;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return RET_NERRNO(unlinkat(dfd, name, 0));
+	if (st.st_dev != dev)
+		return -EXDEV;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		safe_close(fd);
+		return -errno;
+	}
+	while ((de = readdir(dir))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		int k = rm_rf_at(dirfd(dir), de->d_name, dev);
+		if (k < 0 && r == 0)
+			r = k;
+	}
+	if (r == 0)
+		r = RET_NERRNO(unlinkat(dfd, name, AT_REMOVEDIR));
+	return r;
+}
+
+int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfsd_err *e)
+{
+	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
+	struct zcfsd_volume **pp;
+	_cleanup_free_ char *logpath = NULL;
+	int r;
+
+	if (v->n_targets)
+		return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY,
+				  "volume '%s' is published at %s; unpublish it first", v->id,
+				  v->targets[0]);
+	if (t) {
+		_cleanup_close_ int rfd = open_nofollow(t->storage_root, O_PATH | O_DIRECTORY);
+		struct stat st;
+		if (rfd >= 0 && fstat(rfd, &st) == 0) {
+			r = rm_rf_at(rfd, v->id, st.st_dev);
+			if (r < 0)
+				return zcfsd_fail(e, ZCFS_INTERNAL, r, "removing %s/%s: %s",
+						  t->storage_root, v->id, strerror(-r));
+		}
+	}
+	for (pp = &d->volumes; *pp != v; pp = &(*pp)->next)
+		;
+	*pp = v->next;
+	if (asprintf(&logpath, "%s/logs/%s.log", d->state_dir, v->id) >= 0)
+		(void)unlink(logpath);
+	log_info("event=volume-delete volume=%s tenant=%s", v->id, v->tenant);
+	zcfsd_volume_free(v);
+	r = zcfsd_state_save(d);
+	if (r < 0)
+		log_err("event=state-save-failed error=%s", strerror(-r));
+	return 0;
+}

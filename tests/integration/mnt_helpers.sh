@@ -1,0 +1,76 @@
+# Extra helpers for the integration tests (sourced after ../lib.sh).
+#
+# ZCFS_TEST_NATIVE=1 makes tests that support it run their body against a
+# plain tmpfs directory instead of a zcfs mount, to prove the test itself
+# (command lines, expectations) passes on a native file system first.
+
+: "${ZCFS_TEST_NATIVE:=0}"
+
+# new_tmpdir VAR [tmpfs-size]: like VAR=$(make_tmpdir SIZE), but registers
+# the directory for cleanup in this shell (make_tmpdir inside $(...) runs in
+# a subshell, so its registration, and thus the cleanup, would be lost).
+new_tmpdir() {
+	local __f
+	__f=$(mktemp /tmp/zcfs-tmpname.XXXXXX)
+	make_tmpdir "${2:-}" >"$__f" || { rm -f "$__f"; fail "make_tmpdir"; }
+	printf -v "$1" '%s' "$(cat "$__f")"
+	rm -f "$__f"
+}
+
+is_native() { [ "$ZCFS_TEST_NATIVE" = 1 ]; }
+
+# need_testbin NAME: path of a C helper built from tests/integration/NAME.c
+need_testbin() {
+	local p="$ZCFS_TESTBIN/$1"
+	[ -x "$p" ] || fail "$p not built (run make)"
+	echo "$p"
+}
+
+# need_serve: zcfs-serve must exist unless running natively
+need_serve() {
+	is_native && return 0
+	[ -x "$ZCFS_BIN/zcfs-serve" ] || fail "$ZCFS_BIN/zcfs-serve not built"
+}
+
+# mount_or_native SRC MNT [opts]: zcfs_mount, or in native mode make MNT a
+# bind mount of SRC (so the test body is identical). Sets ZCFS_PID ("" native).
+mount_or_native() {
+	local src=$1 mnt=$2; shift 2
+	if is_native; then
+		mount --bind "$src" "$mnt" || fail "bind mount"
+		_zcfs_mounts+=("$mnt")
+		ZCFS_PID=
+		return 0
+	fi
+	zcfs_mount "$src" "$mnt" "$@"
+}
+
+# umount_wait MNT [SECS]: unmount MNT and wait (bounded) for the server to
+# exit; returns the server's exit status (124 when it did not exit in time).
+umount_wait() {
+	local mnt=$1 secs=${2:-10} i
+	if [ -z "${ZCFS_PID:-}" ]; then
+		umount "$mnt" 2>/dev/null || umount -l "$mnt"
+		return 0
+	fi
+	umount "$mnt" 2>/dev/null || umount -l "$mnt"
+	wait_pid_exit "$ZCFS_PID" "$secs"
+}
+
+# wait_pid_exit PID SECS: waits for a child of this shell; prints nothing,
+# returns its exit status, or 124 if it is still running after SECS.
+wait_pid_exit() {
+	local pid=$1 secs=$2 i
+	for i in $(seq $((secs * 20))); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$pid" 2>/dev/null; then return 124; fi
+	wait "$pid"
+}
+
+# is_mounted MNT: MNT appears in the mount table
+is_mounted() { grep -q " $1 " /proc/self/mounts; }
+
+# show_log MNT: server log for diagnostics
+show_log() { [ -f "$1.log" ] && sed 's/^/# server: /' "$1.log" | tail -n 20; }

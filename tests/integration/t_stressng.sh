@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# stress-ng file-system stressors against the mount, with --verify where the
+# stressor supports it, once as root and once as uid 1001 in a directory
+# it owns. Every run must exit 0 (no verify error, no failed stressor).
+# The stressor list contains only stressors that pass on plain tmpfs, as
+# root and as an unprivileged user (ZCFS_TEST_NATIVE=1 re-checks that).
+# STRESS_SECS sets the seconds per group (default 4).
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/mnt_helpers.sh"
+require_root
+is_native || require_fuse
+need_serve
+require_cmd stress-ng
+SECS=${STRESS_SECS:-4}
+
+new_tmpdir SRC 2G
+new_tmpdir MNT
+new_tmpdir LOGS
+chmod 755 "$LOGS"
+
+mount_or_native "$SRC" "$MNT"
+mkdir "$MNT/root" "$MNT/user"
+chown 1001:1001 "$MNT/user"
+
+# Groups run concurrently within themselves (one instance per stressor).
+GROUPS_DATA=(
+	"--hdd 1 --hdd-bytes 32M --hdd-opts wr-rnd,rd-rnd --hdd 1 --hdd-bytes 32M --hdd-opts wr-seq,rd-seq,fsync"
+	"--iomix 1 --iomix-bytes 32M --fallocate 1 --fallocate-bytes 32M --fpunch 1 --seek 1 --seek-size 32M --sync-file 1 --sync-file-bytes 32M --copy-file 1 --copy-file-bytes 128M --readahead 1 --readahead-bytes 32M --aiol 1"
+)
+GROUPS_META=(
+	"--dir 1 --dentry 1 --link 1 --symlink 1 --rename 1 --filename 1 --dirdeep 1 --dirdeep-inodes 2000 --dirmany 1"
+	"--xattr 1 --chmod 1 --chown 1 --fstat 1 --utime 1 --access 1 --lockf 1 --flock 1 --fcntl 1 --fsize 1"
+)
+
+# run_group WHO DIR NAME ARGS: one stress-ng run, checked
+run_group() {
+	local who=$1 dir=$2 name=$3 args=$4 rc=0 pre=()
+	local log="$LOGS/$name.$who.log"
+	[ "$who" = root ] || pre=(setpriv --reuid=1001 --regid=1001 --clear-groups --)
+	# shellcheck disable=SC2086
+	(cd "$dir" && timeout -s KILL $((SECS + 60)) "${pre[@]}" stress-ng $args --timeout "${SECS}s" \
+		--verify --temp-path "$dir" --metrics-brief >"$log" 2>&1) || rc=$?
+	check "stress-ng $name as $who exits 0 (rc=$rc)" [ "$rc" -eq 0 ]
+	local bad
+	bad=$(grep -E 'fail|error|verif.*(mismatch|fail)' "$log" | grep -v -E 'passed: |failed: 0|metrics' | head -n 5)
+	if [ "$rc" -ne 0 ] || [ -n "$bad" ]; then
+		sed 's/^/#   /' "$log" | grep -v -E 'dispatching|stressor +bogo|\(secs\)' | tail -n 15
+	fi
+	check "stress-ng $name as $who: no failures reported" [ -z "$bad" ]
+	check "stress-ng $name as $who: $dir left usable" test -w "$dir"
+}
+
+i=0
+for g in "${GROUPS_DATA[@]}"; do
+	run_group root "$MNT/root" "data$i" "$g"
+	run_group 1001 "$MNT/user" "data$i" "$g"
+	i=$((i + 1))
+done
+i=0
+for g in "${GROUPS_META[@]}"; do
+	run_group root "$MNT/root" "meta$i" "$g"
+	run_group 1001 "$MNT/user" "meta$i" "$g"
+	i=$((i + 1))
+done
+
+# nothing of the stress-ng runs should be left behind, and the mount and its
+# backing store agree
+check "mount and backing store list the same entries" \
+	diff <(cd "$MNT" && find . -printf '%P %y %s\n' | sort) <(cd "$SRC" && find . -printf '%P %y %s\n' | sort)
+
+rc=0; umount_wait "$MNT" || rc=$?
+check "server exits 0 after umount (rc=$rc)" [ "$rc" -eq 0 ]
+[ "$_zcfs_failed" -eq 0 ] || show_log "$MNT"
+finish

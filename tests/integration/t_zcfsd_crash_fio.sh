@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# kill -9 of a volume's server in the middle of a fio write job with
+# --verify=crc32c: zcfsd restarts the server on the same connection and
+# resends the requests in flight, so the job completes and verifies
+# without an I/O error. Needs zcfs-serve --resume (serving a connection
+# initialized by an earlier server); skipped with that reason otherwise.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/zcfsd_lib.sh"
+require_root
+require_fuse
+require_cmd jq
+require_cmd fio
+require_uring_transport
+"$ZCFS_BIN/zcfs-serve" --help | grep -q -- --resume ||
+	skip "zcfs-serve cannot resume a live connection after a restart (no --resume: no INIT is replayed, node ids and file handles die with the server)"
+
+zcfsd_env 256M true
+zcfsd_start
+create_publish v1 "$TGT/a" || { show_zcfsd_log; fail "publish v1"; }
+fio --name=crash --directory="$TGT/a" --rw=write --bs=64k --size=96M --ioengine=psync \
+	--verify=crc32c --do_verify=1 --verify_fatal=1 --end_fsync=1 >"$W/fio.out" 2>&1 &
+FIO=$!
+sleep 0.7
+P0=$(server_pid v1)
+kill -9 "$P0"
+check "fio completes and verifies" wait "$FIO"
+check "the server was restarted" test "$(vol_field v1 restarts)" -ge 1
+check "fio saw no verify error" bash -c "! grep -qi 'verify.*fail\|bad magic\|crc32c' '$W/fio.out'"
+sed 's/^/# fio: /' "$W/fio.out" | tail -n 8
+ctl volume unpublish v1 "$TGT/a" >/dev/null
+[ "$_zcfs_failed" -eq 0 ] || show_zcfsd_log
+finish

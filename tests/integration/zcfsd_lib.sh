@@ -1,0 +1,137 @@
+# Helpers for the zcfsd tests (sourced after ../lib.sh). Each test gets a
+# private work dir W with its own policy, socket and state dir; a real
+# zcfsd runs in the foreground in the background of the test shell.
+#
+#   zcfsd_env [budget] [io_uring]   W, POLICY, SOCK, STATE, TGT (allowed
+#                                   target prefix), STORE (storage_root)
+#   zcfsd_start / zcfsd_kill9       start (waits for the socket) / SIGKILL
+#   ctl ARGS...                     zcfsctl on this socket
+#   code_of CMD...                  the error code of a zcfsctl call/raw
+#   vol_json ID / vol_field ID JQ   volume.get result
+#   snapshot                        files under W (state excluded) + mounts
+# The EXIT trap stops zcfsd, every server it started (by pid from the
+# state file and by command line under W) and lazily unmounts under W.
+
+TENANT_UID=${TENANT_UID:-2001}
+TENANT_UID2=${TENANT_UID2:-2002}
+ZCFSD_PID=
+
+zcfsd_cleanup() {
+	local rc=$? p m
+	[ -n "$ZCFSD_PID" ] && kill -KILL "$ZCFSD_PID" 2>/dev/null
+	if [ -n "${W:-}" ]; then
+		for p in $(pgrep -f "[z]cfs-serve .*$W/" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+		# innermost (longest) mount points first
+		for m in $(awk -v w="$W/" 'index($2, w) == 1 { print $2 }' /proc/self/mounts | sort -r); do
+			umount -l "$m" 2>/dev/null
+		done
+	fi
+	(exit $rc)
+	_zcfs_cleanup
+}
+trap zcfsd_cleanup EXIT
+
+# write_policy FILE BUDGET IO_URING [second tenant: yes|no]
+write_policy() {
+	local f=$1 budget=$2 uring=$3 second=${4:-no}
+	{
+		cat <<-JSON
+		{
+		  "admin_group": "0",
+		  "defaults": {"queue_depth": 4, "max_write": "128K", "transport": "auto"},
+		  "tenants": [
+		    {"name": "t1", "uid": $TENANT_UID, "gid": $TENANT_UID, "memlock_budget": "$budget",
+		     "max_volumes": 8, "default_quota": "1G", "storage_root": "$STORE/t1",
+		     "allowed_target_prefixes": ["$TGT"],
+		     "data_paths": {"io_uring": $uring, "zero_copy": false, "passthrough": false}}
+		JSON
+		if [ "$second" = yes ]; then
+			cat <<-JSON
+			   ,{"name": "t2", "uid": $TENANT_UID2, "gid": $TENANT_UID2, "memlock_budget": "$budget",
+			     "storage_root": "$STORE/t2", "allowed_target_prefixes": ["$TGT/t2"]}
+			JSON
+		fi
+		echo '  ]'
+		echo '}'
+	} >"$f"
+}
+
+zcfsd_env() {
+	W=$(make_tmpdir)
+	POLICY=$W/policy.json
+	SOCK=$W/zcfsd.sock
+	STATE=$W/state
+	TGT=$W/targets
+	STORE=$W/storage
+	mkdir -p "$TGT" "$STORE"
+	write_policy "$POLICY" "${1:-64M}" "${2:-true}" "${3:-no}"
+	export ZCFS_SOCKET=$SOCK
+}
+
+zcfsd_start() {
+	local i
+	[ -x "$ZCFS_BIN/zcfsd" ] || fail "$ZCFS_BIN/zcfsd not built"
+	rm -f "$SOCK"
+	"$ZCFS_BIN/zcfsd" --policy "$POLICY" --state-dir "$STATE" --socket "$SOCK" \
+		--serve "$ZCFS_BIN/zcfs-serve" --foreground "$@" 2>>"$W/zcfsd.log" &
+	ZCFSD_PID=$!
+	for i in $(seq 100); do
+		[ -S "$SOCK" ] && ctl status >/dev/null 2>&1 && return 0
+		kill -0 "$ZCFSD_PID" 2>/dev/null || { cat "$W/zcfsd.log" >&2; fail "zcfsd exited"; }
+		sleep 0.05
+	done
+	cat "$W/zcfsd.log" >&2
+	fail "zcfsd did not come up"
+}
+
+zcfsd_kill9() {
+	kill -KILL "$ZCFSD_PID" 2>/dev/null
+	wait "$ZCFSD_PID" 2>/dev/null
+	ZCFSD_PID=
+}
+
+ctl() { "$ZCFS_BIN/zcfsctl" --socket "$SOCK" "$@"; }
+
+# code_of CMD...: runs a zcfsctl subcommand that prints a raw response
+# (call/raw) and prints the error code, or OK.
+code_of() {
+	local out
+	out=$("$@" 2>/dev/null)
+	jq -r 'if .error then .error.code else "OK" end' <<<"$out" 2>/dev/null || echo "UNPARSEABLE:$out"
+}
+
+vol_json() { ctl volume get "$1" 2>/dev/null; }
+vol_field() { vol_json "$1" | jq -r ".volume.$2"; }
+server_pid() { vol_field "$1" pid; }
+
+# snapshot: everything a failed request must leave alone
+snapshot() {
+	(cd "$W" && find . -path ./state -prune -o -path ./zcfsd.log -prune -o \
+		-printf '%p %y %m %U:%G\n' | sort)
+	grep " $W" /proc/self/mounts
+	pgrep -f "[z]cfs-serve .*$W/" | sort
+}
+
+# create_publish ID TARGET [create options...]
+create_publish() {
+	local id=$1 target=$2; shift 2
+	ctl volume create "$id" --transport "${ZCFS_TRANSPORT:-devfuse}" "$@" >/dev/null &&
+		ctl volume publish "$id" "$target" >/dev/null
+}
+
+# wait_for DESC SECS CMD...: polls CMD until it succeeds
+wait_for() {
+	local desc=$1 secs=$2 i; shift 2
+	for i in $(seq $((secs * 10))); do "$@" && return 0; sleep 0.1; done
+	echo "# timed out waiting for $desc" >&2
+	return 1
+}
+
+show_zcfsd_log() { sed 's/^/# zcfsd: /' "$W/zcfsd.log" | tail -n 30; }
+
+require_uring_transport() {
+	if [ "${ZCFS_TRANSPORT:-devfuse}" = uring ]; then
+		[ "$(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null)" = Y ] ||
+			skip "FUSE-over-io_uring disabled (enable_uring=N)"
+	fi
+}

@@ -1,0 +1,231 @@
+/* Policy parsing: a valid document, every kind of problem reported (all
+ * of them, each naming file and field), size strings, defaults, merging
+ * rules, and the path/id checks the daemon relies on. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+#include "policy.h"
+
+#define TENANT(extra) \
+	"{\"name\": \"t1\", \"uid\": 2001, \"gid\": 2001, \"storage_root\": \"/srv/zcfs/t1\"," \
+	" \"allowed_target_prefixes\": [\"/var/lib/kubelet/pods\"]" extra "}"
+
+static bool has_error(const struct policy_errors *e, const char *needle)
+{
+	for (size_t i = 0; i < e->n; i++)
+		if (strstr(e->msgs[i], needle))
+			return true;
+	return false;
+}
+
+static void test_valid(void **state)
+{
+	const char *doc = "{\"admin_group\": \"0\","
+			  " \"defaults\": {\"queue_depth\": 16, \"max_write\": \"256K\", \"transport\": \"uring\"},"
+			  " \"metrics\": {\"listen\": \"/run/zcfs/metrics.sock\"},"
+			  " \"tenants\": [" TENANT(", \"memlock_budget\": \"64M\", \"max_volumes\": 3,"
+			  " \"default_quota\": 1073741824,"
+			  " \"data_paths\": {\"io_uring\": true, \"zero_copy\": true, \"passthrough\": false}") "]}";
+	struct policy_errors e = { 0 };
+	struct policy *p = NULL;
+	const struct policy_tenant *t;
+
+	(void)state;
+	assert_int_equal(policy_load_string("a.json", doc, &p, &e), 0);
+	assert_int_equal(e.n, 0);
+	assert_int_equal(p->queue_depth, 16);
+	assert_int_equal(p->max_write, 256 * 1024);
+	assert_int_equal(p->transport, POLICY_TRANSPORT_URING);
+	assert_true(p->has_admin_gid);
+	assert_int_equal(p->admin_gid, 0);
+	assert_string_equal(p->metrics_listen, "/run/zcfs/metrics.sock");
+	t = policy_find_tenant(p, "t1");
+	assert_non_null(t);
+	assert_int_equal(t->uid, 2001);
+	assert_int_equal(t->memlock_budget, 64ULL << 20);
+	assert_int_equal(t->max_volumes, 3);
+	assert_int_equal(t->default_quota, 1ULL << 30);
+	assert_true(t->io_uring && t->zero_copy && !t->passthrough);
+	assert_int_equal(t->n_prefixes, 1);
+	assert_null(policy_find_tenant(p, "t2"));
+	policy_free(p);
+}
+
+static void test_defaults(void **state)
+{
+	struct policy_errors e = { 0 };
+	struct policy *p = NULL;
+
+	(void)state;
+	assert_int_equal(policy_load_string("d.json", "{\"tenants\": [" TENANT("") "]}", &p, &e), 0);
+	assert_int_equal(p->queue_depth, 8);
+	assert_int_equal(p->max_write, 1u << 20);
+	assert_int_equal(p->transport, POLICY_TRANSPORT_AUTO);
+	assert_false(p->has_admin_gid);
+	assert_int_equal(p->tenants[0].memlock_budget, 0);
+	assert_int_equal(p->tenants[0].max_volumes, 64);
+	assert_false(p->tenants[0].io_uring);
+	policy_free(p);
+}
+
+/* Every problem is reported, not just the first, and names file + field. */
+static void test_all_errors_reported(void **state)
+{
+	const char *doc = "{\"bogus\": 1, \"defaults\": {\"queue_depth\": 0, \"max_write\": \"5000\","
+			  " \"transport\": \"fast\", \"extra\": true},"
+			  " \"tenants\": [{\"name\": \"../x\", \"uid\": 0, \"gid\": \"x\","
+			  " \"memlock_budget\": \"64Q\", \"storage_root\": \"rel/path\","
+			  " \"allowed_target_prefixes\": [\"/a/../b\", \"/\"], \"colour\": \"red\","
+			  " \"data_paths\": {\"io_uring\": false, \"zero_copy\": true, \"warp\": 1}}]}";
+	struct policy_errors e = { 0 };
+	struct policy *p = NULL;
+
+	(void)state;
+	assert_int_equal(policy_load_string("bad.json", doc, &p, &e), -EINVAL);
+	assert_null(p);
+	assert_true(has_error(&e, "bad.json: bogus: unknown field"));
+	assert_true(has_error(&e, "bad.json: defaults.queue_depth:"));
+	assert_true(has_error(&e, "bad.json: defaults.max_write:"));
+	assert_true(has_error(&e, "bad.json: defaults.transport:"));
+	assert_true(has_error(&e, "bad.json: defaults.extra: unknown field"));
+	assert_true(has_error(&e, "bad.json: tenants[0].name:"));
+	assert_true(has_error(&e, "bad.json: tenants[0].uid:"));
+	assert_true(has_error(&e, "bad.json: tenants[0].gid: expected an integer"));
+	assert_true(has_error(&e, "bad.json: tenants[0].memlock_budget:"));
+	assert_true(has_error(&e, "bad.json: tenants[0].storage_root:"));
+	assert_true(has_error(&e, "bad.json: tenants[0].allowed_target_prefixes[0]:"));
+	assert_true(has_error(&e, "bad.json: tenants[0].allowed_target_prefixes[1]:"));
+	assert_true(has_error(&e, "bad.json: tenants[0].colour: unknown field"));
+	assert_true(has_error(&e, "bad.json: tenants[0].data_paths.warp: unknown field"));
+	assert_true(has_error(&e, "bad.json: tenants[0].data_paths: zero_copy needs io_uring"));
+	assert_true(e.n >= 15);
+	policy_errors_clear(&e);
+}
+
+static void test_missing_and_malformed(void **state)
+{
+	struct policy_errors e = { 0 };
+	struct policy *p = NULL;
+
+	(void)state;
+	assert_int_equal(policy_load_string("m.json", "{\"tenants\": [{\"name\": \"t\"}]}", &p, &e), -EINVAL);
+	assert_true(has_error(&e, "m.json: tenants[0].uid: required field missing"));
+	assert_true(has_error(&e, "m.json: tenants[0].allowed_target_prefixes: required field missing"));
+	policy_errors_clear(&e);
+	assert_int_equal(policy_load_string("j.json", "{\"tenants\": [", &p, &e), -EINVAL);
+	assert_true(has_error(&e, "j.json: (document): not valid JSON"));
+	policy_errors_clear(&e);
+	assert_int_equal(policy_load_string("a.json", "[1]", &p, &e), -EINVAL);
+	assert_true(has_error(&e, "a.json: (document): expected a JSON object"));
+	policy_errors_clear(&e);
+	assert_int_equal(policy_load_string("g.json", "{\"admin_group\": \"no-such-group-zcfs\"}", &p, &e), -EINVAL);
+	assert_true(has_error(&e, "g.json: admin_group: no group named"));
+	policy_errors_clear(&e);
+}
+
+static void test_cross_checks(void **state)
+{
+	const char *doc = "{\"tenants\": [" TENANT("") "," TENANT("") "]}";
+	struct policy_errors e = { 0 };
+	struct policy *p = NULL;
+
+	(void)state;
+	assert_int_equal(policy_load_string("x.json", doc, &p, &e), -EINVAL);
+	assert_true(has_error(&e, "tenant 't1' also defined in x.json"));
+	assert_true(has_error(&e, "share uid 2001"));
+	assert_true(has_error(&e, "share /srv/zcfs/t1"));
+	policy_errors_clear(&e);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A directory merges *.json in name order; a global section set twice
+ * is an error naming both files; other files are ignored. */
+static void test_directory_merge(void **state)
+{
+	char dir[] = "/tmp/zcfs-policy-test.XXXXXX", path[256];
+	struct policy_errors e = { 0 };
+	struct policy *p = NULL;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/10-global.json", dir);
+	write_file(path, "{\"defaults\": {\"queue_depth\": 4}}");
+	snprintf(path, sizeof(path), "%s/20-t1.json", dir);
+	write_file(path, "{\"tenants\": [" TENANT("") "]}");
+	snprintf(path, sizeof(path), "%s/README", dir);
+	write_file(path, "not json");
+	assert_int_equal(policy_load(dir, &p, &e), 0);
+	assert_int_equal(p->queue_depth, 4);
+	assert_int_equal(p->n_tenants, 1);
+	policy_free(p);
+	p = NULL;
+	snprintf(path, sizeof(path), "%s/30-more.json", dir);
+	write_file(path, "{\"defaults\": {\"queue_depth\": 2}}");
+	assert_int_equal(policy_load(dir, &p, &e), -EINVAL);
+	assert_true(has_error(&e, "30-more.json: defaults: already set in"));
+	assert_true(has_error(&e, "10-global.json"));
+	policy_errors_clear(&e);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	assert_int_equal(system(path), 0);
+}
+
+static void test_paths_and_ids(void **state)
+{
+	char id128[129], id129[130];
+
+	(void)state;
+	assert_true(path_is_normalized_absolute("/"));
+	assert_true(path_is_normalized_absolute("/a/b.c/d"));
+	assert_false(path_is_normalized_absolute("a/b"));
+	assert_false(path_is_normalized_absolute("/a//b"));
+	assert_false(path_is_normalized_absolute("/a/b/"));
+	assert_false(path_is_normalized_absolute("/a/./b"));
+	assert_false(path_is_normalized_absolute("/a/../b"));
+	assert_false(path_is_normalized_absolute("/.."));
+	assert_true(path_is_normalized_absolute("/a/..b/c.."));
+	assert_true(path_is_under("/p/x", "/p"));
+	assert_true(path_is_under("/p/x/y", "/p"));
+	assert_false(path_is_under("/p", "/p"));
+	assert_false(path_is_under("/px/y", "/p"));
+	assert_false(path_is_under("/q/x", "/p"));
+	assert_true(name_is_valid_id("a"));
+	assert_true(name_is_valid_id("pvc-1234_ab.c-d"));
+	assert_false(name_is_valid_id(""));
+	assert_false(name_is_valid_id(".a"));
+	assert_false(name_is_valid_id("-a"));
+	assert_false(name_is_valid_id("../etc"));
+	assert_false(name_is_valid_id("a/b"));
+	assert_false(name_is_valid_id("a b"));
+	memset(id128, 'a', 128);
+	id128[128] = '\0';
+	memset(id129, 'a', 129);
+	id129[129] = '\0';
+	assert_true(name_is_valid_id(id128));
+	assert_false(name_is_valid_id(id129));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_valid),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_all_errors_reported),
+		cmocka_unit_test(test_missing_and_malformed),
+		cmocka_unit_test(test_cross_checks),
+		cmocka_unit_test(test_directory_merge),
+		cmocka_unit_test(test_paths_and_ids),
+	};
+	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
+}
