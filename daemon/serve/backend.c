@@ -9,11 +9,14 @@
 #include "backend.h"
 #include "handle.h"
 #include "log.h"
+#include "resume.h"
 
 int req_inode(struct zcfs_req *req, uint64_t nodeid, struct zcfs_inode **ret)
 {
 	struct zcfs_inode *i = inode_get(req->se->inodes, nodeid);
 
+	if (!i && req->se->resume)
+		return resume_find_inode(req->se, nodeid, ret);
 	if (!i)
 		return -ESTALE;
 	*ret = i;

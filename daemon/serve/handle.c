@@ -7,12 +7,21 @@ struct slot {
 	uint32_t gen;
 };
 
+/* A handle a restarted server re-created for an fh its predecessor gave
+ * the kernel: kept under that fh, outside the slot space. */
+struct adopted {
+	uint64_t fh;
+	struct zcfs_handle *h;
+	struct adopted *next;
+};
+
 struct handle_table {
 	pthread_mutex_t lock;
 	struct slot *slots;
 	uint32_t nslots;
 	uint32_t *free_list;
 	uint32_t nfree;
+	struct adopted *adopted;
 };
 
 int handle_table_new(struct handle_table **ret)
@@ -41,6 +50,16 @@ void handle_table_free(struct handle_table *t)
 		else
 			safe_close(h->fd);
 		free(h);
+	}
+	while (t->adopted) {
+		struct adopted *a = t->adopted;
+		t->adopted = a->next;
+		if (a->h->dir)
+			closedir(a->h->dir);
+		else
+			safe_close(a->h->fd);
+		free(a->h);
+		free(a);
 	}
 	free(t->slots);
 	free(t->free_list);
@@ -98,16 +117,54 @@ static struct slot *slot_of(struct handle_table *t, uint64_t fh)
 	return &t->slots[idx];
 }
 
+static struct adopted **adopted_of(struct handle_table *t, uint64_t fh)
+{
+	struct adopted **a;
+
+	for (a = &t->adopted; *a; a = &(*a)->next)
+		if ((*a)->fh == fh)
+			return a;
+	return NULL;
+}
+
 struct zcfs_handle *handle_get(struct handle_table *t, uint64_t fh)
 {
+	struct adopted **a;
 	struct slot *s;
 	struct zcfs_handle *h;
 
 	pthread_mutex_lock(&t->lock);
 	s = slot_of(t, fh);
 	h = s ? s->h : NULL;
+	if (!h && t->adopted && (a = adopted_of(t, fh)))
+		h = (*a)->h;
 	pthread_mutex_unlock(&t->lock);
 	return h;
+}
+
+int handle_adopt(struct handle_table *t, uint64_t fh, struct zcfs_handle *h,
+		 struct zcfs_handle **ret)
+{
+	struct adopted *a = calloc(1, sizeof(*a)), **old;
+
+	if (!a)
+		return -ENOMEM;
+	pthread_mutex_lock(&t->lock);
+	old = slot_of(t, fh) ? NULL : adopted_of(t, fh);
+	if (slot_of(t, fh) || old) {
+		/* Another thread adopted (or the slot is live): use that one. */
+		*ret = old ? (*old)->h : slot_of(t, fh)->h;
+		pthread_mutex_unlock(&t->lock);
+		free(a);
+		return 1;
+	}
+	a->fh = fh;
+	a->h = h;
+	a->next = t->adopted;
+	t->adopted = a;
+	*ret = h;
+	pthread_mutex_unlock(&t->lock);
+	return 0;
 }
 
 struct zcfs_handle *handle_unregister(struct handle_table *t, uint64_t fh)
@@ -115,12 +172,19 @@ struct zcfs_handle *handle_unregister(struct handle_table *t, uint64_t fh)
 	struct slot *s;
 	struct zcfs_handle *h = NULL;
 
+	struct adopted **a;
+
 	pthread_mutex_lock(&t->lock);
 	s = slot_of(t, fh);
 	if (s) {
 		h = s->h;
 		s->h = NULL;
 		t->free_list[t->nfree++] = (uint32_t)(s - t->slots);
+	} else if (t->adopted && (a = adopted_of(t, fh))) {
+		struct adopted *gone = *a;
+		*a = gone->next;
+		h = gone->h;
+		free(gone);
 	}
 	pthread_mutex_unlock(&t->lock);
 	return h;

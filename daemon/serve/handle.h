@@ -33,6 +33,11 @@ void handle_table_free(struct handle_table *t);
 int handle_register(struct handle_table *t, struct zcfs_handle *h, uint64_t *fh) _must_check_;
 /* Looks up fh; NULL if it is not a live handle. */
 struct zcfs_handle *handle_get(struct handle_table *t, uint64_t fh);
+/* Files this server re-opened for an fh of its predecessor (--resume).
+ * Returns 0 and *ret = h when h was stored, 1 and *ret = the existing
+ * handle when fh is already known (the caller then frees h). */
+int handle_adopt(struct handle_table *t, uint64_t fh, struct zcfs_handle *h,
+		 struct zcfs_handle **ret) _must_check_;
 /* Removes fh and returns the handle (the caller closes it). */
 struct zcfs_handle *handle_unregister(struct handle_table *t, uint64_t fh);
 

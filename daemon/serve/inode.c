@@ -9,9 +9,17 @@
 
 #define NBUCKETS 16384
 
+/* Node ids of inodes on SOURCE's file system are their inode numbers
+ * (root and inode 1 swapped, since the root must be 1), so a restarted
+ * server can find what the kernel still names. Inodes on other file
+ * systems under SOURCE get counter ids with the top bit set. */
+#define FOREIGN_NODEID_BASE (1ULL << 63)
+
 struct inode_table {
 	pthread_mutex_t lock;
 	uint64_t next_nodeid;
+	dev_t root_dev;
+	ino_t root_ino;
 	size_t count;
 	struct zcfs_inode *by_key[NBUCKETS];
 	struct zcfs_inode *by_id[NBUCKETS];
@@ -72,7 +80,9 @@ int inode_table_new(int root_fd, struct inode_table **ret)
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&t->lock, NULL);
-	t->next_nodeid = FUSE_ROOT_ID + 1;
+	t->next_nodeid = FOREIGN_NODEID_BASE;
+	t->root_dev = st.st_dev;
+	t->root_ino = st.st_ino;
 	root->nodeid = FUSE_ROOT_ID;
 	root->fd = root_fd;
 	root->dev = st.st_dev;
@@ -99,6 +109,28 @@ void inode_table_free(struct inode_table *t)
 	}
 	pthread_mutex_destroy(&t->lock);
 	free(t);
+}
+
+uint64_t inode_nodeid_for(struct inode_table *t, dev_t dev, ino_t ino)
+{
+	if (dev != t->root_dev || ino == 0 || (uint64_t)ino >= FOREIGN_NODEID_BASE)
+		return 0;
+	if (ino == t->root_ino)
+		return FUSE_ROOT_ID;
+	if (ino == FUSE_ROOT_ID)
+		return (uint64_t)t->root_ino;
+	return (uint64_t)ino;
+}
+
+ino_t inode_ino_for(struct inode_table *t, uint64_t nodeid)
+{
+	if (nodeid == FUSE_ROOT_ID)
+		return t->root_ino;
+	if (nodeid >= FOREIGN_NODEID_BASE)
+		return 0;
+	if (nodeid == (uint64_t)t->root_ino)
+		return FUSE_ROOT_ID;
+	return (ino_t)nodeid;
 }
 
 static struct zcfs_inode *find_by_id(struct inode_table *t, uint64_t nodeid)
@@ -165,7 +197,9 @@ int inode_lookup_insert(struct inode_table *t, int fd, const struct stat *st, st
 		*ret = i;
 		return 0;
 	}
-	fresh->nodeid = t->next_nodeid++;
+	fresh->nodeid = inode_nodeid_for(t, st->st_dev, st->st_ino);
+	if (!fresh->nodeid || find_by_id(t, fresh->nodeid))
+		fresh->nodeid = t->next_nodeid++;
 	fresh->fd = fd;
 	fresh->dev = st->st_dev;
 	fresh->ino = st->st_ino;
@@ -201,4 +235,11 @@ size_t inode_table_count(struct inode_table *t)
 	n = t->count;
 	pthread_mutex_unlock(&t->lock);
 	return n;
+}
+
+void inode_pin_lookups(struct inode_table *t, struct zcfs_inode *i)
+{
+	pthread_mutex_lock(&t->lock);
+	i->nlookup = UINT64_MAX / 2;
+	pthread_mutex_unlock(&t->lock);
 }

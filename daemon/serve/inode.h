@@ -44,8 +44,17 @@ void inode_put(struct inode_table *t, struct zcfs_inode *inode);
  * Returns a referenced inode in *ret. */
 int inode_lookup_insert(struct inode_table *t, int fd, const struct stat *st,
 			struct zcfs_inode **ret) _must_check_;
+/* The stable node id of inode (dev, ino) on SOURCE's file system, 0 if it
+ * has none; and back, 0 if nodeid is not such an id. */
+uint64_t inode_nodeid_for(struct inode_table *t, dev_t dev, ino_t ino);
+ino_t inode_ino_for(struct inode_table *t, uint64_t nodeid);
+
 /* Drops n kernel lookups; frees the inode when nothing refers to it. */
 void inode_forget(struct inode_table *t, uint64_t nodeid, uint64_t n);
+
+/* For an inode found again after a restart: the kernel's count of
+ * lookups is unknown, so keep it for the rest of the session. */
+void inode_pin_lookups(struct inode_table *t, struct zcfs_inode *i);
 
 /* Serializes read-modify-write of an inode's ownership record. */
 void inode_lock(struct inode_table *t);

@@ -13,7 +13,9 @@
 #include "log.h"
 #include "mount.h"
 #include "options.h"
+#include "sandbox.h"
 #include "session.h"
+#include "resume.h"
 #include "transport.h"
 #include "uring_geometry.h"
 
@@ -103,6 +105,27 @@ static int print_pinned(const struct zcfs_session *se)
 		bytes = uring_pinned_bytes(&g);
 	}
 	printf("%llu\n", (unsigned long long)bytes);
+	return 0;
+}
+
+/* --sandbox: after SOURCE and the fuse fd are open, before the transport
+ * creates any thread (Landlock and seccomp reach only the calling thread
+ * and its future children). */
+static int enter_sandbox(struct zcfs_session *se)
+{
+	/* Readers beyond the first open /dev/fuse to clone the connection. */
+	struct sandbox_config c = { .root_fd = se->root_fd, .dev_fuse = se->nthreads > 1 };
+	struct sandbox_report rep;
+	int r = sandbox_apply(&c, &rep);
+
+	if (r < 0)
+		return r;
+	if (rep.landlock_abi > 0)
+		log_info("sandbox: no_new_privs=1 seccomp=kill-process allowed_syscalls=%u landlock_abi=%d",
+			 rep.nr_syscalls, rep.landlock_abi);
+	else
+		log_warn("sandbox: no_new_privs=1 seccomp=kill-process allowed_syscalls=%u landlock=off "
+			 "reason=\"%s\"", rep.nr_syscalls, rep.landlock_why);
 	return 0;
 }
 
@@ -264,7 +287,21 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (opts.sandbox) {
+		r = enter_sandbox(&se);
+		if (r < 0) {
+			log_err("sandbox: %s", strerror(-r));
+			goto out;
+		}
+	}
+	if (opts.resume) {
+		r = resume_index_new(&se.resume);
+		if (r < 0)
+			goto out;
+	}
 	r = se.transport->start(&se);
+	if (r == 0 && opts.resume)
+		r = session_resume(&se);
 	if (r < 0) {
 		log_err("transport %s: %s", se.transport->name, strerror(-r));
 		atomic_store(&se.exiting, true);
@@ -283,6 +320,7 @@ out:
 	zcfs_mount_free(mnt);
 	if (opts.fuse_fd < 0)
 		safe_close(se.fuse_fd);
+	resume_index_free(se.resume);
 	handle_table_free(se.handles);
 	inode_table_free(se.inodes);
 	safe_close(root_fd);

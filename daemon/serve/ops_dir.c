@@ -10,6 +10,7 @@
 #include "handle.h"
 #include "log.h"
 #include "ops.h"
+#include "resume.h"
 
 int op_opendir(struct zcfs_req *req)
 {
@@ -65,10 +66,22 @@ int op_releasedir(struct zcfs_req *req)
 	return reply_err(req, 0);
 }
 
+/* A directory handle; after --resume one of the previous server's is
+ * opened again on the request's inode. */
+static struct zcfs_handle *dir_handle(struct zcfs_req *req, uint64_t fh)
+{
+	struct zcfs_handle *h = handle_get(req->se->handles, fh);
+
+	if (!h && req->se->resume &&
+	    resume_adopt_handle(req->se, req->in.nodeid, fh, 0, true, &h) < 0)
+		h = NULL;
+	return h;
+}
+
 int op_fsyncdir(struct zcfs_req *req)
 {
 	const struct fuse_fsync_in *a = req->arg;
-	struct zcfs_handle *h = handle_get(req->se->handles, a->fh);
+	struct zcfs_handle *h = dir_handle(req, a->fh);
 
 	if (!h || !h->dir)
 		return -EBADF;
@@ -96,7 +109,7 @@ static int do_readdir(struct zcfs_req *req, bool plus)
 {
 	const struct fuse_read_in *a = req->arg;
 	struct zcfs_session *se = req->se;
-	struct zcfs_handle *h = handle_get(se->handles, a->fh);
+	struct zcfs_handle *h = dir_handle(req, a->fh);
 	struct zcfs_inode *dir_inode = NULL;
 	_cleanup_free_ char *own = NULL;
 	char *buf = req->outbuf;

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "ops.h"
 #include "passthrough.h"
+#include "resume.h"
 #include "transport.h"
 
 /* Flags for the backing open: the kernel's cache may read pages of a
@@ -178,9 +179,7 @@ static int kill_suidgid_fh(struct zcfs_req *req, uint64_t fh)
 	struct zcfs_inode *inode;
 	int r;
 
-	if (!h)
-		return -EBADF;
-	r = req_inode(req, h->nodeid, &inode);
+	r = h ? req_inode(req, h->nodeid, &inode) : req_inode(req, req->in.nodeid, &inode);
 	if (r < 0)
 		return r;
 	r = inode_kill_suidgid(req->se, inode);
@@ -188,11 +187,24 @@ static int kill_suidgid_fh(struct zcfs_req *req, uint64_t fh)
 	return r;
 }
 
-static int file_fd(struct zcfs_req *req, uint64_t fh)
+/* The backing fd of an open file; after --resume an fh of the previous
+ * server is re-opened on the request's inode with open_flags. */
+static int file_fd_flags(struct zcfs_req *req, uint64_t fh, int open_flags)
 {
 	struct zcfs_handle *h = handle_get(req->se->handles, fh);
+	int r;
 
+	if (!h && req->se->resume) {
+		r = resume_adopt_handle(req->se, req->in.nodeid, fh, open_flags, false, &h);
+		if (r < 0)
+			return r == -ESTALE ? -EBADF : r;
+	}
 	return h && h->fd >= 0 ? h->fd : -EBADF;
+}
+
+static int file_fd(struct zcfs_req *req, uint64_t fh)
+{
+	return file_fd_flags(req, fh, O_RDWR);
 }
 
 int op_read(struct zcfs_req *req)
@@ -202,7 +214,7 @@ int op_read(struct zcfs_req *req)
 	void *buf = req->outbuf;
 	size_t size = a->size;
 	ssize_t n;
-	int fd = file_fd(req, a->fh);
+	int fd = file_fd_flags(req, a->fh, (int)a->flags);
 
 	if (fd < 0)
 		return fd;
@@ -224,7 +236,7 @@ int op_write(struct zcfs_req *req)
 	const struct fuse_write_in *a = req->arg;
 	struct fuse_write_out out;
 	ssize_t n;
-	int fd = file_fd(req, a->fh);
+	int fd = file_fd_flags(req, a->fh, (int)a->flags);
 
 	if (fd < 0)
 		return fd;

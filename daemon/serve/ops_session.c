@@ -9,6 +9,8 @@
 /* Oldest protocol whose reply layouts we send unconditionally (5.x+). */
 #define MIN_KERNEL_MINOR 31
 
+static void log_serving(struct zcfs_session *se, const char *how);
+
 static uint64_t wanted_flags(struct zcfs_session *se)
 {
 	uint64_t f = FUSE_ASYNC_READ | FUSE_ATOMIC_O_TRUNC | FUSE_BIG_WRITES | FUSE_MAX_PAGES |
@@ -95,14 +97,37 @@ int op_init(struct zcfs_req *req)
 			session_exit(se, 1);
 		}
 	}
-	log_info("serving source=%s mountpoint=%s %s passthrough=%s protocol=7.%u max_write=%u ownership=%s cache=%s",
+	log_serving(se, "");
+	return 0;
+}
+
+static void log_serving(struct zcfs_session *se, const char *how)
+{
+	log_info("serving source=%s mountpoint=%s %s passthrough=%s protocol=7.%u max_write=%u ownership=%s cache=%s%s",
 		 se->opts->source, se->opts->mountpoint ? se->opts->mountpoint : "-",
 		 se->transport_desc, atomic_load(&se->passthrough_on) ? "on" : "off",
-		 se->proto_minor, se->max_write,
-		 se->xattr_owner ? "xattr" : "native",
+		 se->proto_minor, se->max_write, se->xattr_owner ? "xattr" : "native",
 		 se->opts->cache == ZCFS_CACHE_EXCLUSIVE ? "exclusive" :
-		 se->opts->cache == ZCFS_CACHE_NONE ? "none" : "shared");
-	return 0;
+		 se->opts->cache == ZCFS_CACHE_NONE ? "none" : "shared", how);
+}
+
+int session_resume(struct zcfs_session *se)
+{
+	int r = 0;
+
+	/* INIT happened with the previous server, which zcfsd started with
+	 * the same options on this kernel: assume what it negotiated. */
+	se->conn_flags = wanted_flags(se) | FUSE_INIT_EXT;
+	if (se->transport->init_flags)
+		se->conn_flags |= se->transport->init_flags(se, ~0ULL);
+	se->proto_minor = ZCFS_FUSE_MINOR;
+	atomic_store(&se->passthrough_on, (se->conn_flags & FUSE_PASSTHROUGH) != 0);
+	atomic_store(&se->initialized, true);
+	if (se->transport->after_init)
+		r = se->transport->after_init(se);
+	if (r == 0)
+		log_serving(se, " resumed=yes");
+	return r;
 }
 
 int op_destroy(struct zcfs_req *req)

@@ -10,7 +10,7 @@
 enum {
 	OPT_TRANSPORT = 256, OPT_THREADS, OPT_QUEUE_DEPTH, OPT_MAX_WRITE, OPT_READ_ONLY,
 	OPT_OWNERSHIP, OPT_CACHE, OPT_WRITEBACK, OPT_PASSTHROUGH, OPT_ALLOW_OTHER,
-	OPT_NO_ALLOW_OTHER, OPT_FD, OPT_PRINT_PINNED,
+	OPT_NO_ALLOW_OTHER, OPT_FD, OPT_PRINT_PINNED, OPT_SANDBOX, OPT_RESUME,
 };
 
 static const struct option long_opts[] = {
@@ -27,6 +27,8 @@ static const struct option long_opts[] = {
 	{ "no-allow-other", no_argument, NULL, OPT_NO_ALLOW_OTHER },
 	{ "fd", required_argument, NULL, OPT_FD },
 	{ "print-pinned", no_argument, NULL, OPT_PRINT_PINNED },
+	{ "sandbox", no_argument, NULL, OPT_SANDBOX },
+	{ "resume", no_argument, NULL, OPT_RESUME },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "debug", no_argument, NULL, 'd' },
 	{ "help", no_argument, NULL, 'h' },
@@ -53,6 +55,12 @@ void options_usage(const char *prog)
 	       "  --read-only           refuse every change\n"
 	       "  --allow-other / --no-allow-other  let other users in (default: allow)\n"
 	       "  --fd=N                serve an already mounted /dev/fuse fd (from zcfsd)\n"
+	       "  --sandbox             before serving: no_new_privs, Landlock confined to\n"
+	       "                        SOURCE, seccomp allowlist (other syscalls kill the\n"
+	       "                        process); needs --fd, since mounting and unmounting\n"
+	       "                        are not allowed inside it\n"
+	       "  --resume              with --fd: take over a live connection whose server\n"
+	       "                        died (INIT done; node ids and open files found again)\n"
 	       "  --print-pinned        print the bytes of memory this volume would pin with\n"
 	       "                        these options (rings, entry headers, payloads), exit\n"
 	       "  -f, --foreground      stay in the foreground\n"
@@ -137,6 +145,8 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 		case OPT_WRITEBACK: o->writeback = true; break;
 		case OPT_PASSTHROUGH: o->passthrough = true; break;
 		case OPT_PRINT_PINNED: o->print_pinned = true; break;
+		case OPT_SANDBOX: o->sandbox = true; break;
+		case OPT_RESUME: o->resume = true; break;
 		case OPT_ALLOW_OTHER: o->allow_other = true; break;
 		case OPT_NO_ALLOW_OTHER: o->allow_other = false; break;
 		case 'f': o->foreground = true; break;
@@ -155,6 +165,11 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 			    npos < 1 ? "SOURCE and MOUNTPOINT" : "MOUNTPOINT");
 	if (npos > 2)
 		return fail(errbuf, errlen, "unexpected argument '%s'", argv[optind + 2]);
+	if (o->sandbox && o->fuse_fd < 0 && !o->print_pinned)
+		return fail(errbuf, errlen, "--sandbox needs --fd=N: mount(2), umount2(2) and "
+			    "fusermount3 are not allowed inside the sandbox");
+	if (o->resume && o->fuse_fd < 0)
+		return fail(errbuf, errlen, "--resume needs --fd=N (the live connection to take over)");
 	o->source = argv[optind];
 	o->mountpoint = npos > 1 ? argv[optind + 1] : NULL;
 	if (o->cache == ZCFS_CACHE_DEFAULT)

@@ -25,9 +25,11 @@ struct zcfs_options {
 	bool allow_other;
 	bool writeback;
 	bool passthrough;
+	bool resume;		/* take over a live connection (--fd) */
 	bool help;
 	bool version;
 	bool print_pinned;	/* print the bytes the volume pins, mount nothing */
+	bool sandbox;		/* seccomp + Landlock before serving; needs --fd */
 };
 
 /* Parses argv into *opts. Returns 0, or -EINVAL after writing one line

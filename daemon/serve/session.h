@@ -17,6 +17,7 @@ struct zcfs_req;
 struct zcfs_session;
 struct inode_table;
 struct handle_table;
+struct resume_index;
 
 /* How a transport sends a reply: out header + iov payload. */
 typedef int (*zcfs_reply_fn)(struct zcfs_req *req, int error, const struct iovec *iov, int iovcnt);
@@ -76,6 +77,7 @@ struct zcfs_session {
 	atomic_bool passthrough_on;	/* negotiated and not refused yet */
 
 	bool xattr_owner;	/* --ownership=xattr */
+	struct resume_index *resume;	/* set with --resume */
 	uid_t server_uid;
 
 	atomic_bool exiting;
@@ -103,6 +105,10 @@ int reply_err(struct zcfs_req *req, int error);
 int reply_buf(struct zcfs_req *req, const void *buf, size_t len);
 int reply_iov(struct zcfs_req *req, const struct iovec *iov, int iovcnt);
 void reply_none(struct zcfs_req *req);
+
+/* --resume: take the connection as already initialized (INIT was the
+ * previous server's) and start the transport's post-INIT work. */
+int session_resume(struct zcfs_session *se) _must_check_;
 
 /* Marks the session as done (unmounted or fatal) and wakes main. */
 void session_exit(struct zcfs_session *se, int status);

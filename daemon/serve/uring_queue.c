@@ -220,7 +220,9 @@ static void entry_serve(struct uring_queue *q, struct uring_entry *e)
 		log_debug("op=%s unique=%llu nodeid=%llu qid=%u", fuse_opcode_name(in.opcode),
 			  (unsigned long long)in.unique, (unsigned long long)in.nodeid, q->qid);
 		r = start_backing_io(q, e, in.opcode == FUSE_READ ? UD_BACKING_READ : UD_BACKING_WRITE);
-		if (r < 0)
+		if (r == -EBADF)
+			session_dispatch(req);	/* an fh from before a restart: op_* adopt it */
+		else if (r < 0)
 			reply_err(req, r);
 		break;
 	default:

@@ -13,17 +13,28 @@ require_cmd fio
 require_uring_transport
 "$ZCFS_BIN/zcfs-serve" --help | grep -q -- --resume ||
 	skip "zcfs-serve cannot resume a live connection after a restart (no --resume: no INIT is replayed, node ids and file handles die with the server)"
+# Measured on 6.18: a request the dead server's ring entry held is never
+# replayed (FUSE_NOTIFY_RESEND walks only the /dev/fuse processing lists),
+# so the writer blocks until the volume is unpublished. docs/supervision.md.
+[ "$ZCFS_TRANSPORT" = uring ] &&
+	skip "kernel: FUSE_NOTIFY_RESEND does not replay requests held by a dead server's io_uring entries (6.18)"
 
 zcfsd_env 256M true
 zcfsd_start
 create_publish v1 "$TGT/a" || { show_zcfsd_log; fail "publish v1"; }
-fio --name=crash --directory="$TGT/a" --rw=write --bs=64k --size=96M --ioengine=psync \
+# Rate-limited so the kill lands in the middle of the write phase.
+fio --name=crash --directory="$TGT/a" --rw=write --bs=64k --size=96M --rate=48m --ioengine=psync \
 	--verify=crc32c --do_verify=1 --verify_fatal=1 --end_fsync=1 >"$W/fio.out" 2>&1 &
 FIO=$!
+# A lost request would block the writer forever: bound the wait.
+( sleep 90; kill -9 "$FIO" 2>/dev/null ) &
+WATCHDOG=$!
 sleep 0.7
 P0=$(server_pid v1)
+check "fio is still writing when the server is killed" kill -0 "$FIO"
 kill -9 "$P0"
 check "fio completes and verifies" wait "$FIO"
+kill "$WATCHDOG" 2>/dev/null
 check "the server was restarted" test "$(vol_field v1 restarts)" -ge 1
 check "fio saw no verify error" bash -c "! grep -qi 'verify.*fail\|bad magic\|crc32c' '$W/fio.out'"
 sed 's/^/# fio: /' "$W/fio.out" | tail -n 8

@@ -1,0 +1,631 @@
+#!/usr/bin/env python3
+"""Turn one bench/run.sh run into bench/results/latest.{json,md,png}.
+
+Input (--raw DIR, written by run.sh):
+  run.env                     key=value run settings
+  TARGET/target.env           status ok|unavailable|failed, reason, options, ...
+  TARGET/WORKLOAD.env         fio exit, timestamps, zcfs-serve CPU ticks
+  TARGET/WORKLOAD.fio.json    fio --output-format=json
+  TARGET/meta.env, meta.jsonl metarate output, one JSON object per repeat
+
+Standard library only.
+"""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+from datetime import datetime, timezone
+
+TARGETS = ["native", "devfuse", "uring-qd8", "uring-qd32", "passthrough",
+           "bufpool", "zerocopy"]
+DATA_WORKLOADS = [
+    "seqread-direct", "seqwrite-direct", "randread-direct", "randwrite-direct",
+    "seqread-buffered", "seqwrite-buffered", "randread-buffered", "randwrite-buffered",
+]
+PASSTHROUGH_IDLE_S_PER_GIB = 0.1
+META_WORKLOADS = ["meta-create", "meta-stat", "meta-unlink"]
+WORKLOADS = DATA_WORKLOADS + META_WORKLOADS
+
+
+def unit_of(wl):
+    if wl.startswith("seq"):
+        return "MB/s"
+    if wl.startswith("rand"):
+        return "IOPS"
+    return "ops/s"
+
+
+def metric_key(wl):
+    return {"MB/s": "mb_s", "IOPS": "iops", "ops/s": "ops_per_s"}[unit_of(wl)]
+
+
+def read_env(path):
+    env = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                line = line.rstrip("\n")
+                if "=" in line:
+                    k, v = line.split("=", 1)
+                    # A repeated key (e.g. several 'problem' lines) accumulates.
+                    if k in env and k == "problem":
+                        env[k] += "; " + v
+                    else:
+                        env[k] = v
+    except FileNotFoundError:
+        pass
+    return env
+
+
+def fnum(v, default=None):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return default
+
+
+def load_fio(path):
+    with open(path) as f:
+        text = f.read()
+    # fio may print warnings before the JSON document.
+    start = text.find("{")
+    if start < 0:
+        raise ValueError("no JSON in fio output")
+    return json.loads(text[start:])
+
+
+def parse_fio(wl, env, fio, clk_tck):
+    job = fio["jobs"][0]
+    side = "read" if "read" in wl.split("-")[0] else "write"
+    st = job[side]
+    runtime_s = st.get("runtime", 0) / 1000.0
+    io_bytes = st.get("io_bytes", 0)
+    gib = io_bytes / float(1 << 30)
+    pct = st.get("clat_ns", {}).get("percentile", {}) or {}
+
+    def pctl(p):
+        for k, v in pct.items():
+            if abs(float(k) - p) < 1e-6:
+                return v / 1000.0
+        return None
+
+    # fio: usr_cpu/sys_cpu are percentages of job_runtime, which with
+    # group_reporting is the sum of the jobs' measured runtimes (ms).
+    job_runtime_s = job.get("job_runtime", st.get("runtime", 0)) / 1000.0
+    fio_cpu = (job.get("usr_cpu", 0.0) + job.get("sys_cpu", 0.0)) / 100.0 * job_runtime_s
+
+    # zcfs-serve: ticks from the end of the ramp until fio exited, pro-rated
+    # to fio's measured runtime (the window also has fio's start-up/exit).
+    server_cpu = None
+    t1, t2 = fnum(env.get("server_ticks_ramp_end")), fnum(env.get("server_ticks_end"))
+    if t1 is not None and t2 is not None:
+        window = fnum(env.get("t_end"), 0) - fnum(env.get("t_ramp_end"), 0)
+        server_cpu = (t2 - t1) / clk_tck
+        if window > 0 and runtime_s > 0:
+            server_cpu *= min(1.0, runtime_s / window)
+    total_cpu = fio_cpu + (server_cpu or 0.0)
+    r = {
+        "status": "ok",
+        "rw": side,
+        "mb_s": st.get("bw_bytes", 0) / 1e6,
+        "iops": st.get("iops", 0.0),
+        "io_gib": gib,
+        "runtime_s": runtime_s,
+        "clat_p50_us": pctl(50.0),
+        "clat_p99_us": pctl(99.0),
+        "clat_mean_us": st.get("clat_ns", {}).get("mean", 0) / 1000.0,
+        "fio_cpu_s": fio_cpu,
+        "server_cpu_s": server_cpu,
+        "cpu_s_per_gib": total_cpu / gib if gib > 0 else None,
+        "fio_cpu_s_per_gib": fio_cpu / gib if gib > 0 else None,
+        "server_cpu_s_per_gib": (server_cpu / gib) if (gib > 0 and server_cpu is not None) else None,
+        "fio_errors": job.get("error", 0),
+    }
+    return r
+
+
+def merge_samples(wl, a, b):
+    """Mean of two fio samples of one workload; keeps both and their drift."""
+    m = dict(a)
+    for k in ("mb_s", "iops", "io_gib", "runtime_s", "clat_p50_us", "clat_p99_us",
+              "clat_mean_us", "fio_cpu_s", "cpu_s_per_gib", "fio_cpu_s_per_gib"):
+        if a.get(k) is not None and b.get(k) is not None:
+            m[k] = (a[k] + b[k]) / 2.0
+    k = metric_key(wl)
+    m["samples"] = [a, b]
+    if a.get(k):
+        m["drift_pct"] = (b[k] / a[k] - 1.0) * 100.0
+    return m
+
+
+def parse_meta(tdir, env, clk_tck):
+    runs = []
+    try:
+        with open(os.path.join(tdir, "meta.jsonl")) as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    runs.append(json.loads(line))
+    except FileNotFoundError:
+        pass
+    out = {}
+    ticks = fnum(env.get("server_ticks"))
+    total_ops = sum(r[p]["ops"] for r in runs for p in ("create", "stat", "unlink"))
+    for phase in ("create", "stat", "unlink"):
+        rates = [r[phase]["ops_per_s"] for r in runs if phase in r]
+        wl = "meta-" + phase
+        if env.get("status") != "ok" or not rates:
+            out[wl] = {"status": env.get("status") or "failed",
+                       "reason": env.get("reason", "no metarate output")}
+            if out[wl]["status"] == "ok":
+                out[wl]["status"] = "failed"
+            continue
+        out[wl] = {
+            "status": "ok",
+            "ops_per_s": statistics.median(rates),
+            "runs_ops_per_s": rates,
+            "files": runs[0]["procs"] * runs[0]["files_per_proc"],
+        }
+        if ticks is not None and total_ops:
+            # Server CPU over all three phases, per operation.
+            out[wl]["server_cpu_us_per_op_all_phases"] = ticks / clk_tck / total_ops * 1e6
+    return out
+
+
+def collect(raw):
+    run = read_env(os.path.join(raw, "run.env"))
+    clk_tck = fnum(run.get("clk_tck"), 100.0)
+    selected = run.get("targets", "").split()
+    wsel = run.get("workloads", "").split()
+    targets = {}
+    for t in selected:
+        tdir = os.path.join(raw, t)
+        tenv = read_env(os.path.join(tdir, "target.env"))
+        info = {
+            "status": tenv.get("status", "failed"),
+            "options": tenv.get("options", ""),
+        }
+        for k in ("reason", "datapath", "mount_type", "server_exit", "problem", "pid"):
+            if k in tenv:
+                info[k] = tenv[k]
+        wls = {}
+        if info["status"] == "ok":
+            for wl in DATA_WORKLOADS:
+                if wl not in wsel:
+                    continue
+                env = read_env(os.path.join(tdir, wl + ".env"))
+                if env.get("status") != "ok":
+                    wls[wl] = {"status": env.get("status", "failed"),
+                               "reason": env.get("reason", "not run")}
+                    continue
+                try:
+                    wls[wl] = parse_fio(wl, env, load_fio(os.path.join(tdir, wl + ".fio.json")), clk_tck)
+                except (OSError, ValueError, KeyError, IndexError) as e:
+                    wls[wl] = {"status": "failed", "reason": "cannot parse fio output: %s" % e}
+                    continue
+                # Native's second sample, taken after the zcfs targets.
+                env2 = read_env(os.path.join(tdir, wl + ".2.env"))
+                if env2.get("status") == "ok":
+                    try:
+                        second = parse_fio(wl, env2, load_fio(os.path.join(tdir, wl + ".2.fio.json")),
+                                           clk_tck)
+                    except (OSError, ValueError, KeyError, IndexError):
+                        second = None
+                    if second:
+                        wls[wl] = merge_samples(wl, wls[wl], second)
+            if "meta" in wsel:
+                wls.update(parse_meta(tdir, read_env(os.path.join(tdir, "meta.env")), clk_tck))
+        info["workloads"] = wls
+        targets[t] = info
+
+    native = targets.get("native", {}).get("workloads", {})
+    for t, info in targets.items():
+        for wl, r in info["workloads"].items():
+            if r.get("status") != "ok":
+                continue
+            n = native.get(wl, {})
+            k = metric_key(wl)
+            if n.get("status") == "ok" and n.get(k):
+                r["ratio"] = r[k] / n[k]
+    return run, targets
+
+
+def git_rev(root):
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")
+
+    def git(*args):
+        try:
+            p = subprocess.run(["git", "-C", root] + list(args), capture_output=True,
+                               text=True, env=env, timeout=20)
+            return p.stdout.strip() if p.returncode == 0 else None
+        except (OSError, subprocess.SubprocessError):
+            return None
+    rev = git("rev-parse", "--short=12", "HEAD")
+    if rev is None:
+        return "no commits"
+    if git("status", "--porcelain", "--untracked-files=no"):
+        rev += "-dirty"
+    return rev
+
+
+def machine_info(run):
+    model = "unknown"
+    mem = None
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    mem = round(int(line.split()[1]) / 1048576.0, 1)
+    except OSError:
+        pass
+    return {
+        "kernel": platform.release(),
+        "nproc": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "cpu_model": model,
+        "mem_gib": mem,
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "git_rev": git_rev(run.get("root", ".")),
+        "fio": run.get("fio_version"),
+        "zcfs_serve": run.get("zcfs_version"),
+        "fuse_enable_uring": run.get("enable_uring"),
+    }
+
+
+def evaluate_goals(goals_path, targets):
+    try:
+        with open(goals_path) as f:
+            goals = json.load(f).get("goals", [])
+    except (OSError, ValueError) as e:
+        print("report: cannot read goals %s: %s" % (goals_path, e), file=sys.stderr)
+        return []
+    out = []
+    for g in goals:
+        t, wl, want = g["target"], g["workload"], g["min_ratio"]
+        res = dict(g)
+        info = targets.get(t)
+        r = (info or {}).get("workloads", {}).get(wl, {})
+        if info is None:
+            res["result"] = "not measured (target not selected)"
+        elif info["status"] != "ok":
+            res["result"] = "not available" if info["status"] == "unavailable" else "failed"
+        elif "ratio" not in r:
+            res["result"] = "not measured" if r.get("status") != "failed" else "failed"
+        else:
+            res["ratio"] = r["ratio"]
+            res["result"] = "met" if r["ratio"] >= want else "missed"
+        out.append(res)
+    return out
+
+
+# ------------------------------------------------------------------ markdown
+def fmt_abs(v, unit):
+    if v is None:
+        return "—"
+    if unit == "MB/s":
+        return "%.0f" % v
+    if v >= 10000:
+        return "%.0fk" % (v / 1000.0)
+    return "%.0f" % v
+
+
+def fmt_ratio(v):
+    if v is None:
+        return "—"
+    return "%.2f" % v if v < 10 else "%.1f" % v
+
+
+def cell(info, wl, fn):
+    if info["status"] == "unavailable":
+        return "n/a"
+    if info["status"] != "ok":
+        return "failed"
+    r = info["workloads"].get(wl)
+    if r is None:
+        return "—"
+    if r.get("status") != "ok":
+        return r.get("status", "failed")
+    return fn(r)
+
+
+def pct_change(new, old):
+    if new is None or old in (None, 0):
+        return None
+    return (new / old - 1.0) * 100.0
+
+
+def vs_previous(wl, targets, prev):
+    if not prev:
+        return "no previous run"
+    pt = prev.get("targets", {})
+    parts = []
+    for t, info in targets.items():
+        r = info.get("workloads", {}).get(wl, {})
+        p = pt.get(t, {}).get("workloads", {}).get(wl, {})
+        if t == "native":
+            k = metric_key(wl)
+            ch = pct_change(r.get(k), p.get(k))
+        else:
+            ch = pct_change(r.get("ratio"), p.get("ratio"))
+        if ch is not None:
+            parts.append("%s %+.0f%%" % (t, ch))
+    return ", ".join(parts) if parts else "—"
+
+
+def write_md(path, run, machine, targets, goals, prev, png_ok):
+    tnames = list(targets)
+    rows = [w for w in WORKLOADS if any(w in targets[t]["workloads"] for t in tnames)]
+    L = []
+    L.append("# zcfs benchmark: latest run")
+    L.append("")
+    L.append("%s · Linux %s · %s CPUs (%s) · %s GiB · git %s · %s · zcfs-serve: %s" % (
+        machine["date"], machine["kernel"], machine["nproc"], machine["cpu_model"],
+        machine["mem_gib"], machine["git_rev"], machine["fio"], machine["zcfs_serve"]))
+    L.append("")
+    L.append("fio sync engine, %s jobs × %s files, %ss measured after %ss ramp per job; "
+             "metadata: %s processes × %s files, median of %s runs. zcfs cache option: %s. "
+             "Shared, noisy machine: compare ratios, not absolute figures." % (
+                 run.get("jobs"), run.get("size"), run.get("runtime"), run.get("ramp"),
+                 run.get("jobs"), run.get("meta_files"), run.get("meta_repeat"), run.get("cache")))
+    L.append("")
+    L.append("## Targets")
+    L.append("")
+    L.append("| target | status | options | data path / reason |")
+    L.append("|---|---|---|---|")
+    for t in tnames:
+        i = targets[t]
+        status = {"ok": "ran", "unavailable": "not available"}.get(i["status"], i["status"])
+        detail = i.get("reason") or i.get("datapath") or ""
+        # The paths of SOURCE and MOUNTPOINT are noise here.
+        detail = " ".join(w for w in detail.split()
+                          if not w.startswith(("source=", "mountpoint=")))
+        if t == "native":
+            detail = "tmpfs"
+        L.append("| %s | %s | `%s` | %s |" % (t, status, i.get("options", "").strip(),
+                                              detail.replace("|", "/")))
+    L.append("")
+
+    L.append("## Ratios to native")
+    L.append("")
+    L.append("Native column: absolute figure. Other columns: target ÷ native (1.00 = as fast as "
+             "tmpfs). 'vs previous': change of each ratio (native: of its absolute figure) "
+             "against bench/results/previous.json.")
+    L.append("")
+    hdr = ["workload", "unit"] + tnames + ["vs previous"]
+    L.append("| " + " | ".join(hdr) + " |")
+    L.append("|" + "---|" * len(hdr))
+    for wl in rows:
+        unit = unit_of(wl)
+        cells = [wl, unit]
+        for t in tnames:
+            if t == "native":
+                cells.append(cell(targets[t], wl, lambda r: fmt_abs(r.get(metric_key(wl)), unit)))
+            else:
+                cells.append(cell(targets[t], wl, lambda r: fmt_ratio(r.get("ratio"))))
+        cells.append(vs_previous(wl, targets, prev))
+        L.append("| " + " | ".join(cells) + " |")
+    L.append("")
+    nat = targets.get("native", {}).get("workloads", {})
+    drifts = [(wl, nat[wl]["drift_pct"]) for wl in rows if nat.get(wl, {}).get("drift_pct") is not None]
+    if drifts:
+        worst = max(drifts, key=lambda d: abs(d[1]))
+        L.append("Noise: native is measured before and after the zcfs targets of each workload and "
+                 "averaged; between the two it moved by %s (largest: %s %+.0f%%). Ratios closer than "
+                 "that are within noise." % (
+                     ", ".join("%s %+.0f%%" % d for d in drifts), worst[0], worst[1]))
+        L.append("")
+    if png_ok:
+        L.append("![ratios to native](latest.png)")
+        L.append("")
+
+    L.append("## Reference goals (bench/goals.json)")
+    L.append("")
+    if goals:
+        met = sum(1 for g in goals if g["result"] == "met")
+        missed = sum(1 for g in goals if g["result"] == "missed")
+        L.append("%d met, %d missed, %d not measured/available." % (met, missed, len(goals) - met - missed))
+        L.append("")
+        L.append("| target | workload | goal ≥ | measured | result | source |")
+        L.append("|---|---|---|---|---|---|")
+        for g in goals:
+            res = g["result"]
+            mark = {"met": "**met**", "missed": "**MISSED**"}.get(res, res)
+            L.append("| %s | %s | %.2f | %s | %s | %s |" % (
+                g["target"], g["workload"], g["min_ratio"],
+                "—" if g.get("ratio") is None else "%.3f" % g["ratio"], mark,
+                g.get("source", "") + (" (cache=%s)" % g["cache"] if g.get("cache") else "")))
+    else:
+        L.append("No goals file.")
+    L.append("")
+
+    L.append("## Absolute figures")
+    L.append("")
+    L.append("| workload | unit | " + " | ".join(tnames) + " |")
+    L.append("|" + "---|" * (len(tnames) + 2))
+    for wl in rows:
+        unit = unit_of(wl)
+        L.append("| %s | %s | %s |" % (wl, unit, " | ".join(
+            cell(targets[t], wl, lambda r: fmt_abs(r.get(metric_key(wl)), unit)) for t in tnames)))
+    L.append("")
+
+    drows = [w for w in rows if w in DATA_WORKLOADS]
+    if drows:
+        L.append("## Completion latency, p50 / p99 (µs)")
+        L.append("")
+        L.append("| workload | " + " | ".join(tnames) + " |")
+        L.append("|" + "---|" * (len(tnames) + 1))
+
+        def lat(r):
+            a, b = r.get("clat_p50_us"), r.get("clat_p99_us")
+            return "%s / %s" % ("—" if a is None else "%.1f" % a, "—" if b is None else "%.1f" % b)
+        for wl in drows:
+            L.append("| %s | %s |" % (wl, " | ".join(cell(targets[t], wl, lat) for t in tnames)))
+        L.append("")
+
+        L.append("## CPU seconds per GiB moved (fio + zcfs-serve; server share in brackets)")
+        L.append("")
+        L.append("| workload | " + " | ".join(tnames) + " |")
+        L.append("|" + "---|" * (len(tnames) + 1))
+
+        def cpu(r):
+            tot, srv = r.get("cpu_s_per_gib"), r.get("server_cpu_s_per_gib")
+            if tot is None:
+                return "—"
+            return "%.2f" % tot + ("" if srv is None else " (%.2f)" % srv)
+        for wl in drows:
+            L.append("| %s | %s |" % (wl, " | ".join(cell(targets[t], wl, cpu) for t in tnames)))
+        L.append("")
+
+    problems = []
+    for t in tnames:
+        i = targets[t]
+        if i["status"] == "failed":
+            problems.append("%s: %s" % (t, i.get("reason", "failed")))
+        if i.get("problem"):
+            problems.append("%s: %s" % (t, i["problem"]))
+        skipped = [wl for wl, r in i["workloads"].items() if r.get("status") == "skipped"]
+        if skipped:
+            problems.append("%s: skipped %s (the server was gone or the layout failed)" % (
+                t, ", ".join(skipped)))
+        for wl, r in i["workloads"].items():
+            if r.get("status") == "skipped":
+                continue
+            if r.get("status") != "ok":
+                problems.append("%s %s: %s" % (t, wl, r.get("reason", "failed")))
+            elif r.get("fio_errors"):
+                problems.append("%s %s: fio reported error %s" % (t, wl, r["fio_errors"]))
+    # Kernel passthrough leaves the server idle during reads and writes; if
+    # it burns CPU per GiB like /dev/fuse does, the option did not take.
+    pt = targets.get("passthrough")
+    if pt and pt["status"] == "ok":
+        for wl in DATA_WORKLOADS:
+            r = pt["workloads"].get(wl, {})
+            srv = r.get("server_cpu_s_per_gib")
+            if srv is None or srv <= PASSTHROUGH_IDLE_S_PER_GIB:
+                continue
+            if "read" in wl:
+                why = "passthrough looks inactive for reads"
+            else:
+                why = ("the server still gets a request per write() (e.g. GETXATTR "
+                       "security.capability from the kernel's file_remove_privs when "
+                       "FUSE_HANDLE_KILLPRIV_V2 is not negotiated)")
+            problems.append("passthrough %s: zcfs-serve used %.2f CPU s/GiB although kernel "
+                            "passthrough should leave it idle (< %.2f): %s" % (
+                                wl, srv, PASSTHROUGH_IDLE_S_PER_GIB, why))
+    L.append("## Problems")
+    L.append("")
+    if problems:
+        L.extend("- " + p.replace("\n", " ") for p in problems)
+    else:
+        L.append("None.")
+    L.append("")
+    L.append("Raw fio/metarate output and server logs: bench/results/tmp/raw/ (not committed). "
+             "Column meanings: bench/README.md.")
+    with open(path, "w") as f:
+        f.write("\n".join(L) + "\n")
+
+
+# ------------------------------------------------------------------ plot
+def write_png(out_dir, targets, tmpdir):
+    if not shutil.which("gnuplot"):
+        return False
+    tnames = [t for t in targets if t != "native" and targets[t]["status"] == "ok"]
+    if not tnames:
+        tnames = [t for t in targets if targets[t]["status"] == "ok"]
+    if not tnames:
+        return False
+    rows = [w for w in WORKLOADS if any(targets[t]["workloads"].get(w, {}).get("ratio") is not None
+                                        for t in tnames)]
+    if not rows:
+        return False
+    dat = os.path.join(tmpdir, "latest.dat")
+    with open(dat, "w") as f:
+        f.write("workload " + " ".join(tnames) + "\n")
+        for wl in rows:
+            vals = []
+            for t in tnames:
+                v = targets[t]["workloads"].get(wl, {}).get("ratio")
+                vals.append("-" if v is None else "%.4f" % v)
+            f.write(wl + " " + " ".join(vals) + "\n")
+    ymax = max([1.0] + [targets[t]["workloads"].get(w, {}).get("ratio") or 0 for t in tnames for w in rows])
+    png = os.path.join(out_dir, "latest.png")
+    gp = os.path.join(tmpdir, "latest.gp")
+    with open(gp, "w") as f:
+        f.write("""set terminal pngcairo size 1400,650 font 'sans,10'
+set output '%s'
+set title 'zcfs: throughput / IOPS / ops per second as a ratio to native tmpfs (same run)'
+set datafile missing '-'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set key top right
+set grid ytics
+set yrange [0:%f]
+set ylabel 'ratio to native'
+set xtics rotate by 30 right nomirror
+set arrow from graph 0, first 1 to graph 1, first 1 nohead dashtype 2 linecolor rgb '#555555'
+plot for [i=2:%d] '%s' using i:xtic(1) title columnheader(i)
+""" % (png, ymax * 1.12, len(tnames) + 1, dat))
+    p = subprocess.run(["gnuplot", gp], capture_output=True, text=True)
+    if p.returncode != 0:
+        print("report: gnuplot failed: %s" % p.stderr.strip(), file=sys.stderr)
+        return False
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--raw", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--goals")
+    ap.add_argument("--previous")
+    a = ap.parse_args()
+
+    run, targets = collect(a.raw)
+    machine = machine_info(run)
+    goals = evaluate_goals(a.goals, targets) if a.goals else []
+    prev = None
+    if a.previous and os.path.exists(a.previous):
+        try:
+            with open(a.previous) as f:
+                prev = json.load(f)
+        except (OSError, ValueError) as e:
+            print("report: ignoring unreadable %s: %s" % (a.previous, e), file=sys.stderr)
+
+    os.makedirs(a.out, exist_ok=True)
+    doc = {
+        "schema": 1,
+        "machine": machine,
+        "config": {k: run.get(k) for k in ("started", "finished", "runtime", "ramp", "size", "jobs",
+                                           "meta_files", "meta_repeat", "cache", "targets",
+                                           "workloads")},
+        "units": {w: unit_of(w) for w in WORKLOADS},
+        "targets": targets,
+        "goals": goals,
+        "previous": {"date": prev.get("machine", {}).get("date"),
+                     "git_rev": prev.get("machine", {}).get("git_rev")} if prev else None,
+    }
+    with open(os.path.join(a.out, "latest.json"), "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=False)
+        f.write("\n")
+    png_ok = write_png(a.out, targets, a.raw)
+    if not png_ok and os.path.exists(os.path.join(a.out, "latest.png")):
+        os.unlink(os.path.join(a.out, "latest.png"))
+    write_md(os.path.join(a.out, "latest.md"), run, machine, targets, goals, prev, png_ok)
+    with open(os.path.join(a.out, "latest.md")) as f:
+        sys.stdout.write(f.read())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

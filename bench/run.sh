@@ -1,0 +1,496 @@
+#!/usr/bin/env bash
+# zcfs benchmark: fio data workloads and small-file metadata rates on native
+# tmpfs and on every zcfs-serve data path this kernel/build has, all in one
+# run, reported as ratios to native.  See bench/README.md.
+#
+#   bench/run.sh                       (or `make bench`)
+#   BENCH_TARGETS="native devfuse" BENCH_WORKLOADS="direct meta" bench/run.sh
+#   BENCH_RUNTIME=30 bench/run.sh      longer, steadier runs
+#
+# Writes bench/results/latest.{json,md,png}; the previous latest.json is
+# rotated to previous.json when the measurements are done.  Raw fio/metarate output and server logs
+# of the last run stay in bench/results/tmp/raw/ (git-ignored).
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+
+: "${ZCFS_BIN:=$root/bin}"
+: "${ZCFS_BENCHBIN:=$root/build/bench}"
+: "${BENCH_RUNTIME:=5}"          # seconds measured per fio job
+: "${BENCH_RAMP:=1}"             # seconds of ramp before measuring
+: "${BENCH_SIZE:=256M}"          # file size per fio job
+: "${BENCH_JOBS:=2}"             # fio numjobs / metarate processes
+: "${BENCH_META_FILES:=5000}"    # files per metarate process
+: "${BENCH_META_REPEAT:=3}"      # metarate runs per target (median reported)
+: "${BENCH_CACHE:=exclusive}"    # --cache= for zcfs targets (if the build has it)
+: "${BENCH_RESULTS:=$here/results}"
+: "${BENCH_TARGETS:=native devfuse uring-qd8 uring-qd32 passthrough bufpool zerocopy}"
+: "${BENCH_WORKLOADS:=all}"
+: "${BENCH_SERVE_OPTS:=}"        # extra zcfs-serve options for every zcfs target
+: "${PYTHON:=python3}"
+
+ALL_TARGETS=(native devfuse uring-qd8 uring-qd32 passthrough bufpool zerocopy)
+# Run order (reads first so they see the layout, writes after).
+ALL_WORKLOADS=(seqread-direct randread-direct seqwrite-direct randwrite-direct
+               seqread-buffered randread-buffered seqwrite-buffered randwrite-buffered
+               meta)
+
+log() { printf '[bench %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# ---------------------------------------------------------------- selection
+declare -A want_target=()
+for t in $BENCH_TARGETS; do
+	ok=0
+	for a in "${ALL_TARGETS[@]}"; do [ "$a" = "$t" ] && ok=1; done
+	[ $ok = 1 ] || { echo "bench: unknown target '$t' (known: ${ALL_TARGETS[*]})" >&2; exit 2; }
+	want_target[$t]=1
+done
+targets=()
+for a in "${ALL_TARGETS[@]}"; do [ -n "${want_target[$a]:-}" ] && targets+=("$a"); done
+[ ${#targets[@]} -gt 0 ] || { echo "bench: BENCH_TARGETS selects nothing" >&2; exit 2; }
+[ -n "${want_target[native]:-}" ] || log "note: 'native' not selected, ratios will be missing"
+
+# BENCH_WORKLOADS: each word is 'all', 'data', or a substring of workload
+# names ('direct', 'buffered', 'seqread', 'rand', 'meta', 'randwrite-direct').
+workloads=()
+declare -A want_wl=()
+for w in $BENCH_WORKLOADS; do
+	hit=0
+	for a in "${ALL_WORKLOADS[@]}"; do
+		case $w in
+		all) want_wl[$a]=1; hit=1;;
+		data) [ "$a" != meta ] && { want_wl[$a]=1; hit=1; };;
+		*) [[ $a == *"$w"* ]] && { want_wl[$a]=1; hit=1; };;
+		esac
+	done
+	[ $hit = 1 ] || { echo "bench: BENCH_WORKLOADS word '$w' matches no workload (${ALL_WORKLOADS[*]})" >&2; exit 2; }
+done
+for a in "${ALL_WORKLOADS[@]}"; do [ -n "${want_wl[$a]:-}" ] && workloads+=("$a"); done
+data_selected=0
+for w in "${workloads[@]}"; do [ "$w" != meta ] && data_selected=1; done
+
+[[ $BENCH_RUNTIME =~ ^[0-9]+$ && $BENCH_RUNTIME -gt 0 ]] || { echo "bench: BENCH_RUNTIME must be a positive integer" >&2; exit 2; }
+[[ $BENCH_RAMP =~ ^[0-9]+$ ]] || { echo "bench: BENCH_RAMP must be an integer" >&2; exit 2; }
+
+# ---------------------------------------------------------------- prerequisites
+[ "$(id -u)" -eq 0 ] || die "must run as root (mounts tmpfs and FUSE)"
+command -v fio >/dev/null || die "fio not installed (make deps)"
+command -v "$PYTHON" >/dev/null || die "$PYTHON not installed"
+command -v gnuplot >/dev/null || log "note: gnuplot not installed, no PNG"
+
+# ---------------------------------------------------------------- work area
+mkdir -p "$BENCH_RESULTS/tmp"
+work=$(mktemp -d "$BENCH_RESULTS/tmp/run.XXXXXX") || die "mktemp"
+raw=$work/raw
+mkdir -p "$raw"
+
+_pids=()      # zcfs-serve processes
+_fuse=()      # FUSE mountpoints
+_tmpfs=()     # tmpfs mountpoints
+_bg=""        # running fio (its timeout wrapper), killed first at cleanup
+_uring_param=/sys/module/fuse/parameters/enable_uring
+
+# forget_pid PID: a reaped server is no business of cleanup any more (its
+# number may be reused by an unrelated process).
+forget_pid() {
+	local p keep=()
+	for p in "${_pids[@]}"; do [ "$p" != "$1" ] && keep+=("$p"); done
+	_pids=("${keep[@]}")
+}
+
+# abort_fuse MNT: abort the FUSE connection behind MNT (unsticks a hung server).
+abort_fuse() {
+	local dev minor
+	dev=$(mountpoint -d "$1" 2>/dev/null) || return 0
+	minor=${dev#*:}
+	[ -w "/sys/fs/fuse/connections/$minor/abort" ] && echo 1 >"/sys/fs/fuse/connections/$minor/abort"
+	return 0
+}
+
+cleanup() {
+	local rc=$? p m i
+	trap - EXIT INT TERM
+	if [ -n "$_bg" ] && kill -0 "$_bg" 2>/dev/null; then
+		# timeout(1) passes TERM on to fio; fio stuck on a dead mount is
+		# released by the connection abort below.
+		kill -TERM "$_bg" 2>/dev/null
+		for i in $(seq 30); do kill -0 "$_bg" 2>/dev/null || break; sleep 0.1; done
+	fi
+	for p in "${_pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for m in "${_fuse[@]}"; do
+		if mountpoint -q "$m" 2>/dev/null; then
+			umount "$m" 2>/dev/null || { abort_fuse "$m"; umount -l "$m" 2>/dev/null; }
+		fi
+	done
+	for p in "${_pids[@]}"; do
+		for i in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null
+	done
+	for m in "${_tmpfs[@]}"; do
+		mountpoint -q "$m" 2>/dev/null && { umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
+	done
+	if [ -d "$work" ]; then
+		# Keep the raw output of the last run for inspection.
+		rm -rf "$BENCH_RESULTS/tmp/raw"
+		mv "$raw" "$BENCH_RESULTS/tmp/raw" 2>/dev/null
+		rm -rf --one-file-system "$work" 2>/dev/null
+	fi
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# kv FILE KEY VALUE: append one key=value line (value on one line).
+kv() { printf '%s=%s\n' "$2" "$(printf '%s' "$3" | tr '\n\r' '  ')" >>"$1"; }
+
+now() { date +%s.%N; }
+
+# proc_cpu PID: utime+stime of the whole process (all threads, io_uring
+# workers included) in clock ticks; empty if it is gone.
+proc_cpu() {
+	local s f
+	[ -n "$1" ] || return 0
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	s=${s##*) }
+	read -ra f <<<"$s"
+	echo $(( f[11] + f[12] ))
+}
+
+fuse_alive() { # MNT PID
+	kill -0 "$2" 2>/dev/null && grep -q " $1 fuse" /proc/self/mounts && stat "$1" >/dev/null 2>&1
+}
+
+tmpfs_size() {
+	# Room for the fio files plus the metadata tree.
+	local bytes
+	bytes=$(numfmt --from=iec "${BENCH_SIZE%B}" 2>/dev/null) || bytes=$((256 << 20))
+	echo $(( (bytes * BENCH_JOBS) / 1048576 + 512 ))M
+}
+
+# ---------------------------------------------------------------- zcfs probing
+serve=$ZCFS_BIN/zcfs-serve
+serve_help=""
+serve_version=""
+if [ -x "$serve" ]; then
+	serve_help=$("$serve" --help 2>&1 </dev/null | head -c 20000)
+	serve_version=$("$serve" --version 2>&1 </dev/null | head -n 1)
+fi
+
+# target_opts NAME: zcfs-serve options of a target (without the common ones).
+target_opts() {
+	case $1 in
+	devfuse)     echo "--transport=devfuse";;
+	uring-qd8)   echo "--transport=uring --queue-depth=8";;
+	uring-qd32)  echo "--transport=uring --queue-depth=32";;
+	passthrough) echo "--passthrough";;
+	bufpool)     echo "--transport=uring --buffer-pool=on";;
+	zerocopy)    echo "--transport=uring --zero-copy=on";;
+	esac
+}
+
+# help_lacks OPTS...: prints the first option/value --help does not mention.
+help_lacks() {
+	local o name val
+	for o in "$@"; do
+		name=${o%%=*}
+		grep -q -- "$name" <<<"$serve_help" || { echo "$name"; return; }
+		if [[ $o == *=* ]]; then
+			val=${o#*=}
+			[[ $val =~ ^[0-9]+$ ]] && continue
+			grep -q -- "$val" <<<"$serve_help" || { echo "$o"; return; }
+		fi
+	done
+}
+
+common_opts=(--foreground)
+read -ra _extra <<<"$BENCH_SERVE_OPTS"
+common_opts+=("${_extra[@]}")
+cache_opt=""
+if [ -n "$BENCH_CACHE" ] && grep -q -- "--cache" <<<"$serve_help"; then
+	cache_opt="--cache=$BENCH_CACHE"
+	common_opts+=("$cache_opt")
+fi
+
+# FUSE-over-io_uring is off until enabled; turn it on (and leave it on, as
+# tests/run-integration.sh does: restoring it could pull it from under a
+# concurrent test run).
+need_uring=0
+for t in "${targets[@]}"; do [[ $t == uring-* || $t == bufpool || $t == zerocopy || $t == passthrough ]] && need_uring=1; done
+if [ $need_uring = 1 ] && [ -e "$_uring_param" ] && [ "$(cat "$_uring_param")" != Y ]; then
+	if echo Y >"$_uring_param" 2>/dev/null; then
+		log "enabled FUSE over io_uring ($_uring_param)"
+	else
+		log "note: could not enable $_uring_param"
+	fi
+fi
+
+# ---------------------------------------------------------------- run info
+info=$raw/run.env
+: >"$info"
+kv "$info" started "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+kv "$info" runtime "$BENCH_RUNTIME"
+kv "$info" ramp "$BENCH_RAMP"
+kv "$info" size "$BENCH_SIZE"
+kv "$info" jobs "$BENCH_JOBS"
+kv "$info" meta_files "$BENCH_META_FILES"
+kv "$info" meta_repeat "$BENCH_META_REPEAT"
+kv "$info" cache "${cache_opt:-default (zcfs-serve has no --cache)}"
+kv "$info" targets "${targets[*]}"
+kv "$info" workloads "${workloads[*]}"
+kv "$info" clk_tck "$(getconf CLK_TCK)"
+kv "$info" fio_version "$(fio --version 2>&1)"
+kv "$info" zcfs_version "${serve_version:-not built}"
+kv "$info" enable_uring "$(cat "$_uring_param" 2>/dev/null || echo absent)"
+kv "$info" root "$root"
+
+# ---------------------------------------------------------------- metarate
+metarate=$ZCFS_BENCHBIN/metarate
+if [ -n "${want_wl[meta]:-}" ] && { [ ! -x "$metarate" ] || [ "$here/metarate.c" -nt "$metarate" ]; }; then
+	metarate=$work/metarate
+	log "building metarate (not found in $ZCFS_BENCHBIN)"
+	${CC:-cc} -O2 -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -pthread \
+		-o "$metarate" "$here/metarate.c" || die "cannot build metarate"
+fi
+
+# ---------------------------------------------------------------- workloads
+wl_rw() {
+	case $1 in
+	seqread-*) echo "read 1M";; seqwrite-*) echo "write 1M";;
+	randread-*) echo "randread 4k";; randwrite-*) echo "randwrite 4k";;
+	esac
+}
+
+# run_fio TDIR OUT WL PID [TAG]: results in OUT/WL[TAG].{env,fio.json,fio.err}
+run_fio() {
+	local dir=$1 out=$2 wl=$3 pid=$4 tag=${5:-} rw bs direct extra=() c0 c1 c2 t0 t1 t2 rc fpid
+	read -r rw bs <<<"$(wl_rw "$wl")"
+	if [[ $wl == *-direct ]]; then direct=1; else direct=0; fi
+	# Buffered writes are only done when they reach the backing store.
+	[ $direct = 0 ] && [[ $rw == *write ]] && extra+=(--end_fsync=1)
+	local env=$out/$wl$tag.env f=$out/$wl$tag
+	: >"$env"
+	c0=$(proc_cpu "$pid"); t0=$(now)
+	timeout -k 10 $((BENCH_RUNTIME + BENCH_RAMP + 120)) \
+		fio --output-format=json --output="$f.fio.json" \
+		--name=bench --directory="$dir" --size="$BENCH_SIZE" --numjobs="$BENCH_JOBS" \
+		--group_reporting --ioengine=sync --rw="$rw" --bs="$bs" --direct="$direct" \
+		--norandommap --randrepeat=0 --iomem_align=4096 \
+		--time_based --runtime="$BENCH_RUNTIME" --ramp_time="$BENCH_RAMP" "${extra[@]}" \
+		2>"$f.fio.err" &
+	fpid=$!
+	_bg=$fpid
+	sleep "$BENCH_RAMP"
+	c1=$(proc_cpu "$pid"); t1=$(now)
+	wait $fpid; rc=$?
+	_bg=""
+	c2=$(proc_cpu "$pid"); t2=$(now)
+	kv "$env" fio_rc "$rc"
+	kv "$env" t_start "$t0"; kv "$env" t_ramp_end "$t1"; kv "$env" t_end "$t2"
+	kv "$env" server_ticks_start "${c0:-}"; kv "$env" server_ticks_ramp_end "${c1:-}"
+	kv "$env" server_ticks_end "${c2:-}"
+	if [ $rc -ne 0 ]; then
+		kv "$env" status failed
+		kv "$env" reason "fio exit $rc: $(grep -v '^$' "$f.fio.err" | tail -n 3)"
+		return 1
+	fi
+	kv "$env" status ok
+}
+
+# run_meta TDIR OUT PID [TAG]: runs go to OUT/meta.jsonl (appended with a TAG)
+run_meta() {
+	local dir=$1 out=$2 pid=$3 tag=${4:-} env=$2/meta${4:-}.env i rc c0 c1 t0 t1
+	: >"$env"
+	[ -z "$tag" ] && : >"$out/meta.jsonl"
+	c0=$(proc_cpu "$pid"); t0=$(now)
+	for i in $(seq "$BENCH_META_REPEAT"); do
+		mkdir -p "$dir/meta.$i" || { kv "$env" status failed; kv "$env" reason "mkdir $dir/meta.$i failed"; return 1; }
+		timeout -k 10 600 "$metarate" -n "$BENCH_META_FILES" -p "$BENCH_JOBS" "$dir/meta.$i" \
+			>>"$out/meta.jsonl" 2>"$out/meta.err"
+		rc=$?
+		if [ $rc -ne 0 ]; then
+			kv "$env" status failed
+			kv "$env" reason "metarate exit $rc: $(tail -n 2 "$out/meta.err")"
+			return 1
+		fi
+		rmdir "$dir/meta.$i" 2>/dev/null
+	done
+	c1=$(proc_cpu "$pid"); t1=$(now)
+	[ -n "$pid" ] && [ -n "$c0" ] && [ -n "$c1" ] && kv "$env" server_ticks "$((c1 - c0))"
+	kv "$env" seconds "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')"
+	kv "$env" status ok
+}
+
+# ---------------------------------------------------------------- targets
+# start_server NAME SRC MNT OUT: mounts; sets SERVER_PID; returns 0 when
+# mounted, 1 with the reason in $OUT/target.env otherwise.
+SERVER_PID=""
+start_server() {
+	local name=$1 src=$2 mnt=$3 out=$4 env=$4/target.env opts lacks i rc
+	read -ra opts <<<"$(target_opts "$name")"
+	kv "$env" options "${opts[*]} ${common_opts[*]}"
+	if [ ! -x "$serve" ]; then
+		kv "$env" status unavailable
+		kv "$env" reason "not available: $serve not built"
+		return 1
+	fi
+	lacks=$(help_lacks "${opts[@]}")
+	mkdir -p "$mnt"
+	"$serve" "${opts[@]}" "${common_opts[@]}" "$src" "$mnt" >"$out/server.log" 2>&1 </dev/null &
+	SERVER_PID=$!
+	_pids+=("$SERVER_PID")
+	_fuse+=("$mnt")
+	for i in $(seq 200); do
+		if fuse_alive "$mnt" "$SERVER_PID"; then
+			kv "$env" status ok
+			kv "$env" pid "$SERVER_PID"
+			kv "$env" datapath "$(grep -v '^$' "$out/server.log" | head -n 3)"
+			kv "$env" mount_type "$(awk -v m="$mnt" '$2 == m { print $3 }' /proc/self/mounts | tail -n 1)"
+			return 0
+		fi
+		kill -0 "$SERVER_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$SERVER_PID" 2>/dev/null; then
+		kill -TERM "$SERVER_PID" 2>/dev/null; sleep 0.5; kill -KILL "$SERVER_PID" 2>/dev/null
+		mountpoint -q "$mnt" && { abort_fuse "$mnt"; umount -l "$mnt"; }
+		wait "$SERVER_PID" 2>/dev/null
+		forget_pid "$SERVER_PID"
+		kv "$env" status failed
+		kv "$env" reason "zcfs-serve did not mount within 10s: $(tail -n 2 "$out/server.log")"
+		return 1
+	fi
+	wait "$SERVER_PID"; rc=$?
+	forget_pid "$SERVER_PID"
+	local why
+	why=$(grep -v '^$' "$out/server.log" | tail -n 1)
+	kv "$env" status unavailable
+	if [ -n "$lacks" ] || [ $rc -eq 2 ]; then
+		kv "$env" reason "not available in this build (${lacks:+--help has no $lacks; }exit $rc: $why)"
+	else
+		kv "$env" reason "not available on this kernel/build (exit $rc: $why)"
+	fi
+	return 1
+}
+
+# stop_server MNT PID OUT: unmount, wait for the server, record its exit.
+stop_server() {
+	local mnt=$1 pid=$2 env=$3/target.env i rc
+	if mountpoint -q "$mnt"; then
+		umount "$mnt" 2>/dev/null || { sleep 1; umount "$mnt" 2>/dev/null; } ||
+			{ kv "$env" problem "umount $mnt failed (busy?), aborted the connection"; abort_fuse "$mnt"; umount -l "$mnt"; }
+	fi
+	for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$pid" 2>/dev/null; then
+		kv "$env" problem "zcfs-serve still running 10s after umount; killed"
+		kill -KILL "$pid" 2>/dev/null
+	fi
+	wait "$pid" 2>/dev/null; rc=$?
+	forget_pid "$pid"
+	kv "$env" server_exit "$rc"
+	[ $rc -ne 0 ] && kv "$env" problem "zcfs-serve exited with status $rc after umount"
+	return 0
+}
+
+# Targets are set up together and measured workload by workload (native,
+# then every zcfs target, for one workload before the next), so that each
+# ratio's two figures are taken seconds apart rather than minutes: the
+# machine is shared and its load drifts.
+declare -A T_DIR=() T_PID=() T_DEAD=()
+live=()
+
+setup_target() {
+	local name=$1 out=$raw/$1 base=$work/$1 src env
+	mkdir -p "$out" "$base/src"
+	env=$out/target.env
+	: >"$env"
+	src=$base/src
+	mount -t tmpfs -o "size=$(tmpfs_size),mode=755" "bench-$name" "$src" || die "tmpfs mount on $src"
+	_tmpfs+=("$src")
+	T_PID[$name]=""
+	T_DEAD[$name]=""
+	if [ "$name" = native ]; then
+		kv "$env" status ok
+		kv "$env" options "tmpfs"
+		T_DIR[$name]=$src
+	else
+		if ! start_server "$name" "$src" "$base/mnt" "$out"; then
+			log "$name: $(grep '^reason=' "$env" | cut -d= -f2-)"
+			umount "$src"
+			return 0
+		fi
+		T_PID[$name]=$SERVER_PID
+		T_DIR[$name]=$base/mnt
+		log "$name: mounted (pid $SERVER_PID): $(grep '^datapath=' "$env" | cut -d= -f2- | cut -c1-120)"
+	fi
+	live+=("$name")
+	if [ $data_selected = 1 ]; then
+		log "$name: laying out $BENCH_JOBS x $BENCH_SIZE"
+		if ! timeout -k 10 600 fio --name=bench --directory="${T_DIR[$name]}" --size="$BENCH_SIZE" \
+			--numjobs="$BENCH_JOBS" --ioengine=sync --rw=write --bs=1M --create_only=1 \
+			--output="$out/layout.out" 2>"$out/layout.err"; then
+			T_DEAD[$name]="layout failed: $(tail -n 2 "$out/layout.err")"
+			kv "$env" problem "${T_DEAD[$name]}"
+			log "$name: ${T_DEAD[$name]}"
+		fi
+	fi
+}
+
+measure() { # TARGET WORKLOAD [TAG]
+	local name=$1 w=$2 tag=${3:-} out=$raw/$1 tdir=${T_DIR[$1]} pid=${T_PID[$1]}
+	if [ -n "${T_DEAD[$name]}" ]; then
+		: >"$out/$w.env"
+		kv "$out/$w.env" status skipped
+		kv "$out/$w.env" reason "skipped: ${T_DEAD[$name]}"
+		return 0
+	fi
+	log "$w: $name${tag:+ (again)}"
+	if [ "$w" = meta ]; then
+		run_meta "$tdir" "$out" "$pid" "$tag" ||
+			log "$name: meta failed: $(grep '^reason=' "$out/meta$tag.env" | cut -d= -f2-)"
+	else
+		run_fio "$tdir" "$out" "$w" "$pid" "$tag" ||
+			log "$name: $w failed: $(grep '^reason=' "$out/$w$tag.env" | cut -d= -f2-)"
+	fi
+	if [ -n "$pid" ] && ! fuse_alive "$tdir" "$pid"; then
+		T_DEAD[$name]="zcfs-serve died or lost its mount during $w: $(tail -n 2 "$out/server.log")"
+		kv "$out/target.env" problem "${T_DEAD[$name]}"
+		log "$name: ${T_DEAD[$name]}"
+	fi
+}
+
+teardown_target() {
+	local name=$1
+	[ -n "${T_PID[$name]}" ] && stop_server "${T_DIR[$name]}" "${T_PID[$name]}" "$raw/$name"
+	umount "$work/$name/src" 2>/dev/null || umount -l "$work/$name/src"
+}
+
+log "targets: ${targets[*]}; workloads: ${workloads[*]}; ${BENCH_RUNTIME}s + ${BENCH_RAMP}s ramp per job"
+for t in "${targets[@]}"; do
+	setup_target "$t"
+done
+# Native is measured before and after the zcfs targets of each workload
+# (report: the mean, and the drift between the two as a noise figure).
+bracket=0
+for t in "${live[@]}"; do [ "$t" != native ] && bracket=1; done
+[ -n "${want_target[native]:-}" ] || bracket=0
+for w in "${workloads[@]}"; do
+	for t in "${live[@]}"; do
+		measure "$t" "$w"
+	done
+	[ $bracket = 1 ] && [ -n "${T_DIR[native]:-}" ] && measure native "$w" .2
+done
+for t in "${live[@]}"; do
+	teardown_target "$t"
+done
+kv "$info" finished "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+
+# ---------------------------------------------------------------- report
+if [ -f "$BENCH_RESULTS/latest.json" ]; then
+	mv -f "$BENCH_RESULTS/latest.json" "$BENCH_RESULTS/previous.json"
+fi
+"$PYTHON" "$here/report.py" --raw "$raw" --out "$BENCH_RESULTS" \
+	--goals "$here/goals.json" --previous "$BENCH_RESULTS/previous.json" || die "report.py failed"
+log "wrote $BENCH_RESULTS/latest.json latest.md latest.png"
