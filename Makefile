@@ -45,6 +45,16 @@ COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o)
 SERVE_OBJ  := $(SERVE_SRC:%.c=$(BUILD)/%.o)
 ZCFSD_OBJ  := $(ZCFSD_SRC:%.c=$(BUILD)/%.o)
 CTL_OBJ    := $(CTL_SRC:%.c=$(BUILD)/%.o)
+# Orchestrator plugins: plugin/csi -> zcfs-csi, plugin/volume ->
+# zcfs-volume-plugin, both with plugin/common and daemon/common.
+PLUGIN_COMMON_SRC := $(wildcard plugin/common/*.c)
+CSI_SRC    := $(filter-out plugin/csi/main.c,$(wildcard plugin/csi/*.c))
+VOLPLUGIN_SRC := $(filter-out plugin/volume/main.c,$(wildcard plugin/volume/*.c))
+PLUGIN_COMMON_OBJ := $(PLUGIN_COMMON_SRC:%.c=$(BUILD)/%.o)
+CSI_OBJ    := $(CSI_SRC:%.c=$(BUILD)/%.o)
+VOLPLUGIN_OBJ := $(VOLPLUGIN_SRC:%.c=$(BUILD)/%.o)
+PLUGIN_INC := -Iplugin/common -Iplugin/csi -Iplugin/volume
+override CFLAGS += $(PLUGIN_INC)
 
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
@@ -59,6 +69,12 @@ PROGS += $(BIN)/zcfsd
 endif
 ifneq ($(wildcard daemon/ctl/main.c),)
 PROGS += $(BIN)/zcfsctl
+endif
+ifneq ($(wildcard plugin/csi/main.c),)
+PROGS += $(BIN)/zcfs-csi
+endif
+ifneq ($(wildcard plugin/volume/main.c),)
+PROGS += $(BIN)/zcfs-volume-plugin
 endif
 
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
@@ -93,6 +109,28 @@ $(BIN)/zcfsctl: $(BUILD)/daemon/ctl/main.o $(CTL_OBJ) $(COMMON_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
+# The plugins link only what they use (json-c, libmicrohttpd), so the
+# FlexVolume copy of zcfs-csi runs on a node with just libjson-c.
+$(BIN)/zcfs-csi: $(BUILD)/plugin/csi/main.o $(CSI_OBJ) $(PLUGIN_COMMON_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $^ $(PKG_LIBS)
+
+$(BIN)/zcfs-volume-plugin: $(BUILD)/plugin/volume/main.o $(VOLPLUGIN_OBJ) $(PLUGIN_COMMON_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/tests/unit/test_csi%: $(BUILD)/tests/unit/test_csi%.o $(CSI_OBJ) $(PLUGIN_COMMON_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka
+
+$(BUILD)/tests/unit/test_volplugin%: $(BUILD)/tests/unit/test_volplugin%.o $(VOLPLUGIN_OBJ) $(PLUGIN_COMMON_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka
+
 $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(SERVE_OBJ) $(ZCFSD_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
@@ -102,6 +140,13 @@ $(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^
+
+# sandbox_probe applies zcfs-serve's own sandbox: link the real code in.
+$(BUILD)/tests/integration/sandbox_probe: $(BUILD)/tests/integration/sandbox_probe.o \
+		$(BUILD)/daemon/serve/sandbox.o $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o
 	@mkdir -p $(dir $@)
@@ -129,7 +174,9 @@ bench: deps all
 # libFuzzer targets, built with clang: fuzz_fuse_* drive zcfs-serve's
 # sources, the others zcfsd's (each without its main).
 FUZZ_SERVE := $(filter build/fuzz/fuzz_fuse_%,$(FUZZ_BIN))
-FUZZ_DAEMON := $(filter-out $(FUZZ_SERVE),$(FUZZ_BIN))
+FUZZ_CSI := $(filter build/fuzz/fuzz_csi,$(FUZZ_BIN))
+FUZZ_VOLPLUGIN := $(filter build/fuzz/fuzz_volplugin,$(FUZZ_BIN))
+FUZZ_DAEMON := $(filter-out $(FUZZ_SERVE) $(FUZZ_CSI) $(FUZZ_VOLPLUGIN),$(FUZZ_BIN))
 $(FUZZ_SERVE): build/fuzz/%: tests/fuzz/%.c $(SERVE_SRC) $(COMMON_SRC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
@@ -138,6 +185,16 @@ $(FUZZ_DAEMON): build/fuzz/%: tests/fuzz/%.c $(ZCFSD_SRC) $(COMMON_SRC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $^ $(PKG_LIBS)
+
+# fuzz_csi and fuzz_volplugin drive the plugins' sources (without main).
+$(FUZZ_CSI): build/fuzz/%: tests/fuzz/%.c $(CSI_SRC) $(PLUGIN_COMMON_SRC) $(COMMON_SRC)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)clang $(FUZZ_CFLAGS) $(PLUGIN_INC) -o $@ $^ $(PKG_LIBS)
+$(FUZZ_VOLPLUGIN): build/fuzz/%: tests/fuzz/%.c $(VOLPLUGIN_SRC) $(PLUGIN_COMMON_SRC) $(COMMON_SRC)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)clang $(FUZZ_CFLAGS) $(PLUGIN_INC) -o $@ $^ $(PKG_LIBS)
 
 fuzz: deps $(FUZZ_BIN)
 	$(Q)tests/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)

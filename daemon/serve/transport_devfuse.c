@@ -10,12 +10,15 @@
 #include "log.h"
 #include "transport.h"
 
+#define WRITE_DATA_OFFSET (sizeof(struct fuse_in_header) + sizeof(struct fuse_write_in))
+
 struct devfuse_worker {
 	struct zcfs_session *se;
 	pthread_t thread;
 	bool started;
 	int fd;
-	char *inbuf;
+	char *inbuf;		/* inbuf_base shifted so WRITE data is page aligned */
+	char *inbuf_base;
 	size_t inbuf_size;
 	void *outbuf;
 	size_t outbuf_size;
@@ -138,7 +141,7 @@ void devfuse_pool_stop(struct devfuse_pool *pool)
 		}
 		if (w->fd != pool->workers[0].fd)
 			safe_close(w->fd);
-		free(w->inbuf);
+		free(w->inbuf_base);
 		free(w->outbuf);
 	}
 	free(pool->workers);
@@ -174,10 +177,16 @@ int devfuse_pool_start(struct zcfs_session *se, int nthreads, struct devfuse_poo
 			r = w->fd;
 			break;
 		}
+		/* Copies between misaligned buffers and the page cache run at a
+		 * fraction of the aligned speed (measured: pread into a buffer
+		 * 16 bytes off a page was 75% of the server's CPU). So READ
+		 * replies are built in a page-aligned buffer, and the request
+		 * buffer is shifted so the data of a WRITE starts on a page. */
 		w->inbuf_size = se->bufsize;
-		w->inbuf = malloc(w->inbuf_size);
+		w->inbuf_base = aligned_alloc(4096, w->inbuf_size + 4096);
+		w->inbuf = w->inbuf_base ? w->inbuf_base + 4096 - WRITE_DATA_OFFSET : NULL;
 		w->outbuf_size = se->max_write;
-		w->outbuf = malloc(w->outbuf_size);
+		w->outbuf = aligned_alloc(4096, w->outbuf_size);
 		if (!w->inbuf || !w->outbuf) {
 			r = -ENOMEM;
 			break;

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include "handle.h"
 #include "log.h"
+#include "sandbox.h"
 #include "uring_queue.h"
 #include "uring_userdata.h"
 
@@ -127,6 +128,38 @@ static int backing_fd(struct zcfs_session *se, uint64_t fh)
 	return h && h->fd >= 0 ? h->fd : -EBADF;
 }
 
+static void backing_io_done(struct uring_queue *q, struct uring_entry *e, enum ud_kind kind, int res);
+
+/* Whether backing I/O on fd can go through the ring. A file system that
+ * refuses non-blocking I/O (tmpfs) makes io_uring hand every read and
+ * write to an io-wq worker thread: measured, that costs more than doing
+ * the copy right here in the queue thread. Probed once per queue. */
+static bool backing_via_ring(struct uring_queue *q, int fd)
+{
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+
+	if (q->backing_nowait == 0)
+		q->backing_nowait = preadv2(fd, &iov, 1, 0, RWF_NOWAIT) < 0 && errno == EOPNOTSUPP ? -1 : 1;
+	return q->backing_nowait > 0;
+}
+
+static void backing_io_inline(struct uring_queue *q, struct uring_entry *e, enum ud_kind kind, int fd)
+{
+	ssize_t n;
+
+	if (kind == UD_BACKING_READ) {
+		const struct fuse_read_in *a = e->req.arg;
+		n = pread(fd, e->payload, MIN((size_t)a->size, q->g->payload_size), (off_t)a->offset);
+	} else {
+		const struct fuse_write_in *a = e->req.arg;
+		n = pwrite(fd, e->req.data, a->size, (off_t)a->offset);
+	}
+	e->state = ENT_BACKING_IO;
+	q->backing_inflight++;
+	backing_io_done(q, e, kind, n < 0 ? -errno : (int)n);
+}
+
 static int start_backing_io(struct uring_queue *q, struct uring_entry *e, enum ud_kind kind)
 {
 	struct io_uring_sqe *sqe;
@@ -137,6 +170,10 @@ static int start_backing_io(struct uring_queue *q, struct uring_entry *e, enum u
 		fd = backing_fd(q->se, a->fh);
 		if (fd < 0)
 			return fd;
+		if (!backing_via_ring(q, fd)) {
+			backing_io_inline(q, e, kind, fd);
+			return 0;
+		}
 		sqe = queue_sqe(q);
 		if (!sqe)
 			return -EBUSY;
@@ -149,6 +186,10 @@ static int start_backing_io(struct uring_queue *q, struct uring_entry *e, enum u
 		fd = backing_fd(q->se, a->fh);
 		if (fd < 0)
 			return fd;
+		if (!backing_via_ring(q, fd)) {
+			backing_io_inline(q, e, kind, fd);
+			return 0;
+		}
 		sqe = queue_sqe(q);
 		if (!sqe)
 			return -EBUSY;
@@ -349,6 +390,10 @@ static int ring_create(struct uring_queue *q)
 	for (i = 0; i < ARRAY_SIZE(modes) && r == -EINVAL; i++) {
 		memset(&p, 0, sizeof(p));
 		p.flags = IORING_SETUP_SQE128 | modes[i];
+		/* Sandboxed: start disabled so the opcode allowlist is in
+		 * place before the ring can run anything (sandbox.c). */
+		if (q->se->opts->sandbox)
+			p.flags |= IORING_SETUP_R_DISABLED;
 		r = io_uring_queue_init_params(g->ring_entries, &q->ring, &p);
 	}
 	if (r < 0)
@@ -412,6 +457,12 @@ static int queue_setup(struct uring_queue *q)
 	q->setup_step = "io_uring_submit";
 	q->fixed_fuse_fd = io_uring_register_files(&q->ring, &q->se->fuse_fd, 1) == 0;
 	(void)io_uring_register_ring_fd(&q->ring);
+	if (q->se->opts->sandbox) {
+		q->setup_step = "io_uring_restrict";
+		r = sandbox_restrict_ring(&q->ring);
+		if (r < 0)
+			return r;
+	}
 	r = arm_wake(q);
 	if (r == 0) {
 		r = io_uring_submit(&q->ring);

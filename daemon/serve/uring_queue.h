@@ -50,6 +50,7 @@ struct uring_queue {
 	struct uring_entry *ents;
 	unsigned dead;
 	unsigned backing_inflight;
+	int backing_nowait;	/* 0 unknown, 1 backing fs takes RWF_NOWAIT, -1 not */
 	bool registered;
 
 	pthread_mutex_t lock;

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include "log.h"
 #include "zcfsd.h"
+#include "zcfsd_metrics.h"
 
 static void usage(void)
 {
@@ -95,7 +96,12 @@ static int run(struct zcfsd *d)
 	while (!d->quit) {
 		int64_t next = zcfsd_next_restart_ms(d), now = zcfsd_now_ms();
 		int timeout = next ? (int)MAX(0, MIN(next - now, 60000)) : -1;
-		int n = epoll_wait(d->epoll_fd, evs, ARRAY_SIZE(evs), timeout);
+		int mt = zcfsd_metrics_timeout_ms();
+		int n;
+
+		if (mt >= 0 && (timeout < 0 || mt < timeout))
+			timeout = mt;	/* metrics connections time out */
+		n = epoll_wait(d->epoll_fd, evs, ARRAY_SIZE(evs), timeout);
 
 		if (n < 0 && errno != EINTR)
 			return -errno;
@@ -111,6 +117,8 @@ static int run(struct zcfsd *d)
 				zcfsd_control_client_event(d, fd, evs[i].events);
 			else if (tag == ZCFSD_EV_PIDFD)
 				on_pidfd(d, fd);
+			else if (tag == ZCFSD_EV_METRICS)
+				zcfsd_metrics_run(d);
 		}
 		zcfsd_run_due_restarts(d);
 	}
@@ -214,6 +222,10 @@ int main(int argc, char **argv)
 	}
 	if (!foreground && detach() < 0)
 		goto out;
+	/* After detaching; a metrics failure leaves the volumes serving. */
+	r = zcfsd_metrics_start(&d);
+	if (r < 0)
+		log_err("event=metrics-failed socket=%s error=%s", d.policy->metrics_listen, strerror(-r));
 	log_info("event=ready pid=%d socket=%s state_dir=%s policy=%s tenants=%zu serve=%s cpus=%u pinned_source=%s resume=%s",
 		 (int)getpid(), d.socket_path, d.state_dir, d.policy_path, d.policy->n_tenants,
 		 d.serve_bin, d.ncpus, d.serve_prints_pinned ? "print-pinned" : "formula",
@@ -225,6 +237,7 @@ int main(int argc, char **argv)
 	}
 	status = 0;
 out:
+	zcfsd_metrics_stop(&d);
 	/* Servers keep running: the next zcfsd re-adopts them. */
 	if (d.listen_fd >= 0) {
 		(void)unlink(d.socket_path);

@@ -1,6 +1,7 @@
 /* Starting a volume server: fork, give the child only the fuse fd, its
  * log and the tenant's identity (no supplementary groups, no_new_privs, no
- * capabilities, RLIMIT_MEMLOCK = the granted bytes), exec zcfs-serve. */
+ * capabilities, RLIMIT_MEMLOCK = the granted bytes), exec zcfs-serve
+ * --sandbox. */
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -87,6 +88,9 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 	argv[k++] = fdarg;
 	argv[k++] = "--ownership=xattr";
 	argv[k++] = "--foreground";
+	/* Always: seccomp + Landlock + no_new_privs inside the server
+	 * (docs/security.md). No policy switch turns it off. */
+	argv[k++] = "--sandbox";
 	argv[k++] = tr;
 	argv[k++] = qd;
 	argv[k++] = mw;

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# zcfsd's Prometheus endpoint (policy metrics.listen, a unix socket):
+# curl --unix-socket gets text format 0.0.4 with per-volume state, server
+# up, restarts and pinned bytes, and per-tenant pinned bytes, budget and
+# volume count; the figures follow publish, a server kill (restart count)
+# and unpublish; the socket is root/admin-group only (0660) and goes away
+# when zcfsd exits; other paths are 404, other methods 405.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/zcfsd_lib.sh"
+require_root
+require_fuse
+require_cmd jq
+require_cmd curl
+require_cmd python3
+require_uring_transport
+
+zcfsd_env 64M true
+MSOCK=$W/run/metrics.sock
+jq --arg s "$MSOCK" '. + {metrics: {listen: $s}}' "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+zcfsd_start
+wait_for "the metrics socket" 5 test -S "$MSOCK" || { show_zcfsd_log; fail "no metrics socket"; }
+
+scrape() { curl -sf --max-time 5 --unix-socket "$MSOCK" http://localhost/metrics; }
+scrape_ok() { scrape >/dev/null; }
+# value METRIC LABELS: the sample's value ("" if absent)
+value() { scrape | awk -v k="$1{$2}" '$1 == k { print $2 }'; }
+
+check "socket is 0660 root-owned ($(stat -c '%a %U' "$MSOCK"))" test "$(stat -c '%a %u' "$MSOCK")" = "660 0"
+check "GET /metrics answers 200" scrape_ok
+hdr=$(curl -s -D - -o /dev/null --unix-socket "$MSOCK" http://localhost/metrics)
+check "content type is the Prometheus text format" eval "grep -qi 'content-type: text/plain; version=0.0.4' <<<'$hdr'"
+check "tenant t1's budget is 64M" test "$(value zcfs_tenant_memlock_budget_bytes 'tenant="t1"')" = $((64 << 20))
+check "t1 has no volumes yet" test "$(value zcfs_tenant_volumes 'tenant="t1"')" = 0
+check "HELP and TYPE lines precede the families" eval "scrape | grep -q '^# TYPE zcfs_volume_server_up gauge'"
+
+create_publish m1 "$TGT/a" || { show_zcfsd_log; fail "publish m1"; }
+ctl volume create m2 --transport "$ZCFS_TRANSPORT" >/dev/null || fail "create m2"
+V1='volume="m1",tenant="t1"'
+V2='volume="m2",tenant="t1"'
+check "m1 is published" test "$(value zcfs_volume_state "$V1,state=\"published\"")" = 1
+check "m1 is not 'created'" test "$(value zcfs_volume_state "$V1,state=\"created\"")" = 0
+check "m2 is created" test "$(value zcfs_volume_state "$V2,state=\"created\"")" = 1
+check "m1's server is up" test "$(value zcfs_volume_server_up "$V1")" = 1
+check "m2 has no server" test "$(value zcfs_volume_server_up "$V2")" = 0
+check "m1 has one target" test "$(value zcfs_volume_targets "$V1")" = 1
+pinned=$(vol_field m1 pinned)
+check "m1's pinned bytes = volume.get's ($pinned)" test "$(value zcfs_volume_pinned_bytes "$V1")" = "$pinned"
+check "t1's pinned bytes = the sum ($pinned)" test "$(value zcfs_tenant_pinned_bytes 'tenant="t1"')" = "$pinned"
+check "t1 has 2 volumes" test "$(value zcfs_tenant_volumes 'tenant="t1"')" = 2
+check "m1 restarts_total starts at 0" test "$(value zcfs_volume_restarts_total "$V1")" = 0
+
+P=$(server_pid m1)
+kill -KILL "$P"
+wait_for "m1's server to be restarted" 10 \
+	bash -c "[ \"\$(\"$ZCFS_BIN/zcfsctl\" --socket '$SOCK' volume get m1 | jq -r .volume.restarts)\" -ge 1 ]"
+wait_for "m1 to be published again" 10 \
+	bash -c "[ \"\$(\"$ZCFS_BIN/zcfsctl\" --socket '$SOCK' volume get m1 | jq -r .volume.state)\" = published ]"
+check "after a kill, m1 restarts_total is 1" test "$(value zcfs_volume_restarts_total "$V1")" = 1
+check "... and its server is up again" test "$(value zcfs_volume_server_up "$V1")" = 1
+
+rc=$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$MSOCK" http://localhost/nope)
+check "other paths are 404 ($rc)" test "$rc" = 404
+rc=$(curl -s -o /dev/null -w '%{http_code}' -X POST --unix-socket "$MSOCK" http://localhost/metrics)
+check "POST is 405 ($rc)" test "$rc" = 405
+
+# a client that connects and says nothing must not stall the daemon
+python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.send(b"GET /metr"); time.sleep(20)' "$MSOCK" &
+_zcfs_pids+=("$!")
+sleep 0.3
+check "the control socket still answers with a stalled metrics client" eval "ctl status >/dev/null"
+check "and so does the metrics endpoint" scrape_ok
+
+ctl volume unpublish m1 "$TGT/a" >/dev/null
+check "after unpublish m1 is created" test "$(value zcfs_volume_state "$V1,state=\"created\"")" = 1
+check "t1's pinned bytes are 0 again" test "$(value zcfs_tenant_pinned_bytes 'tenant="t1"')" = 0
+
+kill -TERM "$ZCFSD_PID"
+wait "$ZCFSD_PID"
+ZCFSD_PID=
+check "the metrics socket is gone after zcfsd exits" test ! -e "$MSOCK"
+[ "${_zcfs_failed:-0}" -eq 0 ] || show_zcfsd_log
+finish

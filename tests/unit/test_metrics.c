@@ -1,0 +1,71 @@
+/* zcfsd's Prometheus text (zcfsd_metrics_write): every family has HELP
+ * and TYPE, per-volume state is one-hot, per-tenant pinned bytes count
+ * only published volumes, and label values are escaped. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "zcfsd_metrics.h"
+
+static const char *const doc =
+	"{\"tenants\": [{\"name\": \"t1\", \"uid\": 2001, \"gid\": 2001, \"memlock_budget\": \"8M\","
+	" \"max_volumes\": 5, \"storage_root\": \"/srv/t1\", \"allowed_target_prefixes\": [\"/mnt\"]}]}";
+
+static char *render(struct zcfsd *d)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(zcfsd_metrics_write(d, f), 0);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+static void exposition(void **state)
+{
+	struct policy_errors e = { 0 };
+	char *targets[] = { "/mnt/a" };
+	struct zcfsd_volume pub = { .id = "v1", .tenant = "t1", .targets = targets, .n_targets = 1,
+				    .fuse_fd = -1, .pinned = 4096,
+				    .srv = { .pid = 0, .pidfd = -1, .restarts = 3 } };
+	struct zcfsd_volume created = { .id = "v\"2\\", .tenant = "t1", .fuse_fd = -1, .pinned = 777,
+					.srv = { .pidfd = -1 }, .next = &pub };
+	struct zcfsd d = { .volumes = &created, .started_at = 1700000000 };
+	char *out;
+
+	(void)state;
+	assert_int_equal(policy_load_string("p.json", doc, &d.policy, &e), 0);
+	out = render(&d);
+	assert_non_null(strstr(out, "# TYPE zcfs_volume_state gauge\n"));
+	assert_non_null(strstr(out, "# TYPE zcfs_volume_restarts_total counter\n"));
+	/* published with no server pid: "restarting" */
+	assert_non_null(strstr(out, "zcfs_volume_state{volume=\"v1\",tenant=\"t1\",state=\"restarting\"} 1\n"));
+	assert_non_null(strstr(out, "zcfs_volume_state{volume=\"v1\",tenant=\"t1\",state=\"published\"} 0\n"));
+	assert_non_null(strstr(out, "zcfs_volume_server_up{volume=\"v1\",tenant=\"t1\"} 0\n"));
+	assert_non_null(strstr(out, "zcfs_volume_restarts_total{volume=\"v1\",tenant=\"t1\"} 3\n"));
+	assert_non_null(strstr(out, "zcfs_volume_targets{volume=\"v1\",tenant=\"t1\"} 1\n"));
+	/* the id with a quote and a backslash is escaped */
+	assert_non_null(strstr(out, "zcfs_volume_state{volume=\"v\\\"2\\\\\",tenant=\"t1\",state=\"created\"} 1\n"));
+	/* only the published volume's bytes count for the tenant */
+	assert_non_null(strstr(out, "zcfs_tenant_pinned_bytes{tenant=\"t1\"} 4096\n"));
+	assert_non_null(strstr(out, "zcfs_tenant_memlock_budget_bytes{tenant=\"t1\"} 8388608\n"));
+	assert_non_null(strstr(out, "zcfs_tenant_volumes{tenant=\"t1\"} 2\n"));
+	assert_non_null(strstr(out, "zcfs_tenant_max_volumes{tenant=\"t1\"} 5\n"));
+	assert_non_null(strstr(out, "zcfsd_start_time_seconds 1700000000\n"));
+	free(out);
+	policy_free(d.policy);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(exposition),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
