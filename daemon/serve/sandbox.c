@@ -225,6 +225,10 @@ static const int allowed_syscalls[] = {
 	SCMP_SYS(futex), SCMP_SYS(set_robust_list), SCMP_SYS(rseq), SCMP_SYS(exit),
 	SCMP_SYS(exit_group), SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(getuid),
 	SCMP_SYS(geteuid), SCMP_SYS(getgid), SCMP_SYS(getegid),
+	/* reading and dropping our own capabilities (a zero-copy server drops
+	 * CAP_SYS_ADMIN once its rings are registered): capset can never
+	 * raise anything beyond the permitted set the process already has */
+	SCMP_SYS(capget), SCMP_SYS(capset),
 	SCMP_SYS(rt_sigaction), SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn),
 	SCMP_SYS(rt_sigtimedwait), SCMP_SYS(restart_syscall),
 	SCMP_SYS(sched_yield), SCMP_SYS(sched_getaffinity), SCMP_SYS(sched_setaffinity),
