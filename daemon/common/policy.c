@@ -262,13 +262,13 @@ static void parse_data_paths(struct loader *ld, json_object *d, const char *wher
 		return;
 	}
 	check_keys(ld, d, where, keys);
-	snprintf(f, sizeof(f), "%s.io_uring", where);
+	snprintf(f, sizeof(f), "%.120s.io_uring", where);
 	if (json_object_object_get_ex(d, "io_uring", &v))
 		get_bool(ld, v, f, &t->io_uring);
-	snprintf(f, sizeof(f), "%s.zero_copy", where);
+	snprintf(f, sizeof(f), "%.120s.zero_copy", where);
 	if (json_object_object_get_ex(d, "zero_copy", &v))
 		get_bool(ld, v, f, &t->zero_copy);
-	snprintf(f, sizeof(f), "%s.passthrough", where);
+	snprintf(f, sizeof(f), "%.120s.passthrough", where);
 	if (json_object_object_get_ex(d, "passthrough", &v))
 		get_bool(ld, v, f, &t->passthrough);
 	if (t->zero_copy && !t->io_uring)
@@ -293,7 +293,7 @@ static void parse_prefixes(struct loader *ld, json_object *a, const char *where,
 	for (i = 0; i < n; i++) {
 		char f[160];
 		char *s;
-		snprintf(f, sizeof(f), "%s[%zu]", where, i);
+		snprintf(f, sizeof(f), "%.120s[%zu]", where, i);
 		s = get_abs_path(ld, json_object_array_get_idx(a, i), f);
 		if (!s)
 			continue;
