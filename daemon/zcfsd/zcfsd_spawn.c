@@ -3,6 +3,7 @@
  * capabilities, RLIMIT_MEMLOCK = the granted bytes), exec zcfs-serve
  * --sandbox. */
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -94,6 +95,9 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 	argv[k++] = tr;
 	argv[k++] = qd;
 	argv[k++] = mw;
+	/* The volume's storage belongs to this server alone: the kernel may
+	 * cache entries, attributes and pages for long (docs/architecture.md). */
+	argv[k++] = "--cache=exclusive";
 	/* One reader: requests a dead server read through a cloned fd are
 	 * failed by the kernel, those on the shared fd can be resent
 	 * (docs/supervision.md). */
@@ -115,6 +119,24 @@ fail:
 	_exit(127);
 }
 
+/* zcfs-serve opens SOURCE by path and follows symlinks: a storage dir
+ * replaced by a symlink (or by something not the tenant's) since the
+ * publish checked it would have a restarted server serve whatever it
+ * points to. Refused with -ENOTDIR. */
+static int check_storage(const char *src, const struct policy_tenant *t)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int fd = (int)syscall(SYS_openat2, AT_FDCWD, src, &how, sizeof(how));
+	struct stat st;
+
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : -ENOTDIR;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) && st.st_uid == t->uid ? 0 : -ENOTDIR;
+}
+
 int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
 		       struct zcfsd_err *e)
 {
@@ -134,6 +156,12 @@ int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "open %s: %m", logpath);
 	if (zcfsd_storage_path(d, v, &src) < 0)
 		return zcfsd_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
+	r = check_storage(src, t);
+	if (r < 0)
+		return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, r,
+				  "storage %s of volume %s is %s", src, v->id,
+				  r == -ENOENT ? "gone" : "no longer a directory owned by the tenant "
+				  "(replaced, or a symlink)");
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "pipe: %m");
 	pid = fork();
