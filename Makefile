@@ -5,6 +5,8 @@
 #   make check           unit + integration tests (integration needs root)
 #   make check-asan      the same under ASan+UBSan, into build/asan
 #   make bench           fio suite, writes bench/results/
+#   make kernel-test KERNEL=bzImage [KMODS=dir]  boot a kernel in qemu (TCG)
+#                        and run the zcfs tests that fit (kernel/README.md)
 #   V=1                  print full command lines
 
 CC       ?= cc
@@ -83,7 +85,8 @@ FUZZ_SECONDS ?= 10
 FUZZ_CFLAGS  := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
 	-D_FILE_OFFSET_BITS=64 -Ikernel -Idaemon/common -Idaemon/serve -Idaemon/zcfsd $(PKG_CFLAGS) -pthread
 
-.PHONY: all deps check check-unit check-integration check-asan bench clean lint fuzz fuzz-replay
+.PHONY: all deps check check-unit check-integration check-asan bench clean lint fuzz fuzz-replay \
+	kernel-test
 all: $(PROGS) $(ITEST_BIN) $(BENCH_BIN)
 
 deps:
@@ -104,7 +107,8 @@ $(BIN)/zcfsd: $(BUILD)/daemon/zcfsd/main.o $(ZCFSD_OBJ) $(COMMON_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BIN)/zcfsctl: $(BUILD)/daemon/ctl/main.o $(CTL_OBJ) $(COMMON_OBJ)
+# zcfsctl kernel sizes the default geometry with zcfs-serve's own code.
+$(BIN)/zcfsctl: $(BUILD)/daemon/ctl/main.o $(CTL_OBJ) $(COMMON_OBJ) $(BUILD)/daemon/serve/uring_geometry.o
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
@@ -203,8 +207,19 @@ fuzz: deps $(FUZZ_BIN)
 fuzz-replay: $(FUZZ_BIN)
 	$(Q)tests/run-fuzz.sh 0 $(FUZZ_BIN)
 
+# Randomized long run against a model with server kills and zcfsd
+# restarts (scripts/soak.sh; not in CI): SOAK_SECONDS, SOAK_TRANSPORTS.
+.PHONY: soak
+soak: $(PROGS) $(ITEST_BIN)
+	$(Q)ZCFS_BIN=$(abspath $(BIN)) ZCFS_TESTBIN=$(abspath $(BUILD)/tests/integration) scripts/soak.sh
+
 lint:
 	$(Q)scripts/lint.sh
+
+# Opt-in: needs qemu-system-x86 and busybox-static, and a kernel image.
+kernel-test: $(PROGS) $(ITEST_BIN)
+	$(Q)KERNEL="$(KERNEL)" KMODS="$(KMODS)" ZCFS_BIN=$(abspath $(BIN)) \
+		ZCFS_TESTBIN=$(abspath $(BUILD)/tests/integration) scripts/kernel-test.sh
 
 clean:
 	rm -rf build bin

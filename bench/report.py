@@ -307,6 +307,82 @@ def evaluate_goals(goals_path, targets):
     return out
 
 
+# ------------------------------------------------------------------ scale
+# Goals of the scale section (many volumes through one zcfsd).
+SCALE_PUBLISH_P99_MS = 100.0
+SCALE_IDLE_RSS_MIB = 4.0    # per idle volume, on top of its pinned bytes
+
+
+def collect_scale(raw):
+    """bench/scale.sh output (raw/scale/scale.env), or None if not run."""
+    env = read_env(os.path.join(raw, "scale", "scale.env"))
+    if not env:
+        return None
+    sc = {"status": env.get("status", "failed")}
+    for k, v in env.items():
+        if k != "status":
+            n = fnum(v)
+            sc[k] = v if n is None else n
+    if sc["status"] == "ok":
+        p99 = sc.get("publish_mount_p99_us")
+        if p99 is not None:
+            sc["goal_publish_p99"] = "met" if p99 / 1000.0 < SCALE_PUBLISH_P99_MS else "missed"
+        rss, pinned = sc.get("server_rss_kib_per_volume"), sc.get("pinned_bytes_per_volume", 0)
+        if rss is not None:
+            sc["goal_idle_rss"] = ("met" if rss * 1024 <= SCALE_IDLE_RSS_MIB * 1048576 + (pinned or 0)
+                                   else "missed")
+        for rw in ("read", "write"):
+            a, b = sc.get("single_%s_mb_s" % rw), sc.get("all_%s_mb_s" % rw)
+            if a and b is not None:
+                sc["all_vs_single_%s" % rw] = b / a
+    return sc
+
+
+def scale_md(sc):
+    L = ["## Scale (bench/scale.sh)", ""]
+    if sc is None:
+        return []
+    if sc.get("status") != "ok":
+        L += ["Failed: %s" % sc.get("reason", "no output"), ""]
+        return L
+
+    def ms(k):
+        v = sc.get(k)
+        return "—" if v is None else "%.1f ms" % (v / 1000.0)
+
+    def num(k, fmt="%.0f"):
+        v = sc.get(k)
+        return "—" if v is None else fmt % v
+    L.append("%d volumes of 4 tenants through one zcfsd, `%s`, published one at a time; fio: "
+             "64 KiB direct sequential, %ss per run, one job per volume." % (
+                 int(sc.get("volumes", 0)), sc.get("options", ""), num("runtime")))
+    L.append("")
+    L.append("| figure | measured | goal | result |")
+    L.append("|---|---|---|---|")
+    L.append("| publish → target mounted, p50 / p99 | %s / %s | p99 < %.0f ms | %s |" % (
+        ms("publish_mount_p50_us"), ms("publish_mount_p99_us"), SCALE_PUBLISH_P99_MS,
+        sc.get("goal_publish_p99", "—")))
+    L.append("| publish → zcfsd's answer, p50 / p99 | %s / %s | | includes zcfsd's 200 ms wait "
+             "for a server that dies at once |" % (ms("publish_answer_p50_us"), ms("publish_answer_p99_us")))
+    L.append("| unpublish, p50 / p99 | %s / %s | | |" % (ms("unpublish_p50_us"), ms("unpublish_p99_us")))
+    L.append("| server RSS per idle volume (max) | %s KiB (%s KiB) | ≤ %.0f MiB + pinned | %s |" % (
+        num("server_rss_kib_per_volume"), num("server_rss_kib_max"), SCALE_IDLE_RSS_MIB,
+        sc.get("goal_idle_rss", "—")))
+    L.append("| server PSS per idle volume | %s KiB | | shared pages split |" % num("server_pss_kib_per_volume"))
+    L.append("| pinned bytes per volume | %s | | charged to the tenant |" % num("pinned_bytes_per_volume"))
+    L.append("| zcfsd RSS: start / %d published / end | %s / %s / %s KiB | | |" % (
+        int(sc.get("volumes", 0)), num("zcfsd_rss_kib_start"), num("zcfsd_rss_kib_published"),
+        num("zcfsd_rss_kib_end")))
+    for rw in ("read", "write"):
+        L.append("| %s MB/s: 1 volume / all at once | %s / %s | | all ÷ one = %s |" % (
+            rw, num("single_%s_mb_s" % rw), num("all_%s_mb_s" % rw),
+            num("all_vs_single_%s" % rw, "%.2f")))
+    L.append("| server restarts during the run / mounts left | %s / %s | 0 / 0 | |" % (
+        num("server_restarts"), num("mounts_left")))
+    L.append("")
+    return L
+
+
 # ------------------------------------------------------------------ markdown
 def fmt_abs(v, unit):
     if v is None:
@@ -361,7 +437,7 @@ def vs_previous(wl, targets, prev):
     return ", ".join(parts) if parts else "—"
 
 
-def write_md(path, run, machine, targets, goals, prev, png_ok):
+def write_md(path, run, machine, targets, goals, prev, png_ok, scale=None):
     tnames = list(targets)
     rows = [w for w in WORKLOADS if any(w in targets[t]["workloads"] for t in tnames)]
     L = []
@@ -521,6 +597,9 @@ def write_md(path, run, machine, targets, goals, prev, png_ok):
             problems.append("passthrough %s: zcfs-serve used %.2f CPU s/GiB although kernel "
                             "passthrough should leave it idle (< %.2f): %s" % (
                                 wl, srv, PASSTHROUGH_IDLE_S_PER_GIB, why))
+    L.extend(scale_md(scale))
+    if scale and scale.get("status") == "ok" and scale.get("mounts_left"):
+        problems.append("scale: %d mounts left after unpublishing" % scale["mounts_left"])
     L.append("## Problems")
     L.append("")
     if problems:
@@ -592,6 +671,7 @@ def main():
     a = ap.parse_args()
 
     run, targets = collect(a.raw)
+    scale = collect_scale(a.raw)
     machine = machine_info(run)
     goals = evaluate_goals(a.goals, targets) if a.goals else []
     prev = None
@@ -612,6 +692,7 @@ def main():
         "units": {w: unit_of(w) for w in WORKLOADS},
         "targets": targets,
         "goals": goals,
+        "scale": scale,
         "previous": {"date": prev.get("machine", {}).get("date"),
                      "git_rev": prev.get("machine", {}).get("git_rev")} if prev else None,
     }
@@ -621,7 +702,8 @@ def main():
     png_ok = write_png(a.out, targets, a.raw)
     if not png_ok and os.path.exists(os.path.join(a.out, "latest.png")):
         os.unlink(os.path.join(a.out, "latest.png"))
-    write_md(os.path.join(a.out, "latest.md"), run, machine, targets, goals, prev, png_ok)
+    write_md(os.path.join(a.out, "latest.md"), run, machine, targets, goals, prev, png_ok,
+             scale)
     with open(os.path.join(a.out, "latest.md")) as f:
         sys.stdout.write(f.read())
     return 0

@@ -29,6 +29,16 @@ root=$(cd "$here/.." && pwd)
 : "${BENCH_WORKLOADS:=all}"
 : "${BENCH_SERVE_OPTS:=}"        # extra zcfs-serve options for every zcfs target
 : "${PYTHON:=python3}"
+# 'scale' in BENCH_WORKLOADS, or BENCH_SCALE=1, adds bench/scale.sh (many
+# volumes through one zcfsd; not a per-target workload). Alone, it runs
+# without the per-target suite (native only, no workloads).
+: "${BENCH_SCALE:=0}"
+_wl=()
+for w in $BENCH_WORKLOADS; do
+	if [ "$w" = scale ]; then BENCH_SCALE=1; else _wl+=("$w"); fi
+done
+if [ "$BENCH_SCALE" = 1 ] && [ ${#_wl[@]} -eq 0 ]; then BENCH_TARGETS=native; fi
+BENCH_WORKLOADS="${_wl[*]}"
 
 ALL_TARGETS=(native devfuse uring-qd8 uring-qd32 passthrough bufpool zerocopy)
 # Run order (reads first so they see the layout, writes after).
@@ -485,6 +495,11 @@ done
 for t in "${live[@]}"; do
 	teardown_target "$t"
 done
+if [ "$BENCH_SCALE" = 1 ]; then
+	log "scale: bench/scale.sh (SCALE_VOLUMES=${SCALE_VOLUMES:-64})"
+	ZCFS_BIN=$ZCFS_BIN "$here/scale.sh" "$raw/scale" || log "scale: failed: $(grep '^reason=' "$raw/scale/scale.env" 2>/dev/null | cut -d= -f2-)"
+fi
+kv "$info" scale "$BENCH_SCALE"
 kv "$info" finished "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 
 # ---------------------------------------------------------------- report

@@ -13,9 +13,12 @@
 #include <linux/fuse.h>
 #include <linux/ioctl.h>
 
-/* Protocol we implement; the kernel picks min(ours, its own). */
+/* Protocol we implement; the kernel picks min(ours, its own). 46 adds
+ * the buffer pools (only used when the kernel offers them too); 45 is
+ * what stock 6.18 speaks, assumed when resuming a connection. */
 #define ZCFS_FUSE_MAJOR 7
-#define ZCFS_FUSE_MINOR 45
+#define ZCFS_FUSE_MINOR 46
+#define ZCFS_FUSE_MINOR_STOCK 45
 
 /* INIT flags (64-bit word: flags | flags2 << 32). */
 #ifndef FUSE_DIRECT_IO_ALLOW_MMAP

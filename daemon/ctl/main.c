@@ -4,6 +4,7 @@
  * daemon cannot be reached. */
 #include <getopt.h>
 #include <string.h>
+#include "ctl_kernel.h"
 #include "ctl_status.h"
 #include "policy.h"
 #include "zcfs_proto.h"
@@ -24,6 +25,7 @@ static void usage(FILE *out)
 		"  policy reload                        make zcfsd re-read its policy\n"
 		"  call METHOD [PARAMS-JSON]            one raw request; prints the response\n"
 		"  raw                                  send stdin verbatim as one request\n"
+		"  kernel [--json]                      probe the kernel's FUSE data paths (root)\n"
 		"Socket: --socket, else $ZCFS_SOCKET, else %s\n", ZCFS_DEFAULT_SOCKET);
 }
 
@@ -252,6 +254,8 @@ int main(int argc, char **argv)
 		return simple("policy.reload", NULL);
 	if (!strcmp(argv[0], "call"))
 		return cmd_call(argc, argv);
+	if (!strcmp(argv[0], "kernel"))
+		return ctl_kernel(argc, argv);
 	if (!strcmp(argv[0], "raw") && argc == 1)
 		return cmd_raw();
 	usage(stderr);

@@ -120,7 +120,8 @@ int session_resume(struct zcfs_session *se)
 	se->conn_flags = wanted_flags(se) | FUSE_INIT_EXT;
 	if (se->transport->init_flags)
 		se->conn_flags |= se->transport->init_flags(se, ~0ULL);
-	se->proto_minor = ZCFS_FUSE_MINOR;
+	/* Stock level: a resumed server does not set up buffer pools. */
+	se->proto_minor = ZCFS_FUSE_MINOR_STOCK;
 	atomic_store(&se->passthrough_on, (se->conn_flags & FUSE_PASSTHROUGH) != 0);
 	atomic_store(&se->initialized, true);
 	if (se->transport->after_init)

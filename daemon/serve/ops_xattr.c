@@ -28,6 +28,19 @@ static int xattr_path(struct zcfs_inode *inode, char path[static 32])
 	return 0;
 }
 
+/* The xattr path of the request's inode; -ENOTSUP for a real symlink. */
+static int req_xattr_path(struct zcfs_req *req, char path[static 32])
+{
+	struct zcfs_inode *inode;
+	int r = req_inode(req, req->in.nodeid, &inode);
+
+	if (r < 0)
+		return r;
+	r = xattr_path(inode, path);
+	req_inode_put(req, inode);
+	return r;
+}
+
 static int reply_xattr_size(struct zcfs_req *req, size_t size)
 {
 	struct fuse_getxattr_out out;
@@ -40,7 +53,6 @@ static int reply_xattr_size(struct zcfs_req *req, size_t size)
 int op_getxattr(struct zcfs_req *req)
 {
 	const struct fuse_getxattr_in *a = req->arg;
-	struct zcfs_inode *inode;
 	_cleanup_free_ char *buf = NULL;
 	const char *name;
 	char path[32];
@@ -53,11 +65,7 @@ int op_getxattr(struct zcfs_req *req)
 		return r;
 	if (is_private(name))
 		return -ENODATA;
-	r = req_inode(req, req->in.nodeid, &inode);
-	if (r < 0)
-		return r;
-	r = xattr_path(inode, path);
-	req_inode_put(req, inode);
+	r = req_xattr_path(req, path);
 	if (r == -ENOTSUP)
 		return -ENODATA;
 	if (r < 0)
@@ -80,7 +88,6 @@ int op_getxattr(struct zcfs_req *req)
 int op_setxattr(struct zcfs_req *req)
 {
 	const struct fuse_setxattr_in *a = req->arg;
-	struct zcfs_inode *inode;
 	const char *name;
 	char path[32];
 	size_t off = 0;
@@ -95,11 +102,7 @@ int op_setxattr(struct zcfs_req *req)
 		return -EPERM;
 	if (a->size > req->data_len - off)
 		return -EINVAL;
-	r = req_inode(req, req->in.nodeid, &inode);
-	if (r < 0)
-		return r;
-	r = xattr_path(inode, path);
-	req_inode_put(req, inode);
+	r = req_xattr_path(req, path);
 	if (r == -ENOTSUP)
 		return -EPERM;
 	if (r < 0)
@@ -111,18 +114,13 @@ int op_setxattr(struct zcfs_req *req)
 int op_listxattr(struct zcfs_req *req)
 {
 	const struct fuse_getxattr_in *a = req->arg;
-	struct zcfs_inode *inode;
 	_cleanup_free_ char *buf = NULL;
 	char path[32];
 	size_t len = 0, used = 0;
 	ssize_t n;
 	int r;
 
-	r = req_inode(req, req->in.nodeid, &inode);
-	if (r < 0)
-		return r;
-	r = xattr_path(inode, path);
-	req_inode_put(req, inode);
+	r = req_xattr_path(req, path);
 	if (r == -ENOTSUP)
 		return a->size ? reply_buf(req, "", 0) : reply_xattr_size(req, 0);
 	if (r < 0)
@@ -161,7 +159,6 @@ int op_listxattr(struct zcfs_req *req)
 
 int op_removexattr(struct zcfs_req *req)
 {
-	struct zcfs_inode *inode;
 	const char *name;
 	char path[32];
 	size_t off = 0;
@@ -174,11 +171,7 @@ int op_removexattr(struct zcfs_req *req)
 		return r;
 	if (is_private(name))
 		return -EPERM;
-	r = req_inode(req, req->in.nodeid, &inode);
-	if (r < 0)
-		return r;
-	r = xattr_path(inode, path);
-	req_inode_put(req, inode);
+	r = req_xattr_path(req, path);
 	if (r == -ENOTSUP)
 		return -EPERM;
 	if (r < 0)

@@ -11,6 +11,7 @@ enum {
 	OPT_TRANSPORT = 256, OPT_THREADS, OPT_QUEUE_DEPTH, OPT_MAX_WRITE, OPT_READ_ONLY,
 	OPT_OWNERSHIP, OPT_CACHE, OPT_WRITEBACK, OPT_PASSTHROUGH, OPT_ALLOW_OTHER,
 	OPT_NO_ALLOW_OTHER, OPT_FD, OPT_PRINT_PINNED, OPT_SANDBOX, OPT_RESUME,
+	OPT_BUFFER_POOL, OPT_ZERO_COPY, OPT_POOL_BUFFERS,
 };
 
 static const struct option long_opts[] = {
@@ -29,6 +30,9 @@ static const struct option long_opts[] = {
 	{ "print-pinned", no_argument, NULL, OPT_PRINT_PINNED },
 	{ "sandbox", no_argument, NULL, OPT_SANDBOX },
 	{ "resume", no_argument, NULL, OPT_RESUME },
+	{ "buffer-pool", required_argument, NULL, OPT_BUFFER_POOL },
+	{ "zero-copy", required_argument, NULL, OPT_ZERO_COPY },
+	{ "pool-buffers", required_argument, NULL, OPT_POOL_BUFFERS },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "debug", no_argument, NULL, 'd' },
 	{ "help", no_argument, NULL, 'h' },
@@ -45,6 +49,14 @@ void options_usage(const char *prog)
 	       "  --threads=N           /dev/fuse reader threads (default: one per CPU)\n"
 	       "  --queue-depth=N       io_uring entries per queue (default 8)\n"
 	       "  --max-write=SIZE      largest WRITE/READ payload (default 1M)\n"
+	       "  --buffer-pool=auto|on|registered|off  io_uring payloads from a per-queue pool\n"
+	       "                        (kernel protocol 7.46); registered: the pool is an\n"
+	       "                        io_uring fixed buffer (default auto: registered when\n"
+	       "                        the kernel has pools and memlock allows, else stock)\n"
+	       "  --pool-buffers=N      buffers in each queue's pool (default: queue depth)\n"
+	       "  --zero-copy=auto|on|off  READ/WRITE data moved by READ_FIXED/WRITE_FIXED into\n"
+	       "                        the client's pages (7.46 + CAP_SYS_ADMIN until the\n"
+	       "                        rings are registered; default auto)\n"
 	       "  --ownership=native|xattr  where file owners live: chown on the backing files\n"
 	       "                        (default as root) or the user.containers.override_stat\n"
 	       "                        xattr (default otherwise; needs no privilege)\n"
@@ -97,6 +109,8 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 	static const char *const transports[] = { "auto", "devfuse", "uring" };
 	static const char *const ownerships[] = { "default", "native", "xattr" };
 	static const char *const caches[] = { "default", "exclusive", "shared", "none" };
+	static const char *const pools[] = { "auto", "on", "registered", "off" };
+	static const char *const zcs[] = { "auto", "on", "off" };
 	uint64_t v;
 	int c, e, npos;
 
@@ -136,6 +150,21 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 				return fail(errbuf, errlen, "--cache: '%s' is not exclusive, shared or none", optarg);
 			o->cache = (enum zcfs_cache)e;
 			break;
+		case OPT_BUFFER_POOL:
+			if (parse_enum(optarg, pools, 4, &e) < 0)
+				return fail(errbuf, errlen, "--buffer-pool: '%s' is not auto, on, registered or off", optarg);
+			o->buffer_pool = (enum zcfs_bufpool_mode)e;
+			break;
+		case OPT_ZERO_COPY:
+			if (parse_enum(optarg, zcs, 3, &e) < 0)
+				return fail(errbuf, errlen, "--zero-copy: '%s' is not auto, on or off", optarg);
+			o->zero_copy = (enum zcfs_zerocopy_mode)e;
+			break;
+		case OPT_POOL_BUFFERS:
+			if (parse_u64(optarg, 1, 1024, &v) < 0)
+				return fail(errbuf, errlen, "--pool-buffers: '%s' is not a number from 1 to 1024", optarg);
+			o->pool_buffers = (unsigned)v;
+			break;
 		case OPT_FD:
 			if (parse_u64(optarg, 0, 1 << 20, &v) < 0)
 				return fail(errbuf, errlen, "--fd: '%s' is not a file descriptor number", optarg);
@@ -170,6 +199,21 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 			    "fusermount3 are not allowed inside the sandbox");
 	if (o->resume && o->fuse_fd < 0)
 		return fail(errbuf, errlen, "--resume needs --fd=N (the live connection to take over)");
+	/* Pools and zero-copy exist only on the ring, and zero-copy pages
+	 * are delivered only to queues that have a pool. */
+	if (o->transport == ZCFS_TRANSPORT_DEVFUSE &&
+	    (o->buffer_pool == ZCFS_BUFPOOL_ON || o->buffer_pool == ZCFS_BUFPOOL_REGISTERED ||
+	     o->zero_copy == ZCFS_ZEROCOPY_ON))
+		return fail(errbuf, errlen, "--buffer-pool/--zero-copy=on need the io_uring transport, "
+			    "not --transport=devfuse");
+	/* Demanding a ring extension demands the ring: auto must not
+	 * quietly settle for /dev/fuse. */
+	if (o->transport == ZCFS_TRANSPORT_AUTO &&
+	    (o->buffer_pool == ZCFS_BUFPOOL_ON || o->buffer_pool == ZCFS_BUFPOOL_REGISTERED ||
+	     o->zero_copy == ZCFS_ZEROCOPY_ON))
+		o->transport = ZCFS_TRANSPORT_URING;
+	if (o->zero_copy == ZCFS_ZEROCOPY_ON && o->buffer_pool == ZCFS_BUFPOOL_OFF)
+		return fail(errbuf, errlen, "--zero-copy=on needs a buffer pool (--buffer-pool=off given)");
 	o->source = argv[optind];
 	o->mountpoint = npos > 1 ? argv[optind + 1] : NULL;
 	if (o->cache == ZCFS_CACHE_DEFAULT)

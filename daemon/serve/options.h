@@ -8,6 +8,9 @@
 enum zcfs_transport_kind { ZCFS_TRANSPORT_AUTO, ZCFS_TRANSPORT_DEVFUSE, ZCFS_TRANSPORT_URING };
 enum zcfs_ownership { ZCFS_OWNERSHIP_DEFAULT, ZCFS_OWNERSHIP_NATIVE, ZCFS_OWNERSHIP_XATTR };
 enum zcfs_cache { ZCFS_CACHE_DEFAULT, ZCFS_CACHE_EXCLUSIVE, ZCFS_CACHE_SHARED, ZCFS_CACHE_NONE };
+/* Patched-kernel (protocol 7.46) ring extensions, see uring_bufpool.h. */
+enum zcfs_bufpool_mode { ZCFS_BUFPOOL_AUTO, ZCFS_BUFPOOL_ON, ZCFS_BUFPOOL_REGISTERED, ZCFS_BUFPOOL_OFF };
+enum zcfs_zerocopy_mode { ZCFS_ZEROCOPY_AUTO, ZCFS_ZEROCOPY_ON, ZCFS_ZEROCOPY_OFF };
 
 struct zcfs_options {
 	const char *source;
@@ -18,6 +21,9 @@ struct zcfs_options {
 	unsigned threads;	/* 0: one per CPU */
 	unsigned queue_depth;
 	uint32_t max_write;
+	enum zcfs_bufpool_mode buffer_pool;
+	enum zcfs_zerocopy_mode zero_copy;
+	unsigned pool_buffers;	/* payload buffers per queue pool; 0: = queue_depth */
 	int fuse_fd;		/* -1: mount ourselves; else an inherited, mounted fd */
 	bool read_only;
 	bool foreground;

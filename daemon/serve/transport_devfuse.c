@@ -29,30 +29,35 @@ struct devfuse_pool {
 	struct devfuse_worker *workers;
 };
 
-static int devfuse_reply(struct zcfs_req *req, int error, const struct iovec *iov, int iovcnt)
+/* One message to /dev/fuse: out header + iov, in a single writev. */
+static ssize_t write_message(int fd, uint64_t unique, int error, const struct iovec *iov, int iovcnt)
 {
-	struct devfuse_worker *w = req->tctx;
 	struct iovec v[8];
-	struct fuse_out_header oh;
+	struct fuse_out_header oh = { .error = error, .unique = unique };
 	size_t len = sizeof(oh);
-	ssize_t n;
 	int i;
 
-	if (iovcnt > (int)ARRAY_SIZE(v) - 1)
-		return -EINVAL;
+	if (iovcnt > (int)ARRAY_SIZE(v) - 1) {
+		errno = EINVAL;
+		return -1;
+	}
 	v[0] = (struct iovec){ .iov_base = &oh, .iov_len = sizeof(oh) };
 	for (i = 0; i < iovcnt; i++) {
 		v[i + 1] = iov[i];
 		len += iov[i].iov_len;
 	}
 	oh.len = (uint32_t)len;
-	oh.error = error;
-	oh.unique = req->in.unique;
-	n = writev(w->fd, v, iovcnt + 1);
-	if (n < 0) {
+	return writev(fd, v, iovcnt + 1);
+}
+
+static int devfuse_reply(struct zcfs_req *req, int error, const struct iovec *iov, int iovcnt)
+{
+	struct devfuse_worker *w = req->tctx;
+
+	if (write_message(w->fd, req->in.unique, error, iov, iovcnt) < 0) {
 		/* ENOENT: the request was interrupted and is gone. */
 		if (errno != ENOENT)
-			log_debug("reply to unique=%llu failed: %m", (unsigned long long)oh.unique);
+			log_debug("reply to unique=%llu failed: %m", (unsigned long long)req->in.unique);
 		return -errno;
 	}
 	return 0;
@@ -60,20 +65,8 @@ static int devfuse_reply(struct zcfs_req *req, int error, const struct iovec *io
 
 int fuse_notify(struct zcfs_session *se, int code, const struct iovec *iov, int iovcnt)
 {
-	struct iovec v[8];
-	struct fuse_out_header oh = { .error = code, .unique = 0 };
-	size_t len = sizeof(oh);
-	int i;
-
-	if (iovcnt > (int)ARRAY_SIZE(v) - 1)
-		return -EINVAL;
-	v[0] = (struct iovec){ .iov_base = &oh, .iov_len = sizeof(oh) };
-	for (i = 0; i < iovcnt; i++) {
-		v[i + 1] = iov[i];
-		len += iov[i].iov_len;
-	}
-	oh.len = (uint32_t)len;
-	return RET_NERRNO(writev(se->fuse_fd, v, iovcnt + 1)) < 0 ? -errno : 0;
+	/* Notifications are messages with unique 0 and the code as error. */
+	return write_message(se->fuse_fd, 0, code, iov, iovcnt) < 0 ? -errno : 0;
 }
 
 static void *devfuse_worker_main(void *arg)

@@ -5,6 +5,7 @@
  * not offer FUSE_OVER_IO_URING or refuses REGISTER, it keeps serving over
  * /dev/fuse with enough readers -- unless io_uring was asked for
  * explicitly, which makes that a fatal error. */
+#include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "transport.h"
 #include "uring_geometry.h"
 #include "uring_queue.h"
+#include "uring_zerocopy.h"
 
 #define ENABLE_URING_PARAM "/sys/module/fuse/parameters/enable_uring"
 /* Only the /dev/fuse readers leave this signal unblocked (see stop). */
@@ -25,6 +27,8 @@ struct uring_transport {
 	struct devfuse_pool *fallback;	/* everything, once the ring is off */
 	bool queues_ok;			/* set up and waiting for REGISTER */
 	bool offered;			/* kernel offered FUSE_OVER_IO_URING */
+	uint64_t offered_flags;		/* everything INIT offered */
+	struct uring_ext_plan plan;	/* 7.46 pools / zero-copy, decided at INIT */
 	atomic_bool readers_gone;
 };
 
@@ -142,8 +146,10 @@ static int start_queues(struct zcfs_session *se, struct uring_transport *t, cons
 	t->queues = calloc(t->g.nr_queues, sizeof(*t->queues));
 	if (!t->queues)
 		return -ENOMEM;
-	for (n = 0; n < t->g.nr_queues && r == 0; n++)
+	for (n = 0; n < t->g.nr_queues && r == 0; n++) {
+		t->queues[n].ext = &t->plan;	/* read once asked to register */
 		r = uring_queue_spawn(&t->queues[n], se, &t->g, n);
+	}
 	/* Wait for every spawned thread, even after a failure. */
 	for (i = 0; i < n; i++) {
 		k = uring_queue_wait_setup(&t->queues[i]);
@@ -210,7 +216,74 @@ static uint64_t uring_init_flags(struct zcfs_session *se, uint64_t offered)
 	struct uring_transport *t = se->transport_priv;
 
 	t->offered = (offered & FUSE_OVER_IO_URING) != 0;
-	return t->queues_ok && t->offered ? FUSE_OVER_IO_URING : 0;
+	t->offered_flags = offered;
+	if (!t->queues_ok || !t->offered)
+		return 0;
+	/* Echo the pool capability: whether the kernel requires it is
+	 * unconfirmed, and a kernel without pools ignores it. */
+	return FUSE_OVER_IO_URING |
+	       (se->opts->buffer_pool != ZCFS_BUFPOOL_OFF ? FUSE_HAS_IO_URING_BUFPOOL : 0);
+}
+
+static const char *pool_word(const struct uring_ext_plan *p)
+{
+	return !p->pool ? "off" : p->registered ? "registered" : "on";
+}
+
+/* Decides pools and zero-copy from the INIT offer and logs the one line
+ * that says what runs and why; -EOPNOTSUPP when a demanded mode cannot
+ * be had (the caller ends the server). */
+static int plan_extensions(struct zcfs_session *se, struct uring_transport *t, bool ring_on)
+{
+	const struct zcfs_options *o = se->opts;
+	unsigned pool_bufs = o->pool_buffers ? o->pool_buffers : o->queue_depth;
+	struct uring_ext_facts f = {
+		.ring_on = ring_on,
+		/* Negotiated minor: a kernel newer than the protocol we
+		 * speak is treated at our level. */
+		.minor = se->proto_minor,
+		.offered = t->offered_flags,
+		.cap_sys_admin = uring_thread_has_cap(CAP_SYS_ADMIN),
+		.sandbox = o->sandbox,
+		.passthrough = o->passthrough,
+		.memlock_ok = uring_memlock_allows((uint64_t)t->g.nr_queues *
+						   bufpool_bytes(pool_bufs, t->g.payload_size)),
+	};
+	int r = uring_ext_decide(o->buffer_pool, o->zero_copy, &f, &t->plan);
+
+	if (r < 0) {
+		log_err("--buffer-pool/--zero-copy cannot be had: bufpool=%s reason=%s zero_copy=%s "
+			"zc_reason=%s", pool_word(&t->plan), t->plan.pool_reason,
+			t->plan.zero_copy ? "on" : "off", t->plan.zc_reason);
+		return r;
+	}
+	log_info("uring data path: bufpool=%s reason=%s pool_buffers=%u zero_copy=%s zc_reason=%s",
+		 pool_word(&t->plan), t->plan.pool_reason, t->plan.pool ? pool_bufs : 0,
+		 t->plan.zero_copy ? "on" : "off", t->plan.zc_reason);
+	if (!ring_on)
+		return 0;
+	if (t->plan.pool)
+		uring_geometry_set_pool(&t->g, pool_bufs);
+	else
+		uring_geometry_set_stock(&t->g);
+	return 0;
+}
+
+/* Zero-copy: every ring is registered, nothing needs CAP_SYS_ADMIN any
+ * more. Say what is left, for operators and tests (CapEff). */
+static void drop_privilege(void)
+{
+	char capeff[32] = "?";
+	unsigned n = 0;
+	int r = uring_caps_drop_all(&n);
+
+	if (uring_read_capeff(capeff, sizeof(capeff)) < 0)
+		snprintf(capeff, sizeof(capeff), "unknown");
+	if (r < 0)
+		log_err("caps: dropping CAP_SYS_ADMIN: %s threads=%u CapEff=%s", strerror(-r), n, capeff);
+	else
+		log_info("caps: CAP_SYS_ADMIN dropped after ring registration threads=%u CapEff=%s", n,
+			 capeff);
 }
 
 /* Runs on the /dev/fuse reader right after the INIT reply: REGISTER is
@@ -222,8 +295,9 @@ static int uring_after_init(struct zcfs_session *se)
 	unsigned i;
 	int r = 0, k;
 
-	if (!t->queues_ok)
-		return 0;
+	r = plan_extensions(se, t, t->queues_ok && t->offered);
+	if (r < 0 || !t->queues_ok)
+		return r;
 	if (!t->offered)
 		return fall_back(se, t, "kernel_did_not_offer_FUSE_OVER_IO_URING", true);
 	for (i = 0; i < t->g.nr_queues; i++)
@@ -233,10 +307,22 @@ static int uring_after_init(struct zcfs_session *se)
 		if (k < 0 && r == 0)
 			r = k;
 	}
+	/* Registered or refused, the rings need CAP_SYS_ADMIN no longer. */
+	if (t->plan.zero_copy)
+		drop_privilege();
+	if (r < 0 && ((t->plan.pool && se->opts->buffer_pool != ZCFS_BUFPOOL_AUTO) ||
+		      (t->plan.zero_copy && se->opts->zero_copy == ZCFS_ZEROCOPY_ON)))
+		return r;	/* demanded, and the kernel refused: logged by the queue */
 	if (r < 0) {
 		snprintf(why, sizeof(why), "register_failed:%s", errname(r));
 		return fall_back(se, t, why, false);
 	}
+	if (t->plan.pool)
+		snprintf(se->transport_desc, sizeof(se->transport_desc),
+			 "transport=uring queues=%u depth=%u pinned=%llu bufpool=%s zero_copy=%s reason=%.40s",
+			 t->g.nr_queues, t->g.depth, (unsigned long long)locked_bytes(t),
+			 pool_word(&t->plan), t->plan.zero_copy ? "on" : "off",
+			 se->transport_reason[0] ? se->transport_reason : "requested");
 	return 0;
 }
 

@@ -85,6 +85,7 @@ void uring_geometry_init(struct uring_geometry *g, unsigned nr_queues, unsigned 
 	g->page_size = page_size;
 	g->header_size = align_up(sizeof(struct zcfs_uring_req_header), page_size);
 	g->payload_size = align_up(uring_payload_size(max_write, max_pages, page_size), page_size);
+	g->payload_bufs = g->budget_payload_bufs = depth;
 	/* Every entry has at most one SQE in flight (its FUSE command or its
 	 * backing I/O), plus the eventfd poll that wakes the thread. */
 	g->ring_entries = depth + 1;
@@ -104,14 +105,33 @@ size_t uring_ring_bytes(const struct uring_geometry *g)
 	return align_up(rings, g->page_size) + align_up(sqes, g->page_size);
 }
 
+void uring_geometry_set_pool(struct uring_geometry *g, unsigned pool_bufs)
+{
+	/* Decided: the layout cannot change any more. */
+	g->payload_bufs = g->budget_payload_bufs = pool_bufs;
+}
+
+void uring_geometry_set_stock(struct uring_geometry *g)
+{
+	g->payload_bufs = g->budget_payload_bufs = g->depth;
+}
+
+void uring_geometry_allow_pool(struct uring_geometry *g, unsigned pool_bufs)
+{
+	g->budget_payload_bufs = MAX(g->budget_payload_bufs, pool_bufs);
+}
+
 size_t uring_queue_buf_bytes(const struct uring_geometry *g)
 {
-	return (size_t)g->depth * (g->header_size + g->payload_size);
+	return (size_t)g->depth * g->header_size + (size_t)g->payload_bufs * g->payload_size;
 }
 
 uint64_t uring_pinned_bytes(const struct uring_geometry *g)
 {
-	return (uint64_t)g->nr_queues * (uring_ring_bytes(g) + uring_queue_buf_bytes(g));
+	unsigned bufs = MAX(g->payload_bufs, g->budget_payload_bufs);
+	uint64_t per_queue = (uint64_t)g->depth * g->header_size + (uint64_t)bufs * g->payload_size;
+
+	return (uint64_t)g->nr_queues * (uring_ring_bytes(g) + per_queue);
 }
 
 int uring_probe_layout(unsigned entries, size_t *cqes_off)
@@ -134,7 +154,7 @@ int uring_geometry_for_session(struct uring_geometry *g, const struct zcfs_sessi
 {
 	size_t cqes_off = URING_DEFAULT_CQES_OFF;
 	long page = sysconf(_SC_PAGESIZE);
-	unsigned ncpu;
+	unsigned ncpu, pool;
 	int r;
 
 	r = uring_possible_cpus(&ncpu);
@@ -145,5 +165,12 @@ int uring_geometry_for_session(struct uring_geometry *g, const struct zcfs_sessi
 		return r;
 	uring_geometry_init(g, ncpu, se->opts->queue_depth, se->max_write, se->max_pages,
 			    page > 0 ? (size_t)page : 4096, cqes_off);
+	/* Pools: laid out from the start when demanded (INIT must offer
+	 * them or the server stops), budgeted for when auto may pick them. */
+	pool = se->opts->pool_buffers ? se->opts->pool_buffers : se->opts->queue_depth;
+	if (se->opts->buffer_pool == ZCFS_BUFPOOL_ON || se->opts->buffer_pool == ZCFS_BUFPOOL_REGISTERED)
+		uring_geometry_set_pool(g, pool);
+	else if (se->opts->buffer_pool == ZCFS_BUFPOOL_AUTO)
+		uring_geometry_allow_pool(g, pool);
 	return 0;
 }

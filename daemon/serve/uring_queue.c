@@ -15,6 +15,7 @@
 #include "sandbox.h"
 #include "uring_queue.h"
 #include "uring_userdata.h"
+#include "uring_zerocopy.h"
 
 _Static_assert(offsetof(struct io_uring_sqe, cmd_op) == 8, "sqe->cmd_op at byte 8");
 _Static_assert(offsetof(struct io_uring_sqe, addr3) == ZCFS_URING_CMD_AREA_OFF,
@@ -58,6 +59,11 @@ static struct io_uring_sqe *queue_sqe(struct uring_queue *q)
 	return sqe;
 }
 
+struct io_uring_sqe *uring_queue_sqe(struct uring_queue *q)
+{
+	return queue_sqe(q);
+}
+
 static int submit_fuse_cmd(struct uring_queue *q, struct uring_entry *e, uint32_t op)
 {
 	struct io_uring_sqe *sqe = queue_sqe(q);
@@ -82,6 +88,8 @@ static int submit_fuse_cmd(struct uring_queue *q, struct uring_entry *e, uint32_
 		cmd.commit_id = e->commit_id;
 	}
 	memcpy((char *)sqe + ZCFS_URING_CMD_AREA_OFF, &cmd, sizeof(cmd));
+	if (q->pool_on)	/* 7.46 form: zero-copy slot, fixed pool */
+		uring_ext_prep_cmd(q, e, sqe, op);
 	sqe->user_data = ud_encode(UD_FUSE_CMD, e->index);
 	e->cmd_op = op;
 	e->state = ENT_IN_KERNEL;
@@ -101,9 +109,13 @@ static int uring_reply(struct zcfs_req *req, int error, const struct iovec *iov,
 
 	for (i = 0; i < iovcnt; i++)
 		total += iov[i].iov_len;
-	if (total > q->g->payload_size) {
+	if (e->pkind == URING_PAYLOAD_ZC_READ && error == 0) {
+		/* The data is in the client's pages already (READ_FIXED):
+		 * only its length goes back. */
+		iovcnt = 0;
+	} else if (total > (dst ? q->g->payload_size : 0)) {
 		log_err("op=%s reply of %zu bytes exceeds the %zu-byte ring payload",
-			fuse_opcode_name(req->in.opcode), total, q->g->payload_size);
+			fuse_opcode_name(req->in.opcode), total, dst ? q->g->payload_size : 0);
 		error = -EIO;
 		iovcnt = 0;
 		total = 0;
@@ -113,6 +125,12 @@ static int uring_reply(struct zcfs_req *req, int error, const struct iovec *iov,
 			memmove(dst + off, iov[i].iov_base, iov[i].iov_len);
 		off += iov[i].iov_len;
 	}
+	if (q->zero_copy && error == 0 && iovcnt > 0 &&
+	    uring_zc_mark_open_reply(req->in.opcode, dst, total) < 0)
+		log_warn("op=%s: reply too short to mark FOPEN_IO_URING_ZERO_COPY",
+			 fuse_opcode_name(req->in.opcode));
+	if (q->pool_on)
+		uring_ext_put_payload(q, e);
 	oh.len = (uint32_t)(sizeof(oh) + total);
 	oh.error = error;
 	oh.unique = req->in.unique;
@@ -128,7 +146,6 @@ static int backing_fd(struct zcfs_session *se, uint64_t fh)
 	return h && h->fd >= 0 ? h->fd : -EBADF;
 }
 
-static void backing_io_done(struct uring_queue *q, struct uring_entry *e, enum ud_kind kind, int res);
 
 /* Whether backing I/O on fd can go through the ring. A file system that
  * refuses non-blocking I/O (tmpfs) makes io_uring hand every read and
@@ -144,57 +161,57 @@ static bool backing_via_ring(struct uring_queue *q, int fd)
 	return q->backing_nowait > 0;
 }
 
-static void backing_io_inline(struct uring_queue *q, struct uring_entry *e, enum ud_kind kind, int fd)
-{
-	ssize_t n;
+static void backing_io_done(struct uring_queue *q, struct uring_entry *e, enum ud_kind kind, int res);
 
-	if (kind == UD_BACKING_READ) {
-		const struct fuse_read_in *a = e->req.arg;
-		n = pread(fd, e->payload, MIN((size_t)a->size, q->g->payload_size), (off_t)a->offset);
-	} else {
-		const struct fuse_write_in *a = e->req.arg;
-		n = pwrite(fd, e->req.data, a->size, (off_t)a->offset);
-	}
+static void backing_io_inline(struct uring_queue *q, struct uring_entry *e, enum ud_kind kind, int fd,
+			      void *buf, size_t len, off_t off)
+{
+	ssize_t n = kind == UD_BACKING_READ ? pread(fd, buf, len, off) : pwrite(fd, buf, len, off);
+
 	e->state = ENT_BACKING_IO;
 	q->backing_inflight++;
 	backing_io_done(q, e, kind, n < 0 ? -errno : (int)n);
 }
 
+/* READ into / WRITE from the entry's payload, on the ring or inline.
+ * fuse_read_in and fuse_write_in both start with fh, offset, size. */
 static int start_backing_io(struct uring_queue *q, struct uring_entry *e, enum ud_kind kind)
 {
 	struct io_uring_sqe *sqe;
+	uint64_t fh, off;
+	size_t len;
+	void *buf;
 	int fd;
 
 	if (kind == UD_BACKING_READ) {
 		const struct fuse_read_in *a = e->req.arg;
-		fd = backing_fd(q->se, a->fh);
-		if (fd < 0)
-			return fd;
-		if (!backing_via_ring(q, fd)) {
-			backing_io_inline(q, e, kind, fd);
-			return 0;
-		}
-		sqe = queue_sqe(q);
-		if (!sqe)
-			return -EBUSY;
-		io_uring_prep_read(sqe, fd, e->payload, (unsigned)MIN((size_t)a->size, q->g->payload_size),
-				   a->offset);
+		fh = a->fh;
+		off = a->offset;
+		buf = e->payload;
+		len = MIN((size_t)a->size, q->g->payload_size);
 	} else {
 		const struct fuse_write_in *a = e->req.arg;
 		if (a->size > e->req.data_len)
 			return -EINVAL;
-		fd = backing_fd(q->se, a->fh);
-		if (fd < 0)
-			return fd;
-		if (!backing_via_ring(q, fd)) {
-			backing_io_inline(q, e, kind, fd);
-			return 0;
-		}
-		sqe = queue_sqe(q);
-		if (!sqe)
-			return -EBUSY;
-		io_uring_prep_write(sqe, fd, e->req.data, a->size, a->offset);
+		fh = a->fh;
+		off = a->offset;
+		buf = (void *)e->req.data;
+		len = a->size;
 	}
+	fd = backing_fd(q->se, fh);
+	if (fd < 0)
+		return fd;
+	if (!backing_via_ring(q, fd)) {
+		backing_io_inline(q, e, kind, fd, buf, len, (off_t)off);
+		return 0;
+	}
+	sqe = queue_sqe(q);
+	if (!sqe)
+		return -EBUSY;
+	if (kind == UD_BACKING_READ)
+		io_uring_prep_read(sqe, fd, buf, (unsigned)len, off);
+	else
+		io_uring_prep_write(sqe, fd, buf, (unsigned)len, off);
 	sqe->user_data = ud_encode(kind, e->index);
 	e->state = ENT_BACKING_IO;
 	q->backing_inflight++;
@@ -210,6 +227,7 @@ static void backing_io_done(struct uring_queue *q, struct uring_entry *e, enum u
 	if (res < 0) {
 		reply_err(&e->req, res);
 	} else if (kind == UD_BACKING_READ) {
+		/* zero-copy: e->payload is NULL and the reply only a length */
 		reply_buf(&e->req, e->payload, (size_t)res);
 	} else {
 		memset(&out, 0, sizeof(out));
@@ -246,13 +264,25 @@ static void entry_serve(struct uring_queue *q, struct uring_entry *e)
 
 	memcpy(&in, h->in_out, sizeof(in));
 	e->commit_id = h->ring_ent_in_out.commit_id;
+	/* Pool queue: find this request's buffer (or pages) first. */
+	r = q->pool_on ? uring_ext_take_payload(q, e, in.opcode) : 0;
 	*req = (struct zcfs_req){ .se = q->se, .in = in, .reply = uring_reply, .tctx = e,
-				  .outbuf = e->payload, .outbuf_size = q->g->payload_size };
-	r = psz > q->g->payload_size ? -EPROTO :
-	    req_decode(req, &in, h->op_in, sizeof(h->op_in), e->payload, psz, false);
+				  .outbuf = e->payload, .outbuf_size = e->payload ? q->g->payload_size : 0 };
+	if (r == 0)
+		r = psz > q->g->payload_size ? -EPROTO :
+		    req_decode(req, &in, h->op_in, sizeof(h->op_in), e->payload, psz, false);
 	if (r < 0) {
 		log_warn("malformed ring request op=%u payload=%u: %s", in.opcode, psz, strerror(-r));
 		reply_err(req, -EIO);
+		return;
+	}
+	if (e->pkind == URING_PAYLOAD_ZC_READ || e->pkind == URING_PAYLOAD_ZC_WRITE) {
+		/* The data exists only as registered pages: READ/WRITE_FIXED. */
+		r = uring_zc_start_io(q, e);
+		if (r < 0)
+			reply_err(req, r);
+		if (e->state == ENT_IN_SERVER)
+			uring_reply(req, -ENOSYS, NULL, 0);
 		return;
 	}
 	switch (ring_fast_path(req)) {
@@ -329,6 +359,9 @@ static void handle_cqe(struct uring_queue *q, uint64_t ud, int res)
 	case UD_BACKING_WRITE:
 		backing_io_done(q, &q->ents[idx], kind, res);
 		break;
+	case UD_SETUP:	/* a late one: uring_queue_run_sync gave up on it */
+		log_warn("qid=%u: setup command completed late: %s", q->qid, strerror(-res));
+		break;
 	case UD_WAKE:
 		if (read(q->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 			log_debug("qid=%u: eventfd: %m", q->qid);
@@ -352,13 +385,44 @@ static void reap(struct uring_queue *q)
 	io_uring_cq_advance(&q->ring, n);
 }
 
+int uring_queue_run_sync(struct uring_queue *q, struct io_uring_sqe *sqe)
+{
+	const uint64_t ud = ud_encode(UD_SETUP, 0);
+	struct io_uring_cqe *cqe;
+	int r, res = -EIO;
+	bool done = false;
+
+	/* ADD_QUEUE and ADD_BUFPOOL complete at issue, never held. */
+	sqe->user_data = ud;
+	r = io_uring_submit(&q->ring);
+	while (r >= 0 && !done) {
+		r = io_uring_wait_cqe(&q->ring, &cqe);
+		if (r == -EINTR) {
+			r = 0;
+			continue;
+		}
+		if (r < 0)
+			break;
+		if (cqe->user_data == ud) {
+			res = cqe->res;
+			done = true;
+		} else {
+			handle_cqe(q, cqe->user_data, cqe->res);
+		}
+		io_uring_cqe_seen(&q->ring, cqe);
+	}
+	return r < 0 ? r : res;
+}
+
 /* REGISTER every entry; failures that the kernel reports at issue time
  * are already in the CQ when submit returns. */
 static int register_entries(struct uring_queue *q)
 {
 	unsigned i;
-	int r = 0;
+	int r;
 
+	/* Pools, zero-copy, or a layout change decided at INIT. */
+	r = uring_queue_ext_setup(q);
 	for (i = 0; i < q->g->depth && r == 0; i++)
 		r = submit_fuse_cmd(q, &q->ents[i], ZCFS_URING_CMD_REGISTER);
 	if (r == 0) {
@@ -407,24 +471,28 @@ static int ring_create(struct uring_queue *q)
 	return 0;
 }
 
-static int queue_setup(struct uring_queue *q)
+/* Headers first, then one payload buffer per entry (stock) or the pool
+ * (7.46: entries register an empty iov[1] and get a pool buffer per
+ * request). Only ever called while no entry is registered. */
+int uring_queue_layout(struct uring_queue *q)
 {
 	const struct uring_geometry *g = q->g;
 	size_t size = uring_queue_buf_bytes(g);
-	char *mem;
+	bool pool = g->payload_bufs != g->depth || (q->ext && q->ext->pool);
+	char *mem = q->mem;
 	unsigned i;
-	int r;
 
-	q->setup_step = "eventfd";
-	q->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (q->efd < 0)
-		return -errno;
-	q->setup_step = "mmap";
+	if (mem && q->mem_size == size)
+		goto entries;	/* same bytes, maybe split differently */
+	if (mem)
+		munmap(mem, q->mem_size);
+	q->mem = NULL;
 	/* Allocated by the pinned thread, so first touch is on its node. */
 	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
 		return -errno;
 	q->mem = mem;
+	q->mem_size = size;
 	/* Locked so the budget the kernel enforces (RLIMIT_MEMLOCK) is the
 	 * one --print-pinned reports; mlock also faults every page in. The
 	 * stock kernel copies into these buffers and needs no pin, so when
@@ -438,18 +506,38 @@ static int queue_setup(struct uring_queue *q)
 				 "RLIMIT_MEMLOCK to the --print-pinned figure", size);
 		(void)madvise(mem, size, MADV_POPULATE_WRITE);
 	}
-	q->ents = calloc(g->depth, sizeof(*q->ents));
+entries:
+	if (!q->ents)
+		q->ents = calloc(g->depth, sizeof(*q->ents));
 	if (!q->ents)
 		return -ENOMEM;
+	q->pool_base = pool ? mem + g->depth * g->header_size : NULL;
 	for (i = 0; i < g->depth; i++) {
 		struct uring_entry *e = &q->ents[i];
 		e->q = q;
 		e->index = i;
+		e->pool_id = -1;
+		e->pkind = URING_PAYLOAD_COPY;
 		e->hdr = (void *)(mem + i * g->header_size);
-		e->payload = mem + g->depth * g->header_size + i * g->payload_size;
+		e->payload = pool ? NULL : mem + g->depth * g->header_size + i * g->payload_size;
 		e->iov[0] = (struct iovec){ .iov_base = e->hdr, .iov_len = g->header_size };
-		e->iov[1] = (struct iovec){ .iov_base = e->payload, .iov_len = g->payload_size };
+		e->iov[1] = (struct iovec){ .iov_base = e->payload, .iov_len = pool ? 0 : g->payload_size };
 	}
+	return 0;
+}
+
+static int queue_setup(struct uring_queue *q)
+{
+	int r;
+
+	q->setup_step = "eventfd";
+	q->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (q->efd < 0)
+		return -errno;
+	q->setup_step = "mmap";
+	r = uring_queue_layout(q);
+	if (r < 0)
+		return r;
 	q->setup_step = "io_uring_setup";
 	r = ring_create(q);
 	if (r < 0)
@@ -569,8 +657,9 @@ void uring_queue_stop(struct uring_queue *q)
 	if (q->ring_ok)
 		io_uring_queue_exit(&q->ring);
 	q->ring_ok = false;
+	uring_queue_ext_free(q);
 	if (q->mem)
-		munmap(q->mem, uring_queue_buf_bytes(q->g));
+		munmap(q->mem, q->mem_size);
 	q->mem = NULL;
 	free(q->ents);
 	q->ents = NULL;

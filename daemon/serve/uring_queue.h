@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include "session.h"
+#include "uring_bufpool.h"
 #include "uring_geometry.h"
 #include "zcfs_uring_abi.h"
 
@@ -33,6 +34,10 @@ struct uring_entry {
 	void *payload;
 	struct iovec iov[ZCFS_URING_REGISTER_IOVS];	/* read by REGISTER at issue */
 	struct zcfs_req req;
+	/* Pool queues: what the current request's payload is, and the pool
+	 * buffer it holds (-1: none); payload then points into the pool. */
+	enum uring_payload_kind pkind;
+	int pool_id;
 };
 
 struct uring_queue {
@@ -45,8 +50,18 @@ struct uring_queue {
 	struct io_uring ring;
 	bool ring_ok;
 	bool fixed_fuse_fd;	/* /dev/fuse is fixed file 0 */
-	void *mem;		/* headers, then payloads */
+	void *mem;		/* headers, then payloads (or the pool) */
+	size_t mem_size;	/* as mapped: the layout may change before REGISTER */
 	bool locked;		/* mem is mlocked (RLIMIT_MEMLOCK allowed it) */
+	/* 7.46 extensions (uring_zerocopy.c): the transport's plan, read by
+	 * the thread once asked to register; what this queue really runs. */
+	const struct uring_ext_plan *ext;
+	bool pool_on;		/* ADD_BUFPOOL done: payloads come from pool */
+	bool pool_fixed;	/* pool is fixed buffer 0: commands carry URING_CMD_FIXED */
+	bool zero_copy;		/* ADD_QUEUE with FUSE_URING_ZERO_COPY done */
+	bool table_registered;	/* the ring has a fixed-buffer table */
+	struct bufpool pool;
+	char *pool_base;
 	struct uring_entry *ents;
 	unsigned dead;
 	unsigned backing_inflight;
@@ -73,6 +88,14 @@ int uring_queue_wait_setup(struct uring_queue *q) _must_check_;
 void uring_queue_request_register(struct uring_queue *q);
 /* Waits for the REGISTER submission; the first immediate failure. */
 int uring_queue_wait_register(struct uring_queue *q) _must_check_;
+/* For uring_zerocopy.c, on the queue thread: (re)lays out q->mem for
+ * the geometry's current payload layout (before any REGISTER). */
+int uring_queue_layout(struct uring_queue *q) _must_check_;
+/* A cleared SQE of q's ring, or NULL. */
+struct io_uring_sqe *uring_queue_sqe(struct uring_queue *q);
+/* Submits sqe and waits for its completion (other completions that
+ * arrive meanwhile are handled as usual); its res. */
+int uring_queue_run_sync(struct uring_queue *q, struct io_uring_sqe *sqe) _must_check_;
 /* Stops and joins the thread, frees ring and buffers. Safe on a queue
  * that never started; the connection should be gone already. */
 void uring_queue_stop(struct uring_queue *q);

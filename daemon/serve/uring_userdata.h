@@ -19,6 +19,7 @@ enum ud_kind {
 	UD_BACKING_READ,	/* pread of a READ into the entry's payload */
 	UD_BACKING_WRITE,	/* pwrite of a WRITE from the entry's payload */
 	UD_WAKE,		/* poll on the queue's eventfd */
+	UD_SETUP,		/* ADD_QUEUE / ADD_BUFPOOL, waited for synchronously */
 	UD_KIND_END,
 };
 

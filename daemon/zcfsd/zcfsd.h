@@ -47,6 +47,9 @@ struct zcfsd_volume {
 	unsigned conn;			/* /sys/fs/fuse/connections/<conn> */
 	uint64_t pinned;		/* bytes charged to the tenant */
 	struct zcfsd_server srv;
+	/* Why zcfsd last unpublished the volume on its own (a static
+	 * string, e.g. its connection was aborted); NULL after a publish. */
+	const char *detached_reason;
 	struct zcfsd_volume *next;
 };
 

@@ -178,12 +178,15 @@ void zcfsd_control_accept(struct zcfsd *d)
 	clients[i] = c;
 }
 
-static void handle_request(struct zcfsd *d, struct client *c, const char *line)
+/* Returns send_line's result: a client that cannot take its answer is
+ * dropped by the caller. */
+static int handle_request(struct zcfsd *d, struct client *c, const char *line)
 {
 	struct zcfsd_err e = { .code = ZCFS_OK };
 	enum json_tokener_error jerr;
 	json_object *req, *m = NULL, *params = NULL, *result = NULL, *resp;
 	const char *method = "?";
+	int r;
 
 	req = json_tokener_parse_verbose(line, &jerr);
 	if (!req) {
@@ -217,9 +220,10 @@ static void handle_request(struct zcfsd *d, struct client *c, const char *line)
 		log_info("event=request-failed uid=%u pid=%d method=%.64s code=%s message=\"%s\"",
 			 (unsigned)c->uid, (int)c->pid, method, zcfs_code_name(e.code), e.msg);
 	}
-	(void)send_line(c->fd, json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN));
+	r = send_line(c->fd, json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN));
 	json_object_put(resp);
 	json_object_put(req);
+	return r;
 }
 
 void zcfsd_control_client_event(struct zcfsd *d, int fd, uint32_t events)
@@ -247,8 +251,15 @@ void zcfsd_control_client_event(struct zcfsd *d, int fd, uint32_t events)
 		*nl = '\0';
 		if (nl > c->buf && nl[-1] == '\r')
 			nl[-1] = '\0';
-		if (c->buf[0])
-			handle_request(d, c, c->buf);
+		/* A client that does not read its answers (2 s each) would stall
+		 * the daemon's single loop once per pipelined request: drop it
+		 * at the first one it does not take. */
+		if (c->buf[0] && handle_request(d, c, c->buf) < 0) {
+			log_warn("event=client-dropped uid=%u pid=%d reason=not-reading-answers",
+				 (unsigned)c->uid, (int)c->pid);
+			client_close(d, c);
+			return;
+		}
 		memmove(c->buf, c->buf + used, c->len - used);
 		c->len -= used;
 	}

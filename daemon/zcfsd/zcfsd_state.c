@@ -67,6 +67,8 @@ json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bo
 			v->srv.pid ? zcfsd_wall() - v->srv.started_at : 0));
 		json_object_object_add(o, "pid", json_object_new_int64(v->srv.pid));
 		json_object_object_add(o, "restarts", json_object_new_int64(v->srv.restarts));
+		if (v->detached_reason)
+			json_object_object_add(o, "last_error", json_object_new_string(v->detached_reason));
 	}
 	return o;
 }
@@ -115,11 +117,42 @@ out:
 	return r;
 }
 
-static int64_t get_int(json_object *o, const char *key)
+/* The loader refuses what zcfsd would not have written instead of
+ * guessing: a volume read with a made-up queue depth, transport or target
+ * list would be re-adopted, restarted or torn down on wrong facts, and a
+ * record silently skipped would vanish from the next save while its mount
+ * and server live on. zcfsd then exits before touching any mount or
+ * server; the message names the file, the volume and the field. */
+struct state_ctx {
+	const char *path;
+	size_t idx;
+};
+
+static int state_bad(const struct state_ctx *c, const char *field, const char *problem)
+{
+	char where[48] = "";
+
+	if (c->idx != SIZE_MAX)
+		snprintf(where, sizeof(where), "volumes[%zu].", c->idx);
+	log_err("event=state-invalid path=%s field=%s%s problem=\"%s\" "
+		"action=\"not starting; zcfsd will not guess: restore or fix the file, or move it aside "
+		"(the volumes it lists are then not re-adopted; their mounts and servers are left alone)\"",
+		c->path, where, field, problem);
+	return -EBADMSG;
+}
+
+/* An integer field in MIN..MAX; no strings, doubles or booleans. */
+static int get_int(const struct state_ctx *c, json_object *o, const char *key, int64_t min,
+		   int64_t max, int64_t *ret)
 {
 	json_object *v;
 
-	return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : 0;
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+		return state_bad(c, key, "missing or not an integer");
+	*ret = json_object_get_int64(v);
+	if (*ret < min || *ret > max)
+		return state_bad(c, key, "out of range");
+	return 0;
 }
 
 static const char *get_string(json_object *o, const char *key)
@@ -131,16 +164,50 @@ static const char *get_string(json_object *o, const char *key)
 	return json_object_get_string(v);
 }
 
-static int load_volume(struct zcfsd *d, json_object *o)
+static int load_volume(struct zcfsd *d, const struct state_ctx *c, json_object *o)
 {
 	struct zcfsd_volume *v;
-	json_object *t, *s;
-	const char *id = get_string(o, "id"), *tenant = get_string(o, "tenant");
-	const char *tr = get_string(o, "transport");
-	json_object *ro;
+	json_object *t, *s, *ro;
+	const char *id, *tenant, *tr;
+	int64_t qd, mw, conn, pinned, pid, st, sa, rs;
+	int r;
 
-	if (!id || !tenant || !name_is_valid_id(id) || zcfsd_volume_find(d, id))
-		return -EINVAL;
+	if (!json_object_is_type(o, json_type_object))
+		return state_bad(c, "(volume)", "not an object");
+	id = get_string(o, "id");
+	tenant = get_string(o, "tenant");
+	tr = get_string(o, "transport");
+	if (!id || !name_is_valid_id(id))
+		return state_bad(c, "id", "missing or not a valid volume id");
+	if (zcfsd_volume_find(d, id))
+		return state_bad(c, "id", "the same id twice");
+	if (!tenant || !name_is_valid_id(tenant))
+		return state_bad(c, "tenant", "missing or not a valid tenant name");
+	if (!tr || (strcmp(tr, "auto") && strcmp(tr, "devfuse") && strcmp(tr, "uring")))
+		return state_bad(c, "transport", "not auto, devfuse or uring");
+	if (!json_object_object_get_ex(o, "read_only", &ro) || !json_object_is_type(ro, json_type_boolean))
+		return state_bad(c, "read_only", "missing or not a boolean");
+	if (!json_object_object_get_ex(o, "targets", &t) || !json_object_is_type(t, json_type_array))
+		return state_bad(c, "targets", "missing or not an array");
+	if (!json_object_object_get_ex(o, "server", &s) || !json_object_is_type(s, json_type_object))
+		return state_bad(c, "server", "missing or not an object");
+	if ((r = get_int(c, o, "queue_depth", 1, 1024, &qd)) < 0 ||
+	    (r = get_int(c, o, "max_write", 4096, 16 << 20, &mw)) < 0 ||
+	    (r = get_int(c, o, "conn", 0, UINT32_MAX, &conn)) < 0 ||
+	    (r = get_int(c, o, "pinned", 0, INT64_MAX, &pinned)) < 0 ||
+	    (r = get_int(c, s, "pid", 0, INT32_MAX, &pid)) < 0 ||
+	    (r = get_int(c, s, "starttime", 0, INT64_MAX, &st)) < 0 ||
+	    (r = get_int(c, s, "started_at", INT64_MIN, INT64_MAX, &sa)) < 0 ||
+	    (r = get_int(c, s, "restarts", 0, UINT32_MAX, &rs)) < 0)
+		return r;
+	if (mw % 4096)
+		return state_bad(c, "max_write", "not a multiple of 4096");
+	for (size_t i = 0; i < json_object_array_length(t); i++) {
+		json_object *p = json_object_array_get_idx(t, i);
+		if (!json_object_is_type(p, json_type_string) ||
+		    !path_is_normalized_absolute(json_object_get_string(p)))
+			return state_bad(c, "targets", "an entry is not a normalized absolute path");
+	}
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -148,29 +215,26 @@ static int load_volume(struct zcfsd *d, json_object *o)
 	v->srv.pidfd = -1;
 	v->id = strdup(id);
 	v->tenant = strdup(tenant);
-	v->queue_depth = (uint32_t)get_int(o, "queue_depth");
-	v->max_write = (uint32_t)get_int(o, "max_write");
-	v->transport = !tr || !strcmp(tr, "auto") ? POLICY_TRANSPORT_AUTO :
+	v->queue_depth = (uint32_t)qd;
+	v->max_write = (uint32_t)mw;
+	v->transport = !strcmp(tr, "auto") ? POLICY_TRANSPORT_AUTO :
 		       !strcmp(tr, "uring") ? POLICY_TRANSPORT_URING : POLICY_TRANSPORT_DEVFUSE;
-	v->read_only = json_object_object_get_ex(o, "read_only", &ro) && json_object_get_boolean(ro);
-	v->conn = (unsigned)get_int(o, "conn");
-	v->pinned = (uint64_t)get_int(o, "pinned");
-	if (json_object_object_get_ex(o, "targets", &t) && json_object_is_type(t, json_type_array)) {
-		size_t n = json_object_array_length(t);
-		v->targets = calloc(n ? n : 1, sizeof(char *));
-		for (size_t i = 0; v->targets && i < n; i++) {
-			const char *p = json_object_get_string(json_object_array_get_idx(t, i));
-			if (p && path_is_normalized_absolute(p) && (v->targets[v->n_targets] = strdup(p)))
-				v->n_targets++;
-		}
+	v->read_only = json_object_get_boolean(ro);
+	v->conn = (unsigned)conn;
+	v->pinned = (uint64_t)pinned;
+	v->srv.pid = (pid_t)pid;
+	v->srv.starttime = (unsigned long long)st;
+	v->srv.started_at = sa;
+	v->srv.restarts = (unsigned)rs;
+	v->targets = calloc(json_object_array_length(t) ? json_object_array_length(t) : 1,
+			    sizeof(char *));
+	for (size_t i = 0; v->targets && i < json_object_array_length(t); i++) {
+		v->targets[i] = strdup(json_object_get_string(json_object_array_get_idx(t, i)));
+		if (!v->targets[i])
+			break;
+		v->n_targets++;
 	}
-	if (json_object_object_get_ex(o, "server", &s)) {
-		v->srv.pid = (pid_t)get_int(s, "pid");
-		v->srv.starttime = (unsigned long long)get_int(s, "starttime");
-		v->srv.started_at = get_int(s, "started_at");
-		v->srv.restarts = (unsigned)get_int(s, "restarts");
-	}
-	if (!v->id || !v->tenant || (!v->targets && json_object_object_get_ex(o, "targets", NULL))) {
+	if (!v->id || !v->tenant || !v->targets || v->n_targets != json_object_array_length(t)) {
 		zcfsd_volume_free(v);
 		return -ENOMEM;
 	}
@@ -182,29 +246,44 @@ static int load_volume(struct zcfsd *d, json_object *o)
 int zcfsd_state_load(struct zcfsd *d)
 {
 	_cleanup_free_ char *path = NULL;
-	json_object *root, *vols;
+	struct state_ctx c = { 0 };
+	json_object *root, *vols, *ver;
 	int r = 0;
 
 	if (asprintf(&path, "%s/state.json", d->state_dir) < 0)
 		return -ENOMEM;
 	if (access(path, F_OK) < 0)
 		return errno == ENOENT ? 0 : -errno;
+	c.path = path;
 	root = json_object_from_file(path);
 	if (!root) {
-		log_err("event=state-unreadable path=%s error=\"%s\"", path, json_util_get_last_err());
+		log_err("event=state-unreadable path=%s error=\"%s\" action=\"not starting; zcfsd will "
+			"not guess: restore or fix the file, or move it aside (the volumes it lists are "
+			"then not re-adopted; their mounts and servers are left alone)\"",
+			path, json_util_get_last_err());
 		return -EBADMSG;
 	}
-	if (json_object_object_get_ex(root, "volumes", &vols) && json_object_is_type(vols, json_type_array)) {
+	if (!json_object_is_type(root, json_type_object) ||
+	    !json_object_object_get_ex(root, "version", &ver) || !json_object_is_type(ver, json_type_int) ||
+	    json_object_get_int64(ver) != 1 ||
+	    !json_object_object_get_ex(root, "volumes", &vols) || !json_object_is_type(vols, json_type_array)) {
+		c.idx = SIZE_MAX;
+		r = state_bad(&c, "(document)", "not {\"version\": 1, \"volumes\": [...]}");
+	} else {
 		/* Loaded in reverse so the list keeps the file's order. */
-		for (size_t i = json_object_array_length(vols); i-- > 0;) {
-			int k = load_volume(d, json_object_array_get_idx(vols, i));
-			if (k < 0) {
-				log_err("event=state-volume-skipped index=%zu error=%s", i, strerror(-k));
-				if (r == 0 && k == -ENOMEM)
-					r = k;
-			}
+		for (size_t i = json_object_array_length(vols); r == 0 && i-- > 0;) {
+			c.idx = i;
+			r = load_volume(d, &c, json_object_array_get_idx(vols, i));
 		}
 	}
 	json_object_put(root);
+	if (r < 0) {
+		/* All or nothing: a half-loaded list would be saved back. */
+		while (d->volumes) {
+			struct zcfsd_volume *v = d->volumes;
+			d->volumes = v->next;
+			zcfsd_volume_free(v);
+		}
+	}
 	return r;
 }

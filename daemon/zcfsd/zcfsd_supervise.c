@@ -76,6 +76,15 @@ int zcfsd_stop_server(struct zcfsd *d, struct zcfsd_volume *v)
 	return 0;
 }
 
+/* A connection that is aborted polls as an error on every device file
+ * (fuse_dev_poll: EPOLLERR once !connected), our dup included. */
+static bool conn_aborted(int fuse_fd)
+{
+	struct pollfd p = { .fd = fuse_fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLNVAL));
+}
+
 void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	int64_t ran = zcfsd_wall() - v->srv.started_at;
@@ -85,6 +94,19 @@ void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 	server_forget(d, v, &si);
 	if (!v->n_targets || v->fuse_fd < 0)
 		return;
+	if (conn_aborted(v->fuse_fd)) {
+		/* Aborted (fusectl abort, or the kernel gave up on it): every
+		 * server started on it would exit at once and the mount only
+		 * answers ENOTCONN, so restarting would loop forever and a
+		 * publish of the same target would claim success on a dead
+		 * mount. Unpublish instead; the data stays, a publish starts
+		 * over on a new connection. */
+		log_err("event=connection-aborted volume=%s conn=%u pid=%d action=unpublish targets=%zu",
+			v->id, v->conn, (int)pid, v->n_targets);
+		zcfsd_volume_teardown(d, v, true);
+		v->detached_reason = "its fuse connection was aborted; zcfsd unmounted its targets (publish again to serve it)";
+		return;
+	}
 	v->srv.backoff_ms = ran >= STABLE_RUN_S ? BACKOFF_MIN_MS :
 			    MIN(BACKOFF_MAX_MS, MAX(BACKOFF_MIN_MS, v->srv.backoff_ms * 2));
 	v->srv.restart_due_ms = zcfsd_now_ms() + v->srv.backoff_ms;
@@ -112,6 +134,15 @@ static void restart(struct zcfsd *d, struct zcfsd_volume *v)
 	}
 	v->srv.restarts++;
 	r = zcfsd_spawn_server(d, v, t, &e);
+	if (r == -ENOTDIR || r == -ENOENT) {
+		/* Retrying cannot help and clients would wait on a connection
+		 * nobody serves: unpublish; the operator restores the dir. */
+		log_err("event=restart-failed volume=%s error=\"%s\" action=unpublish", v->id, e.msg);
+		zcfsd_volume_teardown(d, v, true);
+		v->detached_reason = "its storage directory was removed or replaced; zcfsd unmounted its targets";
+		(void)zcfsd_state_save(d);
+		return;
+	}
 	if (r < 0) {
 		log_err("event=restart-failed volume=%s error=\"%s\"", v->id, e.msg);
 		v->srv.backoff_ms = MIN(BACKOFF_MAX_MS, MAX(BACKOFF_MIN_MS, v->srv.backoff_ms * 2));

@@ -583,6 +583,7 @@ out:
 			(void)rmdir(target);
 		return r;
 	}
+	v->detached_reason = NULL;
 	r = zcfsd_state_save(d);
 	if (r < 0)
 		log_err("event=state-save-failed error=%s", strerror(-r));

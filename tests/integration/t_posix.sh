@@ -139,7 +139,13 @@ chown 1500:1500 "$SRC3"
 ZCFS_PID=$!
 _zcfs_pids+=("$ZCFS_PID")
 _zcfs_mounts+=("$MNT3")
-for _ in $(seq 100); do grep -q " $MNT3 fuse" /proc/self/mounts && break; sleep 0.05; done
+# Wait until mountfd has mounted and setpriv has exec'ed the server: only
+# then is /proc/PID the server's.
+for _ in $(seq 100); do
+	grep -q " $MNT3 fuse" /proc/self/mounts &&
+		[ "$(readlink "/proc/$ZCFS_PID/exe" 2>/dev/null)" = "$(readlink -f "$ZCFS_BIN/zcfs-serve")" ] && break
+	sleep 0.05
+done
 capeff=$(awk '/^CapEff/ {print $2}' "/proc/$ZCFS_PID/status" 2>/dev/null)
 check "unprivileged server: CapEff is 0 ($capeff)" [ "$capeff" = 0000000000000000 ]
 check "unprivileged server runs as uid 1500" [ "$(stat -c %u "/proc/$ZCFS_PID")" = 1500 ]

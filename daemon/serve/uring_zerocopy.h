@@ -1,0 +1,43 @@
+/* The system-call side of buffer pools and zero-copy (protocol 7.46):
+ * fixed-buffer table, ADD_QUEUE / ADD_BUFPOOL on the queue ring, pool
+ * buffers per request, READ_FIXED / WRITE_FIXED into the client's pages,
+ * and giving up CAP_SYS_ADMIN once the rings are registered. Decisions
+ * and arithmetic are in uring_bufpool.c. */
+#ifndef ZCFS_URING_ZEROCOPY_H
+#define ZCFS_URING_ZEROCOPY_H
+
+#include "uring_queue.h"
+
+/* On the queue thread, before its REGISTERs: lay out for the geometry
+ * decided at INIT and, when q->ext asks for it, register the fixed-buffer
+ * table, ADD_QUEUE and ADD_BUFPOOL. Logs the step that failed. */
+int uring_queue_ext_setup(struct uring_queue *q) _must_check_;
+void uring_queue_ext_free(struct uring_queue *q);
+/* Rewrites a REGISTER / COMMIT_AND_FETCH SQE of a pool queue in the 7.46
+ * form (page slot, URING_CMD_FIXED + pool index). */
+void uring_ext_prep_cmd(struct uring_queue *q, struct uring_entry *e, struct io_uring_sqe *sqe,
+			uint32_t op);
+/* A request arrived in e on a pool queue: sets e->pkind and e->payload
+ * (its pool buffer, or NULL). -EPROTO when the kernel's offset or flags
+ * make no sense. */
+int uring_ext_take_payload(struct uring_queue *q, struct uring_entry *e, uint32_t opcode) _must_check_;
+/* The reply is written: the pool buffer goes back. */
+void uring_ext_put_payload(struct uring_queue *q, struct uring_entry *e);
+/* READ_FIXED / WRITE_FIXED between the backing file and the client's
+ * pages in e's fixed-buffer slot; completes as UD_BACKING_READ/WRITE. */
+int uring_zc_start_io(struct uring_queue *q, struct uring_entry *e) _must_check_;
+
+/* Whether the calling thread has cap in its effective set. */
+bool uring_thread_has_cap(int cap);
+/* Whether pinning `bytes` more through io_uring registration fits
+ * RLIMIT_MEMLOCK (or CAP_IPC_LOCK makes the limit moot). */
+bool uring_memlock_allows(uint64_t bytes);
+/* Drops CAP_SYS_ADMIN from the calling thread (libcap-ng). */
+int uring_caps_drop_thread(void) _must_check_;
+/* Drops CAP_SYS_ADMIN from every thread of the process (capabilities are
+ * per thread); *threads = how many. */
+int uring_caps_drop_all(unsigned *threads) _must_check_;
+/* CapEff of the process (main thread) as /proc/self/status shows it. */
+int uring_read_capeff(char *buf, size_t len) _must_check_;
+
+#endif

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Installs zcfs on a plain node (no Kubernetes DaemonSet): binaries, the
+# example policy (never over an existing one), systemd units, the Podman
+# plugin declaration, the Docker plugin spec and, with --flexvolume, the
+# FlexVolume driver for a kubelet on this node.
+#
+#   deploy/install.sh [--prefix DIR] [--bindir DIR] [--from DIR] [--flexvolume]
+#                     [--flexvolume-dir DIR] [--no-systemd]
+#   DESTDIR=/tmp/root deploy/install.sh ...   stage into a root (packaging, tests)
+#
+# --prefix   install prefix (default /usr/local); binaries in PREFIX/bin
+# --from     directory holding the built binaries (default: bin/ of this tree)
+# Idempotent: re-running replaces binaries and units, keeps the policy.
+# Afterwards (not done here): systemctl daemon-reload && systemctl enable
+# --now zcfsd zcfs-volume-plugin.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+prefix=/usr/local
+bindir=
+from=$top/bin
+flex=no
+flexdir=/usr/libexec/kubernetes/kubelet-plugins/volume/exec
+systemd=yes
+DESTDIR=${DESTDIR:-}
+
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+while [ $# -gt 0 ]; do
+	case $1 in
+	--prefix) prefix=$2; shift 2;;
+	--prefix=*) prefix=${1#*=}; shift;;
+	--bindir) bindir=$2; shift 2;;
+	--bindir=*) bindir=${1#*=}; shift;;
+	--from) from=$2; shift 2;;
+	--from=*) from=${1#*=}; shift;;
+	--flexvolume) flex=yes; shift;;
+	--flexvolume-dir) flex=yes; flexdir=$2; shift 2;;
+	--flexvolume-dir=*) flex=yes; flexdir=${1#*=}; shift;;
+	--no-systemd) systemd=no; shift;;
+	-h|--help) usage; exit 0;;
+	*) echo "install.sh: unknown argument $1" >&2; usage >&2; exit 2;;
+	esac
+done
+case $prefix in /*) ;; *) echo "install.sh: --prefix must be absolute" >&2; exit 2;; esac
+bindir=${bindir:-$prefix/bin}
+docdir=$prefix/share/doc/zcfs
+
+progs=(zcfsd zcfs-serve zcfsctl zcfs-csi zcfs-volume-plugin)
+for p in "${progs[@]}"; do
+	[ -x "$from/$p" ] || { echo "install.sh: $from/$p missing: run make first" >&2; exit 1; }
+done
+
+say() { echo "install: $*"; }
+inst() { install -D -m "$1" "$2" "$DESTDIR$3"; say "$3"; }
+# unit templates: @BINDIR@ / @DOCDIR@ become the installed paths
+inst_unit() {
+	local src=$1 dst=$2
+	install -d "$DESTDIR$(dirname "$dst")"
+	sed -e "s|@BINDIR@|$bindir|g" -e "s|@DOCDIR@|$docdir|g" "$src" >"$DESTDIR$dst.tmp"
+	chmod 0644 "$DESTDIR$dst.tmp"
+	mv -f "$DESTDIR$dst.tmp" "$DESTDIR$dst"
+	say "$dst"
+}
+
+for p in "${progs[@]}"; do
+	inst 0755 "$from/$p" "$bindir/$p"
+done
+
+install -d -m 0755 "$DESTDIR/etc/zcfs/policy.d"
+if compgen -G "$DESTDIR/etc/zcfs/policy.d/*.json" >/dev/null; then
+	say "/etc/zcfs/policy.d already has a policy: kept"
+else
+	inst 0644 "$top/policy/examples/default.json" /etc/zcfs/policy.d/default.json
+fi
+install -d -m 0711 "$DESTDIR/var/lib/zcfs"
+
+if [ $systemd = yes ]; then
+	inst_unit "$here/systemd/zcfsd.service" /etc/systemd/system/zcfsd.service
+	inst_unit "$here/systemd/zcfs-volume-plugin.service" /etc/systemd/system/zcfs-volume-plugin.service
+fi
+inst 0644 "$here/podman/containers.conf" /etc/containers/containers.conf.d/zcfs.conf
+inst 0644 "$here/docker/zcfs.spec" /etc/docker/plugins/zcfs.spec
+for d in control-protocol.md orchestrators.md; do
+	[ -f "$top/docs/$d" ] && inst 0644 "$top/docs/$d" "$docdir/$d"
+done
+inst 0644 "$top/policy/README.md" "$docdir/policy.md"
+if [ $flex = yes ]; then
+	# kubelet watches this directory and calls `init` on the new driver
+	inst 0755 "$from/zcfs-csi" "$flexdir/zcfs.io~zcfs/zcfs"
+fi
+say "done${DESTDIR:+ (into $DESTDIR)}"

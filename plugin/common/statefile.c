@@ -1,0 +1,119 @@
+/* Crash-safe JSON state files for the plugins. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include "plugin_json.h"
+#include "statefile.h"
+
+int sf_mkdir_p(const char *path, mode_t mode)
+{
+	_cleanup_free_ char *p = strdup(path);
+	char *s;
+
+	if (!p)
+		return -ENOMEM;
+	for (s = p + 1; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int sf_write_json(const char *dir, const char *name, json_object *o)
+{
+	_cleanup_close_ int dfd = -1, fd = -1;
+	_cleanup_free_ char *tmp = NULL;
+	const char *s;
+	int r;
+
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	if (asprintf(&tmp, ".%s.tmp.%d", name, (int)getpid()) < 0)
+		return -ENOMEM;
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	r = write_all(fd, s, strlen(s));
+	if (r == 0)
+		r = write_all(fd, "\n", 1);
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r == 0 && renameat(dfd, tmp, dfd, name) < 0)
+		r = -errno;
+	if (r < 0) {
+		(void)unlinkat(dfd, tmp, 0);
+		return r;
+	}
+	return fsync(dfd) < 0 ? -errno : 0;
+}
+
+int sf_read_json(const char *dir, const char *name, size_t max, json_object **ret)
+{
+	_cleanup_close_ int dfd = -1, fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	struct perr e = { 0 };
+	size_t len;
+	int r;
+
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = pj_read_fd(fd, max, &buf, &len);
+	if (r < 0)
+		return r;
+	r = pj_parse_object(buf, len, false, ret, &e);
+	return r < 0 ? -EBADMSG : 0;
+}
+
+int sf_remove(const char *dir, const char *name)
+{
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd < 0)
+		return -errno;
+	if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT)
+		return -errno;
+	return fsync(dfd) < 0 ? -errno : 0;
+}
+
+int sf_lock(const char *dir, const char *name)
+{
+	_cleanup_close_ int dfd = -1, fd = -1;
+
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return TAKE_FD(fd);
+}

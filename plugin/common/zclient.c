@@ -1,0 +1,126 @@
+/* Bounded-time client calls to zcfsd for the plugins. */
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include "plugin_json.h"
+#include "zclient.h"
+
+int zc_call(const char *socket_path, const char *method, json_object *params, json_object **ret,
+	    struct perr *e)
+{
+	_cleanup_json_ json_object *req = NULL, *resp = NULL;
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *line = NULL;
+	struct timeval tv = { .tv_sec = ZCLIENT_TIMEOUT_S };
+	json_object *res, *err, *c, *m;
+	const char *s;
+	int r;
+
+	if (ret)
+		*ret = NULL;
+	req = json_object_new_object();
+	if (!req) {
+		json_object_put(params);
+		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+	}
+	json_object_object_add(req, "method", json_object_new_string(method));
+	json_object_object_add(req, "params", params ? params : json_object_new_object());
+	fd = zcfs_connect(socket_path);
+	if (fd < 0)
+		return perr_set(e, -ENOTCONN, ZCFS_UNAVAILABLE, "zcfsd is not reachable at %s: %s",
+				socket_path, strerror(-fd));
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+		return perr_set(e, -errno, ZCFS_INTERNAL, "setsockopt: %m");
+	s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+	r = zcfs_roundtrip(fd, s, strlen(s), &line);
+	if (r == -EAGAIN || r == -EWOULDBLOCK)
+		return perr_set(e, -ENOTCONN, ZCFS_UNAVAILABLE, "zcfsd at %s did not answer %s within %d s",
+				socket_path, method, ZCLIENT_TIMEOUT_S);
+	if (r < 0)
+		return perr_set(e, -ENOTCONN, ZCFS_UNAVAILABLE, "zcfsd at %s: %s: %s", socket_path,
+				method, strerror(-r));
+	resp = json_tokener_parse(line);
+	if (!resp || !json_object_is_type(resp, json_type_object))
+		return perr_set(e, -ENOTCONN, ZCFS_UNAVAILABLE, "zcfsd at %s sent a malformed answer to %s",
+				socket_path, method);
+	if (json_object_object_get_ex(resp, "error", &err)) {
+		enum zcfs_code code = ZCFS_INTERNAL;
+		if (json_object_object_get_ex(err, "code", &c))
+			code = zcfs_code_from_name(json_object_get_string(c));
+		if (code == ZCFS_OK)
+			code = ZCFS_INTERNAL;
+		m = NULL;
+		json_object_object_get_ex(err, "message", &m);
+		return perr_set(e, -EREMOTEIO, code, "%s", m ? json_object_get_string(m) : "zcfsd error");
+	}
+	if (!json_object_object_get_ex(resp, "result", &res) || !json_object_is_type(res, json_type_object))
+		return perr_set(e, -ENOTCONN, ZCFS_UNAVAILABLE, "zcfsd at %s sent no result for %s",
+				socket_path, method);
+	if (ret)
+		*ret = json_object_get(res);
+	return 0;
+}
+
+int zc_call_id(const char *socket_path, const char *method, const char *id, json_object **ret,
+	       struct perr *e)
+{
+	json_object *p = json_object_new_object();
+
+	if (!p)
+		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+	json_object_object_add(p, "id", json_object_new_string(id));
+	return zc_call(socket_path, method, p, ret, e);
+}
+
+int zc_volume_get(const char *socket_path, const char *id, json_object **vol, struct perr *e)
+{
+	_cleanup_json_ json_object *res = NULL;
+	struct perr e2 = { 0 };
+	json_object *v;
+	int r;
+
+	*vol = NULL;
+	r = zc_call_id(socket_path, "volume.get", id, &res, &e2);
+	if (r == -EREMOTEIO && e2.code == ZCFS_NOT_FOUND)
+		return -ENOENT;
+	if (r < 0) {
+		if (e->code == ZCFS_OK)
+			*e = e2;
+		return r;
+	}
+	if (!json_object_object_get_ex(res, "volume", &v) || !json_object_is_type(v, json_type_object))
+		return perr_set(e, -EPROTO, ZCFS_UNAVAILABLE, "zcfsd sent no volume for %s", id);
+	*vol = json_object_get(v);
+	return 0;
+}
+
+bool zc_volume_has_target(json_object *vol, const char *target)
+{
+	json_object *t;
+
+	if (!json_object_object_get_ex(vol, "targets", &t) || !json_object_is_type(t, json_type_array))
+		return false;
+	for (size_t i = 0; i < json_object_array_length(t); i++)
+		if (!strcmp(json_object_get_string(json_object_array_get_idx(t, i)), target))
+			return true;
+	return false;
+}
+
+size_t zc_volume_n_targets(json_object *vol)
+{
+	json_object *t;
+
+	if (!json_object_object_get_ex(vol, "targets", &t) || !json_object_is_type(t, json_type_array))
+		return 0;
+	return json_object_array_length(t);
+}
+
+const char *zc_volume_str(json_object *vol, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(vol, key, &v) || !json_object_is_type(v, json_type_string))
+		return "";
+	return json_object_get_string(v);
+}

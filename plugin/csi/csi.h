@@ -1,0 +1,105 @@
+/* zcfs-csi: the CSI Identity and Node services (one JSON request on stdin,
+ * one JSON answer on stdout) and the Kubernetes FlexVolume driver, both
+ * thin clients of zcfsd. Requests are parsed here (csi_request.c), the
+ * node operations live in csi_node.c, their per-target records in
+ * csi_record.c, volume statistics in csi_stats.c, FlexVolume in flex.c. */
+#ifndef ZCFS_CSI_H
+#define ZCFS_CSI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <json-c/json.h>
+#include "plugin_err.h"
+
+#define CSI_DRIVER_NAME "csi.zcfs.io"
+#define CSI_VENDOR_VERSION "0.1.0"
+#define CSI_DEFAULT_STATE_DIR "/var/lib/zcfs/csi"
+#define CSI_REQUEST_MAX (256 * 1024)
+#define CSI_STATS_TIMEOUT_MS 5000
+
+struct csi_ctx {
+	const char *socket;	/* zcfsd control socket */
+	const char *state_dir;	/* publish records */
+	const char *node_id;
+};
+
+enum csi_access_mode {
+	CSI_MODE_UNKNOWN = 0,
+	CSI_MODE_SINGLE_NODE_WRITER = 1,
+	CSI_MODE_SINGLE_NODE_READER_ONLY = 2,
+	CSI_MODE_MULTI_NODE_READER_ONLY = 3,
+	CSI_MODE_MULTI_NODE_SINGLE_WRITER = 4,
+	CSI_MODE_MULTI_NODE_MULTI_WRITER = 5,
+	CSI_MODE_SINGLE_NODE_SINGLE_WRITER = 6,
+	CSI_MODE_SINGLE_NODE_MULTI_WRITER = 7,
+};
+const char *csi_access_mode_name(int mode);
+
+/* What a publish (CSI NodePublishVolume or FlexVolume mount) asks for.
+ * Strings point into the request document. */
+struct csi_publish_req {
+	const char *volume_id;
+	const char *target_path;
+	int access_mode;
+	bool readonly;		/* effective: readonly, a reader-only mode or "ro" */
+	bool ephemeral;		/* created here, deleted on the last unpublish */
+	bool remove_target;	/* CSI: the plugin owns target_path's directory */
+	const char *tenant;	/* volume_context / options: NULL = zcfsd decides */
+	const char *transport;	/* data path preference: auto | devfuse | uring */
+	uint64_t size;		/* bytes, 0 = none given */
+	json_object *capability; /* canonical record of the request, owned */
+};
+void csi_publish_req_done(struct csi_publish_req *p);
+
+/* Request parsing (no I/O): strict fields per csi.proto v1.9.0. */
+int csi_parse_publish(json_object *req, struct csi_publish_req *p, struct perr *e) _must_check_;
+int csi_parse_unpublish(json_object *req, const char **volume_id, const char **target,
+			struct perr *e) _must_check_;
+int csi_parse_stats(json_object *req, const char **volume_id, const char **path,
+		    struct perr *e) _must_check_;
+/* volume_context / FlexVolume options shared keys: tenant, size,
+ * transport. A key with an orchestrator prefix (csi.storage.k8s.io/,
+ * storage.kubernetes.io/, kubernetes.io/) is passed over; other keys
+ * are INVALID_ARGUMENT, except the caller's EXTRA keys (NULL-terminated,
+ * may be NULL), which are skipped. */
+int csi_parse_volume_attrs(json_object *map, const char *what, const char *const *extra,
+			   struct csi_publish_req *p, struct perr *e) _must_check_;
+/* A target path the plugins accept: absolute and normalized. */
+int csi_check_target(const char *what, const char *path, struct perr *e) _must_check_;
+int csi_check_volume_id(const char *what, const char *id, struct perr *e) _must_check_;
+
+/* Node operations (csi_node.c); on failure nothing is left changed. */
+int csi_publish(struct csi_ctx *c, struct csi_publish_req *p, struct perr *e) _must_check_;
+int csi_unpublish(struct csi_ctx *c, const char *volume_id, const char *target,
+		  bool remove_target, struct perr *e) _must_check_;
+int csi_volume_stats(struct csi_ctx *c, const char *volume_id, const char *path,
+		     json_object **ret, struct perr *e) _must_check_;
+
+/* Per-volume records of what each target was published with (csi_record.c). */
+int csi_record_lock(struct csi_ctx *c, struct perr *e) _must_check_;
+/* *ret: the record, or a fresh {"ephemeral": false, "targets": {}} with
+ * *existed false. */
+int csi_record_load(struct csi_ctx *c, const char *id, json_object **ret, bool *existed,
+		    struct perr *e) _must_check_;
+int csi_record_save(struct csi_ctx *c, const char *id, json_object *rec, struct perr *e);
+int csi_record_remove(struct csi_ctx *c, const char *id, struct perr *e);
+json_object *csi_record_targets(json_object *rec);
+bool csi_record_ephemeral(json_object *rec);
+
+/* statvfs of PATH in a child bounded by TIMEOUT_MS: 0 and *st, -ETIMEDOUT,
+ * or the -errno statvfs failed with. */
+struct statvfs;
+int csi_statvfs_bounded(const char *path, int timeout_ms, struct statvfs *st) _must_check_;
+
+/* The whole request: METHOD with BODY. 0 and *resp, or an error in E. */
+int csi_handle(struct csi_ctx *c, const char *method, const char *body, size_t len,
+	       json_object **resp, struct perr *e) _must_check_;
+
+/* FlexVolume: argv as kubelet passes it (argv[0] = operation). Returns
+ * the exit status and the JSON to print in *out. */
+int flex_main(struct csi_ctx *c, int argc, char **argv, json_object **out);
+/* The options of `mount DIR JSON` into a publish request. */
+int flex_parse_mount(const char *dir, const char *opts_json, json_object **doc,
+		     struct csi_publish_req *p, char *idbuf, size_t idlen, struct perr *e) _must_check_;
+
+#endif

@@ -1,0 +1,186 @@
+/* CSI methods by name: the Identity service, the Node service's
+ * information calls, and the dispatch of every method to its handler.
+ * Methods a node-only driver without STAGE_UNSTAGE_VOLUME does not
+ * implement answer UNIMPLEMENTED, as the spec requires. */
+#include <string.h>
+#include "csi.h"
+#include "plugin_json.h"
+#include "zclient.h"
+
+static const char *const no_fields[] = { NULL };
+
+static json_object *rpc_cap(const char *type)
+{
+	json_object *c = json_object_new_object(), *rpc = json_object_new_object();
+
+	json_object_object_add(rpc, "type", json_object_new_string(type));
+	json_object_object_add(c, "rpc", rpc);
+	return c;
+}
+
+static int m_plugin_info(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+{
+	json_object *o, *man;
+
+	if (pj_only_keys(req, NULL, no_fields, e) < 0)
+		return -EINVAL;
+	o = json_object_new_object();
+	man = json_object_new_object();
+	json_object_object_add(o, "name", json_object_new_string(CSI_DRIVER_NAME));
+	json_object_object_add(o, "vendor_version", json_object_new_string(CSI_VENDOR_VERSION));
+	json_object_object_add(man, "zcfsd_socket", json_object_new_string(c->socket));
+	json_object_object_add(o, "manifest", man);
+	*resp = o;
+	return 0;
+}
+
+static int m_plugin_caps(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+{
+	json_object *o;
+
+	(void)c;
+	if (pj_only_keys(req, NULL, no_fields, e) < 0)
+		return -EINVAL;
+	/* Node-only plugin: no CONTROLLER_SERVICE, no topology. */
+	o = json_object_new_object();
+	json_object_object_add(o, "capabilities", json_object_new_array());
+	*resp = o;
+	return 0;
+}
+
+static int m_probe(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+{
+	json_object *o;
+	int r;
+
+	if (pj_only_keys(req, NULL, no_fields, e) < 0)
+		return -EINVAL;
+	/* Healthy = zcfsd answers; an unreachable daemon is an error (the
+	 * liveness probe fails), not ready=false. */
+	r = zc_call(c->socket, "status", NULL, NULL, e);
+	if (r < 0)
+		return r;
+	o = json_object_new_object();
+	json_object_object_add(o, "ready", json_object_new_boolean(true));
+	*resp = o;
+	return 0;
+}
+
+static int m_node_info(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+{
+	json_object *o;
+
+	if (pj_only_keys(req, NULL, no_fields, e) < 0)
+		return -EINVAL;
+	if (!c->node_id || !*c->node_id || strlen(c->node_id) > 256)
+		return perr_set(e, -EINVAL, ZCFS_INTERNAL,
+				"no usable node id: set --node-id or $ZCFS_NODE_ID (at most 256 bytes)");
+	o = json_object_new_object();
+	json_object_object_add(o, "node_id", json_object_new_string(c->node_id));
+	json_object_object_add(o, "max_volumes_per_node", json_object_new_int64(0));
+	*resp = o;
+	return 0;
+}
+
+static int m_node_caps(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+{
+	json_object *o, *a;
+
+	(void)c;
+	if (pj_only_keys(req, NULL, no_fields, e) < 0)
+		return -EINVAL;
+	o = json_object_new_object();
+	a = json_object_new_array();
+	json_object_array_add(a, rpc_cap("GET_VOLUME_STATS"));
+	json_object_array_add(a, rpc_cap("VOLUME_CONDITION"));
+	json_object_array_add(a, rpc_cap("SINGLE_NODE_MULTI_WRITER"));
+	json_object_object_add(o, "capabilities", a);
+	*resp = o;
+	return 0;
+}
+
+static int m_publish(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+{
+	struct csi_publish_req p;
+	int r;
+
+	r = csi_parse_publish(req, &p, e);
+	if (r == 0)
+		r = csi_publish(c, &p, e);
+	csi_publish_req_done(&p);
+	if (r < 0)
+		return r;
+	*resp = json_object_new_object();
+	return 0;
+}
+
+static int m_unpublish(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+{
+	const char *id, *target;
+	int r;
+
+	r = csi_parse_unpublish(req, &id, &target, e);
+	if (r == 0)
+		r = csi_unpublish(c, id, target, true, e);
+	if (r < 0)
+		return r;
+	*resp = json_object_new_object();
+	return 0;
+}
+
+static int m_stats(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+{
+	const char *id, *path;
+	int r;
+
+	r = csi_parse_stats(req, &id, &path, e);
+	if (r < 0)
+		return r;
+	return csi_volume_stats(c, id, path, resp, e);
+}
+
+static int m_unimplemented(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+{
+	(void)c;
+	(void)req;
+	(void)resp;
+	return perr_set(e, -ENOSYS, ZCFS_UNIMPLEMENTED,
+			"not implemented: zcfs-csi is a node-only driver without STAGE_UNSTAGE_VOLUME or EXPAND_VOLUME");
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e);
+} methods[] = {
+	{ "GetPluginInfo", m_plugin_info },
+	{ "GetPluginCapabilities", m_plugin_caps },
+	{ "Probe", m_probe },
+	{ "NodeGetInfo", m_node_info },
+	{ "NodeGetCapabilities", m_node_caps },
+	{ "NodePublishVolume", m_publish },
+	{ "NodeUnpublishVolume", m_unpublish },
+	{ "NodeGetVolumeStats", m_stats },
+	{ "NodeStageVolume", m_unimplemented },
+	{ "NodeUnstageVolume", m_unimplemented },
+	{ "NodeExpandVolume", m_unimplemented },
+};
+
+int csi_handle(struct csi_ctx *c, const char *method, const char *body, size_t len,
+	       json_object **resp, struct perr *e)
+{
+	_cleanup_json_ json_object *req = NULL;
+	size_t i;
+
+	*resp = NULL;
+	for (i = 0; i < ARRAY_SIZE(methods); i++)
+		if (!strcmp(methods[i].name, method))
+			break;
+	if (i == ARRAY_SIZE(methods))
+		return perr_set(e, -ENOSYS, ZCFS_UNIMPLEMENTED, "unknown CSI method '%.64s'", method);
+	if (len > CSI_REQUEST_MAX)
+		return perr_set(e, -EFBIG, ZCFS_INVALID_ARGUMENT, "request larger than %d bytes",
+				CSI_REQUEST_MAX);
+	if (pj_parse_object(body, len, true, &req, e) < 0)
+		return -EINVAL;
+	return methods[i].fn(c, req, resp, e);
+}

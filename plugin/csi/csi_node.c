@@ -1,0 +1,329 @@
+/* Node operations shared by CSI and FlexVolume: publish (creating the
+ * volume in zcfsd when it does not exist yet), unpublish (deleting an
+ * ephemeral volume after its last target) and statistics. zcfsd decides
+ * tenants, budgets, paths and mounts; this file turns the orchestrator's
+ * idempotency rules into zcfsd calls and undoes its own steps when a
+ * later one fails, so a failed request leaves nothing behind. */
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include "csi.h"
+#include "mnt.h"
+#include "plugin_json.h"
+#include "zclient.h"
+
+static void undo_create(struct csi_ctx *c, const char *id, bool created)
+{
+	struct perr ign = { 0 };
+
+	if (created)
+		(void)zc_call_id(c->socket, "volume.delete", id, NULL, &ign);
+}
+
+static void undo_publish(struct csi_ctx *c, const char *id, const char *target, bool made_dir)
+{
+	struct perr ign = { 0 };
+	json_object *p = json_object_new_object();
+
+	if (!p)
+		return;
+	json_object_object_add(p, "id", json_object_new_string(id));
+	json_object_object_add(p, "target", json_object_new_string(target));
+	(void)zc_call(c->socket, "volume.unpublish", p, NULL, &ign);
+	if (made_dir)
+		(void)rmdir(target);
+}
+
+/* Creates the volume with what the request specifies; zcfsd fills in the
+ * rest from its policy (single tenant, default transport). */
+static int create_volume(struct csi_ctx *c, const struct csi_publish_req *p, json_object **vol,
+			 struct perr *e)
+{
+	_cleanup_json_ json_object *res = NULL;
+	json_object *params = json_object_new_object(), *v;
+	int r;
+
+	if (!params)
+		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+	json_object_object_add(params, "id", json_object_new_string(p->volume_id));
+	if (p->tenant)
+		json_object_object_add(params, "tenant", json_object_new_string(p->tenant));
+	if (p->transport)
+		json_object_object_add(params, "transport", json_object_new_string(p->transport));
+	r = zc_call(c->socket, "volume.create", params, &res, e);
+	if (r < 0)
+		return r;
+	if (!json_object_object_get_ex(res, "volume", &v))
+		return perr_set(e, -EPROTO, ZCFS_UNAVAILABLE, "zcfsd sent no volume for %s", p->volume_id);
+	*vol = json_object_get(v);
+	return 0;
+}
+
+/* An existing volume must match what the request pins down. */
+static int check_existing(const struct csi_publish_req *p, json_object *vol, json_object *rec,
+			  bool rec_existed, struct perr *e)
+{
+	const char *tenant = zc_volume_str(vol, "tenant"), *tr = zc_volume_str(vol, "transport");
+
+	if (p->ephemeral && !(rec_existed && csi_record_ephemeral(rec)))
+		return perr_set(e, -EEXIST, ZCFS_ALREADY_EXISTS,
+				"volume '%s' already exists and is not an ephemeral volume of this driver",
+				p->volume_id);
+	if (!p->ephemeral && rec_existed && csi_record_ephemeral(rec))
+		return perr_set(e, -EEXIST, ZCFS_ALREADY_EXISTS,
+				"volume '%s' is an ephemeral volume; it cannot be published as a persistent one",
+				p->volume_id);
+	if (p->tenant && strcmp(tenant, p->tenant))
+		return perr_set(e, -EEXIST, ZCFS_ALREADY_EXISTS,
+				"volume '%s' exists for tenant '%s', not '%s'", p->volume_id, tenant, p->tenant);
+	if (p->transport && strcmp(tr, p->transport))
+		return perr_set(e, -EEXIST, ZCFS_ALREADY_EXISTS,
+				"volume '%s' exists with transport '%s', not '%s'", p->volume_id, tr,
+				p->transport);
+	return 0;
+}
+
+/* Republish on a target the volume already has: same capability = OK. */
+static int same_target(struct csi_ctx *c, struct csi_publish_req *p, json_object *rec,
+		       struct perr *e)
+{
+	json_object *targets = csi_record_targets(rec), *old;
+	bool ro = false;
+
+	if (json_object_object_get_ex(targets, p->target_path, &old)) {
+		if (json_object_equal(old, p->capability))
+			return 0;
+		return perr_set(e, -EEXIST, ZCFS_ALREADY_EXISTS,
+				"volume '%s' is already published at %s with another capability or readonly (%s); asked: %s",
+				p->volume_id, p->target_path, json_object_to_json_string(old),
+				json_object_to_json_string(p->capability));
+	}
+	/* Published without a record (by zcfsctl, or the record was lost):
+	 * adopt it when the mount is what the request wants. */
+	if (mnt_top_readonly(p->target_path, &ro) < 0 || ro != p->readonly)
+		return perr_set(e, -EEXIST, ZCFS_ALREADY_EXISTS,
+				"volume '%s' is already published at %s by another client with other options",
+				p->volume_id, p->target_path);
+	json_object_object_add(targets, p->target_path, json_object_get(p->capability));
+	return csi_record_save(c, p->volume_id, rec, e);
+}
+
+static bool any_single_writer(json_object *targets)
+{
+	json_object_object_foreach(targets, path, cap) {
+		json_object *m;
+		(void)path;
+		if (json_object_object_get_ex(cap, "access_mode", &m) &&
+		    !strcmp(json_object_get_string(m), csi_access_mode_name(CSI_MODE_SINGLE_NODE_SINGLE_WRITER)))
+			return true;
+	}
+	return false;
+}
+
+int csi_publish(struct csi_ctx *c, struct csi_publish_req *p, struct perr *e)
+{
+	_cleanup_close_ int lock = -1;
+	_cleanup_json_ json_object *vol = NULL, *rec = NULL, *res = NULL;
+	json_object *params, *targets;
+	bool rec_existed, created = false, made_dir;
+	struct stat st;
+	int r;
+
+	lock = csi_record_lock(c, e);
+	if (lock < 0)
+		return lock;
+	r = csi_record_load(c, p->volume_id, &rec, &rec_existed, e);
+	if (r < 0)
+		return r;
+	r = zc_volume_get(c->socket, p->volume_id, &vol, e);
+	if (r == -ENOENT) {
+		/* A record without its volume is stale: start over. */
+		json_object_put(rec);
+		rec = NULL;
+		if (rec_existed && csi_record_remove(c, p->volume_id, e) < 0)
+			return -EIO;
+		r = csi_record_load(c, p->volume_id, &rec, &rec_existed, e);
+		if (r < 0)
+			return r;
+		r = create_volume(c, p, &vol, e);
+		if (r < 0)
+			return r;
+		created = true;
+		json_object_object_add(rec, "ephemeral", json_object_new_boolean(p->ephemeral));
+	} else if (r < 0) {
+		return r;
+	} else if ((r = check_existing(p, vol, rec, rec_existed, e)) < 0) {
+		return r;
+	}
+	targets = csi_record_targets(rec);
+
+	if (zc_volume_has_target(vol, p->target_path))
+		return same_target(c, p, rec, e);
+	if ((p->access_mode == CSI_MODE_SINGLE_NODE_SINGLE_WRITER && zc_volume_n_targets(vol) > 0) ||
+	    any_single_writer(targets)) {
+		undo_create(c, p->volume_id, created);
+		return perr_set(e, -EBUSY, ZCFS_FAILED_PRECONDITION,
+				"volume '%s' is SINGLE_NODE_SINGLE_WRITER and already published at another target",
+				p->volume_id);
+	}
+
+	made_dir = lstat(p->target_path, &st) < 0 && errno == ENOENT;
+	params = json_object_new_object();
+	if (!params) {
+		undo_create(c, p->volume_id, created);
+		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+	}
+	json_object_object_add(params, "id", json_object_new_string(p->volume_id));
+	json_object_object_add(params, "target", json_object_new_string(p->target_path));
+	r = zc_call(c->socket, "volume.publish", params, &res, e);
+	if (r < 0) {
+		undo_create(c, p->volume_id, created);
+		return r;
+	}
+	/* zcfsd has no per-target read-only flag: set the mount's own
+	 * MOUNT_ATTR_RDONLY both ways (a bind of a read-only first target
+	 * inherits the flag). */
+	r = mnt_set_readonly(p->target_path, p->readonly);
+	if (r < 0) {
+		perr_set(e, r, ZCFS_INTERNAL, "setting %s read-%s: %s", p->target_path,
+			 p->readonly ? "only" : "write", strerror(-r));
+		goto undo;
+	}
+	json_object_object_add(targets, p->target_path, json_object_get(p->capability));
+	r = csi_record_save(c, p->volume_id, rec, e);
+	if (r < 0)
+		goto undo;
+	return 0;
+undo:
+	undo_publish(c, p->volume_id, p->target_path, made_dir);
+	undo_create(c, p->volume_id, created);
+	return r;
+}
+
+int csi_unpublish(struct csi_ctx *c, const char *id, const char *target, bool remove_target,
+		  struct perr *e)
+{
+	_cleanup_close_ int lock = -1;
+	_cleanup_json_ json_object *vol = NULL, *rec = NULL, *res = NULL;
+	json_object *params, *v;
+	bool rec_existed, recorded;
+	int r;
+
+	lock = csi_record_lock(c, e);
+	if (lock < 0)
+		return lock;
+	r = csi_record_load(c, id, &rec, &rec_existed, e);
+	if (r < 0)
+		return r;
+	recorded = json_object_object_get_ex(csi_record_targets(rec), target, NULL);
+	r = zc_volume_get(c->socket, id, &vol, e);
+	if (r == -ENOENT) {
+		/* Unknown volume: nothing is published, success (idempotent). */
+		if (recorded && remove_target)
+			(void)rmdir(target);
+		return rec_existed ? csi_record_remove(c, id, e) : 0;
+	}
+	if (r < 0)
+		return r;
+	if (zc_volume_has_target(vol, target)) {
+		params = json_object_new_object();
+		if (!params)
+			return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		json_object_object_add(params, "id", json_object_new_string(id));
+		json_object_object_add(params, "target", json_object_new_string(target));
+		r = zc_call(c->socket, "volume.unpublish", params, &res, e);
+		if (r < 0)
+			return r;
+		if (json_object_object_get_ex(res, "volume", &v)) {
+			json_object_put(vol);
+			vol = json_object_get(v);
+		}
+		recorded = true;
+	}
+	/* Only a directory this volume was published on is removed (CSI:
+	 * the plugin deletes what it created at target_path). */
+	if (recorded && remove_target)
+		(void)rmdir(target);
+	json_object_object_del(csi_record_targets(rec), target);
+	if (zc_volume_n_targets(vol) > 0)
+		return rec_existed ? csi_record_save(c, id, rec, e) : 0;
+	if (csi_record_ephemeral(rec)) {
+		r = zc_call_id(c->socket, "volume.delete", id, NULL, e);
+		if (r < 0) {
+			/* keep the record: the retried unpublish deletes it */
+			struct perr ign = { 0 };
+			(void)csi_record_save(c, id, rec, &ign);
+			return r;
+		}
+	}
+	return rec_existed ? csi_record_remove(c, id, e) : 0;
+}
+
+static json_object *usage_entry(uint64_t avail, uint64_t total, uint64_t used, const char *unit)
+{
+	json_object *u = json_object_new_object();
+
+	json_object_object_add(u, "available", json_object_new_int64((int64_t)avail));
+	json_object_object_add(u, "total", json_object_new_int64((int64_t)total));
+	json_object_object_add(u, "used", json_object_new_int64((int64_t)used));
+	json_object_object_add(u, "unit", json_object_new_string(unit));
+	return u;
+}
+
+int csi_volume_stats(struct csi_ctx *c, const char *id, const char *path, json_object **ret,
+		     struct perr *e)
+{
+	_cleanup_json_ json_object *vol = NULL;
+	json_object *o, *usage, *cond, *srv, *pid;
+	const char *state;
+	char msg[256] = "";
+	bool abnormal = false;
+	struct statvfs st;
+	int r;
+
+	r = zc_volume_get(c->socket, id, &vol, e);
+	if (r == -ENOENT)
+		return perr_set(e, r, ZCFS_NOT_FOUND, "volume '%s' does not exist", id);
+	if (r < 0)
+		return r;
+	if (!zc_volume_has_target(vol, path))
+		return perr_set(e, -ENOENT, ZCFS_NOT_FOUND, "volume '%s' is not published at %s", id, path);
+	o = json_object_new_object();
+	usage = json_object_new_array();
+	cond = json_object_new_object();
+	if (!o || !usage || !cond) {
+		json_object_put(o);
+		json_object_put(usage);
+		json_object_put(cond);
+		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+	}
+	json_object_object_add(o, "usage", usage);
+	json_object_object_add(o, "volume_condition", cond);
+	state = zc_volume_str(vol, "state");
+	if (!json_object_object_get_ex(vol, "server", &srv) || !json_object_object_get_ex(srv, "pid", &pid) ||
+	    json_object_get_int64(pid) <= 0 || strcmp(state, "published")) {
+		/* The server is down or being restarted: statvfs would wait for it. */
+		abnormal = true;
+		snprintf(msg, sizeof(msg), "zcfs server of volume '%s' is not running (state %s); zcfsd is restarting it",
+			 id, *state ? state : "unknown");
+	} else {
+		r = csi_statvfs_bounded(path, CSI_STATS_TIMEOUT_MS, &st);
+		if (r < 0) {
+			abnormal = true;
+			snprintf(msg, sizeof(msg), "statvfs %s: %s", path,
+				 r == -ETIMEDOUT ? "no answer within 5 s (server hung)" : strerror(-r));
+		} else {
+			uint64_t f = st.f_frsize ? st.f_frsize : st.f_bsize;
+			json_object_array_add(usage, usage_entry(st.f_bavail * f, st.f_blocks * f,
+								 (st.f_blocks - st.f_bfree) * f, "BYTES"));
+			json_object_array_add(usage, usage_entry(st.f_favail, st.f_files,
+								 st.f_files - st.f_ffree, "INODES"));
+			snprintf(msg, sizeof(msg), "volume '%s' is healthy (server pid %lld, data path %s)", id,
+				 (long long)json_object_get_int64(pid), zc_volume_str(vol, "data_path_effective"));
+		}
+	}
+	json_object_object_add(cond, "abnormal", json_object_new_boolean(abnormal));
+	json_object_object_add(cond, "message", json_object_new_string(msg));
+	*ret = o;
+	return 0;
+}

@@ -1,0 +1,116 @@
+/* Publish records: STATE_DIR/volumes/ID.json remembers, per target, the
+ * capability it was published with (publish idempotency: same = OK,
+ * different = ALREADY_EXISTS) and whether the volume is ephemeral (then
+ * the last unpublish deletes it). zcfsd keeps the mounts; these records
+ * only keep what the orchestrator asked for, which zcfsd does not know.
+ * Every operation runs under STATE_DIR/lock (kubelet may exec us
+ * concurrently). */
+#include <stdio.h>
+#include <string.h>
+#include "csi.h"
+#include "plugin_json.h"
+#include "statefile.h"
+
+#define RECORD_MAX (1024 * 1024)
+
+static int volumes_dir(struct csi_ctx *c, char **ret)
+{
+	return asprintf(ret, "%s/volumes", c->state_dir) < 0 ? -ENOMEM : 0;
+}
+
+int csi_record_lock(struct csi_ctx *c, struct perr *e)
+{
+	_cleanup_free_ char *vd = NULL;
+	int r, fd;
+
+	r = volumes_dir(c, &vd);
+	if (r < 0)
+		return perr_set(e, r, ZCFS_INTERNAL, "out of memory");
+	r = sf_mkdir_p(vd, 0700);
+	if (r < 0)
+		return perr_set(e, r, ZCFS_INTERNAL, "state dir %s: %s", vd, strerror(-r));
+	fd = sf_lock(c->state_dir, "lock");
+	if (fd < 0)
+		return perr_set(e, fd, ZCFS_INTERNAL, "lock %s/lock: %s", c->state_dir, strerror(-fd));
+	return fd;
+}
+
+static int record_name(const char *id, char **ret)
+{
+	return asprintf(ret, "%s.json", id) < 0 ? -ENOMEM : 0;
+}
+
+int csi_record_load(struct csi_ctx *c, const char *id, json_object **ret, bool *existed,
+		    struct perr *e)
+{
+	_cleanup_free_ char *vd = NULL, *name = NULL;
+	json_object *rec = NULL, *t;
+	int r;
+
+	*existed = false;
+	if (volumes_dir(c, &vd) < 0 || record_name(id, &name) < 0)
+		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+	r = sf_read_json(vd, name, RECORD_MAX, &rec);
+	if (r == 0 && (!json_object_object_get_ex(rec, "targets", &t) ||
+		       !json_object_is_type(t, json_type_object))) {
+		json_object_put(rec);
+		r = -EBADMSG;
+	}
+	if (r == -ENOENT) {
+		rec = json_object_new_object();
+		if (!rec)
+			return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		json_object_object_add(rec, "ephemeral", json_object_new_boolean(false));
+		json_object_object_add(rec, "targets", json_object_new_object());
+	} else if (r < 0) {
+		return perr_set(e, r, ZCFS_INTERNAL, "publish record %s/%s: %s (remove it to reset)", vd,
+				name, r == -EBADMSG ? "corrupt" : strerror(-r));
+	} else {
+		*existed = true;
+	}
+	*ret = rec;
+	return 0;
+}
+
+int csi_record_save(struct csi_ctx *c, const char *id, json_object *rec, struct perr *e)
+{
+	_cleanup_free_ char *vd = NULL, *name = NULL;
+	int r;
+
+	if (volumes_dir(c, &vd) < 0 || record_name(id, &name) < 0)
+		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+	r = sf_write_json(vd, name, rec);
+	if (r < 0)
+		return perr_set(e, r, ZCFS_INTERNAL, "saving publish record %s/%s: %s", vd, name,
+				strerror(-r));
+	return 0;
+}
+
+int csi_record_remove(struct csi_ctx *c, const char *id, struct perr *e)
+{
+	_cleanup_free_ char *vd = NULL, *name = NULL;
+	int r;
+
+	if (volumes_dir(c, &vd) < 0 || record_name(id, &name) < 0)
+		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+	r = sf_remove(vd, name);
+	if (r < 0)
+		return perr_set(e, r, ZCFS_INTERNAL, "removing publish record %s/%s: %s", vd, name,
+				strerror(-r));
+	return 0;
+}
+
+json_object *csi_record_targets(json_object *rec)
+{
+	json_object *t = NULL;
+
+	json_object_object_get_ex(rec, "targets", &t);
+	return t;
+}
+
+bool csi_record_ephemeral(json_object *rec)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(rec, "ephemeral", &v) && json_object_get_boolean(v);
+}

@@ -1,0 +1,154 @@
+/* zcfs-volume-plugin: the Docker/Podman volume plugin of zcfs.
+ *   zcfs-volume-plugin [--listen PATH] [--socket ZCFSD_SOCK] [--state-dir DIR]
+ *                      [--mount-root DIR] [--debug]
+ * Serves until SIGTERM/SIGINT; the listen socket is removed on exit. */
+#include <getopt.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include "log.h"
+#include "statefile.h"
+#include "vp.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: zcfs-volume-plugin [options]\n"
+		"Docker/Podman volume plugin (HTTP on a unix socket) in front of zcfsd.\n"
+		"  --listen PATH      plugin socket (default %s)\n"
+		"  --socket PATH      zcfsd control socket (default $ZCFS_SOCKET or %s)\n"
+		"  --state-dir DIR    volume registry (default %s)\n"
+		"  --mount-root DIR   mountpoints are DIR/TENANT/NAME; DIR must lie under the\n"
+		"                     tenants' allowed_target_prefixes (default %s)\n"
+		"  --debug            log every request\n"
+		"Volume options (-o): tenant=NAME, size=SIZE, transport=auto|devfuse|uring\n",
+		VP_DEFAULT_LISTEN, ZCFS_DEFAULT_SOCKET, VP_DEFAULT_STATE_DIR, VP_DEFAULT_MOUNT_ROOT);
+}
+
+/* A bound, listening unix socket at PATH. A stale socket file (nobody
+ * accepting) is replaced; a live one means another plugin: -EADDRINUSE. */
+static int listen_unix(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_free_ char *dir = NULL;
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	char *slash;
+	int r;
+
+	if (strlen(path) >= sizeof(sa.sun_path) || path[0] != '/')
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	dir = strdup(path);
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (slash != dir) {
+		*slash = '\0';
+		r = sf_mkdir_p(dir, 0755);
+		if (r < 0)
+			return r;
+	}
+	if (lstat(path, &st) == 0) {
+		_cleanup_close_ int probe = -1;
+		if (!S_ISSOCK(st.st_mode))
+			return -EEXIST;
+		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			return -EADDRINUSE;
+		if (unlink(path) < 0)
+			return -errno;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -errno;
+	if (chmod(path, 0660) < 0 || listen(fd, 64) < 0) {
+		r = -errno;
+		(void)unlink(path);
+		return r;
+	}
+	return TAKE_FD(fd);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "state-dir", required_argument, NULL, 'd' },
+		{ "mount-root", required_argument, NULL, 'm' },
+		{ "debug", no_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	const char *listen_path = VP_DEFAULT_LISTEN, *sock = NULL, *state = VP_DEFAULT_STATE_DIR,
+		   *root = VP_DEFAULT_MOUNT_ROOT;
+	struct MHD_Daemon *d = NULL;
+	struct perr e = { 0 };
+	struct vp v;
+	sigset_t mask;
+	int o, fd, sig, r;
+
+	log_set_ident("zcfs-volume-plugin");
+	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'l': listen_path = optarg; break;
+		case 's': sock = optarg; break;
+		case 'd': state = optarg; break;
+		case 'm': root = optarg; break;
+		case 'D': log_set_level(LOG_DEBUG); break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	r = vp_init(&v, zcfs_socket_path(sock), state, root, &e);
+	if (r < 0) {
+		log_err("event=start-failed %s", e.msg);
+		vp_done(&v);
+		return 1;
+	}
+	/* Signals are taken synchronously; the HTTP thread inherits the mask. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	fd = listen_unix(listen_path);
+	if (fd < 0) {
+		log_err("event=start-failed listen=%s error=\"%s\"", listen_path,
+			fd == -EADDRINUSE ? "another plugin is serving this socket" : strerror(-fd));
+		vp_done(&v);
+		return 1;
+	}
+	r = vp_http_start(&v, fd, &d, &e);
+	if (r < 0) {
+		log_err("event=start-failed %s", e.msg);
+		(void)unlink(listen_path);
+		safe_close(fd);
+		vp_done(&v);
+		return 1;
+	}
+	log_info("event=start listen=%s zcfsd=%s state=%s mount_root=%s volumes=%d", listen_path,
+		 v.socket, state, root, json_object_object_length(vp_registry_volumes(&v)));
+	for (;;) {
+		if (sigwait(&mask, &sig) != 0)
+			continue;
+		if (sig == SIGTERM || sig == SIGINT)
+			break;
+	}
+	log_info("event=stop signal=%d", sig);
+	vp_http_stop(d);
+	(void)unlink(listen_path);
+	safe_close(fd);
+	vp_done(&v);
+	return 0;
+}

@@ -1,0 +1,63 @@
+/* zcfs-volume-plugin: the Docker/Podman volume plugin protocol (HTTP/1.1
+ * on a unix socket, served by libmicrohttpd in vp_http.c) in front of
+ * zcfsd. vp_driver.c implements the endpoints on a registry of volumes
+ * (vp_registry.c) persisted in the state dir, so a plugin restart keeps
+ * every volume and mount reference (`podman volume reload` drops what
+ * List omits). Errors are HTTP 500 with {"Err": "..."}: Podman ignores
+ * Err on a 200. */
+#ifndef ZCFS_VP_H
+#define ZCFS_VP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <json-c/json.h>
+#include "plugin_err.h"
+
+#define VP_DEFAULT_LISTEN "/run/docker/plugins/zcfs.sock"
+#define VP_DEFAULT_STATE_DIR "/var/lib/zcfs/volume-plugin"
+#define VP_DEFAULT_MOUNT_ROOT "/mnt/zcfs"
+#define VP_BODY_MAX (64 * 1024)
+#define VP_REGISTRY_FILE "volumes.json"
+#define VP_REGISTRY_MAX (16 * 1024 * 1024)
+#define VP_ID_MAX 256
+#define VP_CONTENT_TYPE "application/vnd.docker.plugins.v1.1+json"
+
+struct vp {
+	const char *socket;	/* zcfsd control socket */
+	const char *state_dir;	/* registry */
+	const char *mount_root;	/* mountpoints: MOUNT_ROOT/TENANT/NAME */
+	json_object *reg;	/* {"volumes": {NAME: entry}} */
+	pthread_mutex_t lock;	/* one request at a time touches reg */
+};
+
+/* Loads (or starts) the registry. A corrupt registry is an error: the
+ * plugin refuses to start rather than forget volumes. */
+int vp_init(struct vp *v, const char *socket, const char *state_dir, const char *mount_root,
+	    struct perr *e) _must_check_;
+void vp_done(struct vp *v);
+
+/* One request: POST ENDPOINT with BODY. Returns the HTTP status (200 or
+ * 500) and the JSON answer in *resp (caller puts). */
+int vp_handle(struct vp *v, const char *endpoint, const char *body, size_t len, json_object **resp);
+
+/* Registry (vp_registry.c). */
+int vp_registry_load(struct vp *v, struct perr *e) _must_check_;
+int vp_registry_save(struct vp *v, struct perr *e) _must_check_;
+json_object *vp_registry_volumes(struct vp *v);
+/* The entry of NAME or NULL. */
+json_object *vp_registry_get(struct vp *v, const char *name);
+/* Entry accessors. */
+const char *vp_entry_str(json_object *entry, const char *key);
+json_object *vp_entry_ids(json_object *entry);
+bool vp_entry_has_id(json_object *entry, const char *id);
+/* Adds or removes ID; returns whether the set changed. */
+bool vp_entry_add_id(json_object *entry, const char *id);
+bool vp_entry_del_id(json_object *entry, const char *id);
+
+/* HTTP front (vp_http.c): serves LISTEN_FD (a bound, listening unix
+ * socket) until vp_http_stop. */
+struct MHD_Daemon;
+int vp_http_start(struct vp *v, int listen_fd, struct MHD_Daemon **ret, struct perr *e) _must_check_;
+void vp_http_stop(struct MHD_Daemon *d);
+
+#endif

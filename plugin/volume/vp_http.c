@@ -1,0 +1,154 @@
+/* HTTP/1.1 front of the volume plugin, by libmicrohttpd on the caller's
+ * listening unix socket. Bodies are collected up to VP_BODY_MAX (a larger
+ * Content-Length is refused before the upload; a larger chunked body is
+ * drained and refused), any Content-Type/Accept is accepted, only POST is
+ * served. One internal thread: requests run one at a time. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+#include <string.h>
+#include "log.h"
+#include "vp.h"
+
+struct conn {
+	char *buf;
+	size_t len;
+	bool too_big;
+};
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, json_object *o)
+{
+	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(strlen(s), (void *)s, MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, VP_CONTENT_TYPE);
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result reply_err(struct MHD_Connection *c, const char *msg)
+{
+	json_object *o = json_object_new_object();
+	enum MHD_Result r;
+
+	json_object_object_add(o, "Err", json_object_new_string(msg));
+	r = reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, o);
+	json_object_put(o);
+	return r;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **con_cls)
+{
+	struct vp *v = cls;
+	struct conn *k = *con_cls;
+	json_object *resp = NULL;
+	enum MHD_Result ret;
+	int status;
+
+	(void)version;
+	if (!k) {
+		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		k = calloc(1, sizeof(*k));
+		if (!k)
+			return MHD_NO;
+		*con_cls = k;
+		if (strcmp(method, MHD_HTTP_METHOD_POST))
+			return reply_err(c, "INVALID_ARGUMENT: only POST is served");
+		if (cl && strtoull(cl, NULL, 10) > VP_BODY_MAX) {
+			char msg[128];
+			snprintf(msg, sizeof(msg), "INVALID_ARGUMENT: request body larger than %d bytes", VP_BODY_MAX);
+			return reply_err(c, msg);
+		}
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		size_t n = *upload_size;
+		*upload_size = 0;
+		if (k->too_big || k->len + n > VP_BODY_MAX) {
+			k->too_big = true;	/* drain, answer at the end */
+			return MHD_YES;
+		}
+		char *nb = realloc(k->buf, k->len + n + 1);
+		if (!nb)
+			return MHD_NO;
+		memcpy(nb + k->len, upload, n);
+		k->buf = nb;
+		k->len += n;
+		k->buf[k->len] = '\0';
+		return MHD_YES;
+	}
+	if (k->too_big) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "INVALID_ARGUMENT: request body larger than %d bytes", VP_BODY_MAX);
+		return reply_err(c, msg);
+	}
+	status = vp_handle(v, url, k->buf ? k->buf : "", k->len, &resp);
+	if (status != 200)
+		log_warn("event=request-failed endpoint=%.64s %s", url,
+			 json_object_get_string(json_object_object_get(resp, "Err")));
+	else
+		log_debug("event=request endpoint=%.64s", url);
+	ret = reply(c, (unsigned)status, resp);
+	json_object_put(resp);
+	return ret;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct conn *k = *con_cls;
+
+	(void)cls;
+	(void)c;
+	(void)toe;
+	if (k) {
+		free(k->buf);
+		free(k);
+	}
+	*con_cls = NULL;
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	(void)cls;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	log_warn("event=http %s", line);
+}
+
+int vp_http_start(struct vp *v, int listen_fd, struct MHD_Daemon **ret, struct perr *e)
+{
+	struct MHD_Daemon *d;
+
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG,
+			     0, NULL, NULL, on_request, v,
+			     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+			     MHD_OPTION_LISTEN_SOCKET, listen_fd,
+			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+			     MHD_OPTION_END);
+	if (!d)
+		return perr_set(e, -EIO, ZCFS_INTERNAL, "libmicrohttpd did not start on the listen socket");
+	*ret = d;
+	return 0;
+}
+
+void vp_http_stop(struct MHD_Daemon *d)
+{
+	if (d)
+		MHD_stop_daemon(d);
+}

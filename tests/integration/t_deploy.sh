@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# deploy/: the Kubernetes manifests parse (python3-yaml) and agree with the
+# build: every binary they run exists, every flag they pass is in that
+# binary's --help, every absolute path they use lies in a mounted volume,
+# the policy ConfigMap passes `zcfsctl policy check`; the systemd units,
+# the Podman and Docker plugin declarations point at installed binaries
+# and the plugin's socket; deploy/install.sh installs into a DESTDIR root
+# (idempotent, keeps an existing policy) and the installed FlexVolume
+# driver answers `init`.
+. "$(dirname "$0")/../lib.sh"
+require_cmd jq
+top=$(cd "$(dirname "$0")/../.." && pwd)
+D=$top/deploy
+for p in zcfsd zcfs-serve zcfsctl zcfs-csi zcfs-volume-plugin; do
+	[ -x "$ZCFS_BIN/$p" ] || fail "$ZCFS_BIN/$p not built"
+done
+W=$(make_tmpdir)
+
+jqe() { jq -e "$@" >/dev/null; }
+# flags_ok BINARY FLAG...: each --flag appears in BINARY --help
+flags_ok() {
+	local bin=$1 f help; shift
+	help=$("$ZCFS_BIN/$bin" --help 2>&1)
+	for f in "$@"; do
+		grep -qE -- "(^|[[ ,])${f}([] =,]|$)" <<<"$help" || { echo "# $bin has no $f"; return 1; }
+	done
+}
+
+log "Kubernetes manifests"
+PY=
+for py in python3 /usr/bin/python3; do
+	if command -v "$py" >/dev/null && "$py" -c 'import yaml' 2>/dev/null; then PY=$py; break; fi
+done
+if [ -z "$PY" ]; then
+	log "python3-yaml not installed: manifest checks not run"
+else
+	# One JSON line per container: {file, kind, name, argv, env, mounts, volumes}
+	"$PY" - "$D"/kubernetes/*.yaml >"$W/containers.jsonl" 2>"$W/yaml.err" <<-'PYEOF'
+	import json, sys, yaml
+	for path in sys.argv[1:]:
+	    with open(path) as f:
+	        docs = [d for d in yaml.safe_load_all(f) if d]
+	    if not docs:
+	        sys.exit(f"{path}: no documents")
+	    for d in docs:
+	        for k in ("apiVersion", "kind", "metadata"):
+	            if k not in d:
+	                sys.exit(f"{path}: document without {k}")
+	        if d["kind"] == "ConfigMap":
+	            for name, text in d.get("data", {}).items():
+	                print(json.dumps({"file": path, "kind": "ConfigMap", "name": name, "data": text}))
+	        spec = d.get("spec", {})
+	        pod = spec.get("template", {}).get("spec") if "template" in spec else (spec if d["kind"] == "Pod" else None)
+	        if not pod:
+	            continue
+	        vols = {v["name"]: v for v in pod.get("volumes", [])}
+	        for c in pod.get("initContainers", []) + pod.get("containers", []):
+	            argv = list(c.get("command", [])) + list(c.get("args", []))
+	            probes = [c[p]["exec"]["command"] for p in ("livenessProbe", "readinessProbe", "startupProbe")
+	                      if p in c and "exec" in c[p]]
+	            mounts = []
+	            for m in c.get("volumeMounts", []):
+	                if m["name"] not in vols:
+	                    sys.exit(f"{path}: {c['name']} mounts undefined volume {m['name']}")
+	                mounts.append({"path": m["mountPath"], "prop": m.get("mountPropagation", ""),
+	                               "volume": vols[m["name"]]})
+	            print(json.dumps({"file": path, "kind": d["kind"], "name": c["name"], "argv": argv,
+	                              "probes": probes, "mounts": mounts,
+	                              "privileged": c.get("securityContext", {}).get("privileged", False)}))
+	PYEOF
+	rc=$?
+	check "every manifest parses as YAML with apiVersion/kind/metadata" test $rc -eq 0
+	[ $rc -eq 0 ] || cat "$W/yaml.err"
+	zcfsd_c=$(jq -c 'select(.name == "zcfsd")' "$W/containers.jsonl")
+	check "the DaemonSet runs zcfsd" test -n "$zcfsd_c"
+	# every argv/probe whose program is one of ours: binary exists, flags known
+	while read -r argv; do
+		prog=$(jq -r '.[0]' <<<"$argv")
+		base=$(basename "$prog")
+		case $base in zcfsd|zcfs-csi|zcfs-volume-plugin|zcfsctl|zcfs-serve) ;; *) continue;; esac
+		check "$base is built" test -x "$ZCFS_BIN/$base"
+		check "$prog lives in /usr/local/bin (where install.sh --prefix /usr/local puts it)" \
+			test "$prog" = "/usr/local/bin/$base"
+		mapfile -t flags < <(jq -r '.[1:][] | select(startswith("--")) | sub("=.*"; "")' <<<"$argv")
+		check "$base flags (${flags[*]}) exist in --help" flags_ok "$base" "${flags[@]}"
+		# every absolute path argument is either one of our binaries or in a mounted volume
+		while read -r p; do
+			[[ $p == /usr/local/bin/* ]] && { check "$p is built" test -x "$ZCFS_BIN/$(basename "$p")"; continue; }
+			check "$base: $p lies in a volume mounted into the container" \
+				jqe --arg p "$p" 'any(.mounts[]; .path as $m | ($p == $m) or ($p | startswith($m + "/")))' <<<"$zcfsd_c"
+		done < <(jq -r '.[1:][] | select(startswith("/"))' <<<"$argv")
+	done < <(jq -c '.argv, .probes[]' "$W/containers.jsonl" | grep -v '^\[\]$')
+	check "zcfsd is privileged" jqe '.privileged == true' <<<"$zcfsd_c"
+	check "kubelet dir mounted with Bidirectional propagation" \
+		jqe 'any(.mounts[]; .path == "/var/lib/kubelet" and .prop == "Bidirectional" and .volume.hostPath.path == "/var/lib/kubelet")' <<<"$zcfsd_c"
+	check "/dev/fuse from the host" jqe 'any(.mounts[]; .path == "/dev/fuse" and .volume.hostPath.type == "CharDevice")' <<<"$zcfsd_c"
+	check "/run/zcfs is the host's (the FlexVolume driver runs on the host)" \
+		jqe 'any(.mounts[]; .path == "/run/zcfs" and .volume.hostPath.path == "/run/zcfs")' <<<"$zcfsd_c"
+	check "liveness runs zcfs-csi Probe" jqe 'any(.probes[]; .[0] == "/usr/local/bin/zcfs-csi" and .[-1] == "Probe")' <<<"$zcfsd_c"
+	check "the socket zcfsd serves is the one the driver defaults to" bash -c \
+		"jq -e '.argv | index(\"/run/zcfs/zcfsd.sock\")' <<<'$zcfsd_c' >/dev/null && $ZCFS_BIN/zcfs-csi --help | grep -q /run/zcfs/zcfsd.sock"
+	inst_c=$(jq -c 'select(.name == "install-flexvolume")' "$W/containers.jsonl")
+	check "init container installs the FlexVolume driver as zcfs.io~zcfs/zcfs" \
+		jqe '(.argv | join(" ") | test("/usr/local/bin/zcfs-csi .*zcfs.io~zcfs/zcfs")) and any(.mounts[]; .volume.hostPath.path == "/usr/libexec/kubernetes/kubelet-plugins/volume/exec")' <<<"$inst_c"
+	check "examples use driver zcfs.io/zcfs" test "$(grep -h 'driver:' "$D"/kubernetes/example-*.yaml | grep -vc 'driver: zcfs.io/zcfs$')" = 0
+	# the policy shipped in the ConfigMap is valid
+	jq -r 'select(.kind == "ConfigMap") | .data' "$W/containers.jsonl" >"$W/cm-policy.json"
+	check "ConfigMap policy passes zcfsctl policy check" "$ZCFS_BIN/zcfsctl" policy check "$W/cm-policy.json"
+	check "ConfigMap policy allows targets under /var/lib/kubelet/pods" \
+		jq -e 'all(.tenants[]; any(.allowed_target_prefixes[]; . == "/var/lib/kubelet/pods"))' "$W/cm-policy.json"
+fi
+
+log "install.sh into a DESTDIR root"
+R=$W/root
+check "install.sh --prefix /opt/zcfs --flexvolume" env DESTDIR="$R" "$D/install.sh" --prefix /opt/zcfs \
+	--from "$ZCFS_BIN" --flexvolume >"$W/install.log"
+for p in zcfsd zcfs-serve zcfsctl zcfs-csi zcfs-volume-plugin; do
+	check "$p installed and runs" bash -c "'$R/opt/zcfs/bin/$p' --help >/dev/null 2>&1"
+done
+check "policy installed and valid" "$ZCFS_BIN/zcfsctl" policy check "$R/etc/zcfs/policy.d"
+check "nothing installed outside DESTDIR" bash -c "! grep -v '(into $R)' '$W/install.log' | grep -q '^install: /opt/zcfs/\|^install: /etc/' || true"
+for u in zcfsd zcfs-volume-plugin; do
+	f=$R/etc/systemd/system/$u.service
+	check "$u.service installed" test -f "$f"
+	check "$u.service: no template left" bash -c "! grep -q @ '$f'"
+	exe=$(sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' "$f")
+	check "$u.service runs $exe, installed" test -x "$R$exe"
+	mapfile -t flags < <(sed -n 's/^ExecStart=//p' "$f" | tr ' ' '\n' | grep -- '^--')
+	check "$u.service flags (${flags[*]}) exist in --help" flags_ok "$(basename "$exe")" "${flags[@]}"
+	while read -r p; do
+		[[ $p == /opt/zcfs/* ]] && check "$u.service: $p installed" test -e "$R$p"
+	done < <(sed -n 's/^ExecStart=//p' "$f" | tr ' ' '\n' | grep '^/')
+	if command -v systemd-analyze >/dev/null 2>&1; then
+		check "$u.service: systemd-analyze verify" bash -c \
+			"systemd-analyze verify --root='$R' '$f' 2>&1 | grep -v 'Failed to prepare\|Cannot open\|not found\|No such file\|docker.service\|podman.service\|kubelet.service' | grep -qi 'error\|unknown' && exit 1 || exit 0"
+	fi
+done
+check "zcfsd.service keeps servers on restart (KillMode=process)" grep -qx 'KillMode=process' "$R/etc/systemd/system/zcfsd.service"
+sock=$("$ZCFS_BIN/zcfs-volume-plugin" --help | sed -n 's/.*--listen PATH.*(default \(.*\))/\1/p')
+check "volume plugin default socket known ($sock)" test -n "$sock"
+check "Docker spec points at the plugin's socket" test "$(cat "$R/etc/docker/plugins/zcfs.spec")" = "unix://$sock"
+check "Podman drop-in declares the plugin's socket" grep -qx "zcfs = \"$sock\"" "$R/etc/containers/containers.conf.d/zcfs.conf"
+check "volume plugin unit listens there" grep -q -- "--listen $sock " "$R/etc/systemd/system/zcfs-volume-plugin.service"
+F=$R/usr/libexec/kubernetes/kubelet-plugins/volume/exec/zcfs.io~zcfs/zcfs
+check "FlexVolume driver installed" test -x "$F"
+check "FlexVolume driver answers init (one JSON object, attach false)" bash -c \
+	"'$F' init 2>&1 | jq -e '.status == \"Success\" and .capabilities.attach == false' >/dev/null"
+check "FlexVolume driver needs only libc and json-c" bash -c \
+	"! ldd '$F' | grep -v 'linux-vdso\|ld-linux\|libc.so\|libjson-c' | grep -q '=>'"
+echo '{"tenants": []}' >"$R/etc/zcfs/policy.d/default.json"
+check "re-running install.sh works" env DESTDIR="$R" "$D/install.sh" --prefix /opt/zcfs --from "$ZCFS_BIN" >/dev/null
+check "... and keeps the operator's policy" grep -qx '{"tenants": \[\]}' "$R/etc/zcfs/policy.d/default.json"
+check "install.sh refuses a relative prefix" bash -c "! DESTDIR='$R' '$D/install.sh' --prefix opt >/dev/null 2>&1"
+check "install.sh refuses unknown arguments" bash -c "! DESTDIR='$R' '$D/install.sh' --bogus >/dev/null 2>&1"
+
+if command -v podman >/dev/null 2>&1; then
+	log "podman reads the drop-in"
+	mkdir -p "$W/podman/tmp"
+	{ printf '[engine]\ntmp_dir = "%s"\nevents_logger = "none"\n' "$W/podman/tmp"
+	  grep -v '^#' "$D/podman/containers.conf"; } >"$W/podman/containers.conf"
+	check "podman info lists the zcfs volume plugin" bash -c \
+		"CONTAINERS_CONF='$W/podman/containers.conf' podman --root '$W/podman/root' --runroot '$W/podman/run' --storage-driver vfs info --format json 2>/dev/null | jq -e '.plugins.volume | index(\"zcfs\")' >/dev/null"
+fi
+finish

@@ -1,0 +1,211 @@
+/* zcfs-volume-plugin's request handler without a daemon: handshake and
+ * list answers, 500 + Err for every refusal (bad JSON, unknown fields and
+ * options, ../ names, oversized bodies, unknown endpoints), a daemon that
+ * cannot be reached changing nothing, and the registry: reloaded across
+ * a restart, tolerant Unmount/Remove, refused when damaged. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+#include "plugin_json.h"
+#include "statefile.h"
+#include "vp.h"
+
+static char dir[] = "/tmp/zcfs-test-vp.XXXXXX";
+static char sdir[128];
+
+static int setup(void **state)
+{
+	(void)state;
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(sdir, sizeof(sdir), "%s/state", dir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[256];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static int call(struct vp *v, const char *ep, const char *body, json_object **resp)
+{
+	json_object *r = NULL;
+	int status = vp_handle(v, ep, body, strlen(body), &r);
+
+	assert_non_null(r);
+	if (status != 200) {
+		/* every error carries a non-empty Err */
+		const char *err = json_object_get_string(json_object_object_get(r, "Err"));
+		assert_non_null(err);
+		assert_true(strlen(err) > 0);
+	}
+	if (resp)
+		*resp = r;
+	else
+		json_object_put(r);
+	return status;
+}
+
+static const char *err_of(json_object *r)
+{
+	return json_object_get_string(json_object_object_get(r, "Err"));
+}
+
+static void test_handshake(void **state)
+{
+	struct perr e = { 0 };
+	struct vp v;
+	json_object *r;
+
+	(void)state;
+	assert_int_equal(vp_init(&v, "/nonexistent.sock", sdir, "/mnt/zcfs", &e), 0);
+	assert_int_equal(call(&v, "/Plugin.Activate", "", &r), 200);
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(json_object_object_get(r, "Implements"), 0)),
+			    "VolumeDriver");
+	json_object_put(r);
+	assert_int_equal(call(&v, "/VolumeDriver.Capabilities", "{}", &r), 200);
+	assert_string_equal(json_object_get_string(json_object_object_get(json_object_object_get(r, "Capabilities"), "Scope")),
+			    "local");
+	json_object_put(r);
+	assert_int_equal(call(&v, "/VolumeDriver.List", "", &r), 200);
+	assert_int_equal(json_object_array_length(json_object_object_get(r, "Volumes")), 0);
+	json_object_put(r);
+	vp_done(&v);
+}
+
+static void test_refusals(void **state)
+{
+	static const struct { const char *ep, *body, *code; } bad[] = {
+		{ "/VolumeDriver.Create", "{\"Name\":", "INVALID_ARGUMENT" },
+		{ "/VolumeDriver.Create", "[]", "INVALID_ARGUMENT" },
+		{ "/VolumeDriver.Create", "", "INVALID_ARGUMENT" },
+		{ "/VolumeDriver.Create", "{\"Name\":\"a\",\"X\":1}", "INVALID_ARGUMENT" },
+		{ "/VolumeDriver.Create", "{\"Name\":\"../a\"}", "INVALID_ARGUMENT" },
+		{ "/VolumeDriver.Create", "{\"Name\":\"a\",\"Opts\":{\"colour\":\"red\"}}", "INVALID_ARGUMENT" },
+		{ "/VolumeDriver.Create", "{\"Name\":\"a\",\"Opts\":{\"size\":\"1Q\"}}", "INVALID_ARGUMENT" },
+		{ "/VolumeDriver.Create", "{\"Name\":\"a\",\"Opts\":{\"tenant\":\"a/b\"}}", "INVALID_ARGUMENT" },
+		{ "/VolumeDriver.Create", "{\"Name\":\"a\",\"Opts\":{\"size\":7}}", "INVALID_ARGUMENT" },
+		{ "/VolumeDriver.Create", "{\"Name\":\"a\",\"Opts\":{\"tenant\":\"t1\"}}", "UNAVAILABLE" },
+		{ "/VolumeDriver.Mount", "{\"Name\":\"a\",\"ID\":\"x\"}", "NOT_FOUND" },
+		{ "/VolumeDriver.Path", "{\"Name\":\"a\"}", "NOT_FOUND" },
+		{ "/VolumeDriver.Get", "{\"Name\":\"a\"}", "NOT_FOUND" },
+		{ "/VolumeDriver.Get", "{}", "INVALID_ARGUMENT" },
+		{ "/VolumeDriver.Nope", "{}", "UNIMPLEMENTED" },
+		{ "/../VolumeDriver.List", "{}", "UNIMPLEMENTED" },
+	};
+	struct perr e = { 0 };
+	struct vp v;
+	json_object *r;
+
+	(void)state;
+	assert_int_equal(vp_init(&v, "/nonexistent.sock", sdir, "/mnt/zcfs", &e), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		assert_int_equal(call(&v, bad[i].ep, bad[i].body, &r), 500);
+		if (strncmp(err_of(r), bad[i].code, strlen(bad[i].code)))
+			fail_msg("%s %s: %s", bad[i].ep, bad[i].body, err_of(r));
+		json_object_put(r);
+	}
+	/* tolerated: nothing to undo */
+	assert_int_equal(call(&v, "/VolumeDriver.Unmount", "{\"Name\":\"a\",\"ID\":\"x\"}", NULL), 200);
+	assert_int_equal(call(&v, "/VolumeDriver.Remove", "{\"Name\":\"a\"}", NULL), 200);
+	/* nothing was registered by the failed Create */
+	assert_int_equal(json_object_object_length(vp_registry_volumes(&v)), 0);
+	vp_done(&v);
+}
+
+static void test_body_cap(void **state)
+{
+	size_t n = VP_BODY_MAX + 1;
+	char *big = malloc(n + 1);
+	struct perr e = { 0 };
+	json_object *r = NULL;
+	struct vp v;
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, ' ', n);
+	big[n] = '\0';
+	assert_int_equal(vp_init(&v, "/nonexistent.sock", sdir, "/mnt/zcfs", &e), 0);
+	assert_int_equal(vp_handle(&v, "/VolumeDriver.List", big, n, &r), 500);
+	assert_non_null(strstr(err_of(r), "larger than"));
+	json_object_put(r);
+	free(big);
+	vp_done(&v);
+}
+
+static void test_registry_restart(void **state)
+{
+	const char *reg = "{\"volumes\":{\"v1\":{\"tenant\":\"t1\",\"mountpoint\":\"/mnt/zcfs/t1/v1\","
+			  "\"opts\":{\"tenant\":\"t1\"},\"ids\":[\"A\"]}}}";
+	char path[256];
+	struct perr e = { 0 };
+	struct vp v;
+	json_object *r;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/%s", sdir, VP_REGISTRY_FILE);
+	assert_int_equal(sf_mkdir_p(sdir, 0700), 0);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(reg, f);
+	fclose(f);
+	assert_int_equal(vp_init(&v, "/nonexistent.sock", sdir, "/mnt/zcfs", &e), 0);
+	assert_int_equal(call(&v, "/VolumeDriver.List", "{}", &r), 200);
+	assert_string_equal(json_object_get_string(json_object_object_get(
+		json_object_array_get_idx(json_object_object_get(r, "Volumes"), 0), "Mountpoint")), "/mnt/zcfs/t1/v1");
+	json_object_put(r);
+	assert_int_equal(call(&v, "/VolumeDriver.Path", "{\"Name\":\"v1\"}", &r), 200);
+	assert_string_equal(json_object_get_string(json_object_object_get(r, "Mountpoint")), "/mnt/zcfs/t1/v1");
+	json_object_put(r);
+	/* Get answers from the registry even when zcfsd is away */
+	assert_int_equal(call(&v, "/VolumeDriver.Get", "{\"Name\":\"v1\"}", &r), 200);
+	if (!json_object_object_get(json_object_object_get(json_object_object_get(r, "Volume"), "Status"), "zcfsd"))
+		fail_msg("%s", json_object_to_json_string(r));
+	json_object_put(r);
+	/* in use: Remove refused; the last Unmount needs zcfsd: refused, kept */
+	assert_int_equal(call(&v, "/VolumeDriver.Remove", "{\"Name\":\"v1\"}", NULL), 500);
+	assert_int_equal(call(&v, "/VolumeDriver.Unmount", "{\"Name\":\"v1\",\"ID\":\"A\"}", NULL), 500);
+	assert_true(vp_entry_has_id(vp_registry_get(&v, "v1"), "A"));
+	/* an unknown caller ID is tolerated */
+	assert_int_equal(call(&v, "/VolumeDriver.Unmount", "{\"Name\":\"v1\",\"ID\":\"B\"}", NULL), 200);
+	vp_done(&v);
+
+	/* damaged registries stop the start */
+	f = fopen(path, "w");
+	fputs("{\"volumes\":{\"../x\":{\"tenant\":\"t1\",\"mountpoint\":\"/m\",\"ids\":[]}}}", f);
+	fclose(f);
+	memset(&e, 0, sizeof(e));
+	assert_true(vp_init(&v, "/nonexistent.sock", sdir, "/mnt/zcfs", &e) < 0);
+	vp_done(&v);
+	f = fopen(path, "w");
+	fputs("not json", f);
+	fclose(f);
+	memset(&e, 0, sizeof(e));
+	assert_true(vp_init(&v, "/nonexistent.sock", sdir, "/mnt/zcfs", &e) < 0);
+	vp_done(&v);
+	unlink(path);
+	memset(&e, 0, sizeof(e));
+	assert_true(vp_init(&v, "/nonexistent.sock", sdir, "relative", &e) < 0);
+	vp_done(&v);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_handshake),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_body_cap),
+		cmocka_unit_test(test_registry_restart),
+	};
+	return cmocka_run_group_tests_name("volplugin", tests, setup, teardown);
+}
