@@ -86,12 +86,11 @@ static int load_ovr(struct zcfs_session *se, struct zcfs_inode *inode, mode_t ba
 	return 0;
 }
 
-int inode_stat(struct zcfs_session *se, struct zcfs_inode *inode, struct stat *st)
+/* Turns the backing attributes in st into what clients see. */
+static void apply_ovr(struct zcfs_session *se, struct zcfs_inode *inode, struct stat *st)
 {
-	if (fstatat(inode->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
 	if (!se->xattr_owner)
-		return 0;
+		return;
 	(void)load_ovr(se, inode, st->st_mode);
 	inode_lock(se->inodes);
 	if (inode->ovr_present) {
@@ -105,6 +104,13 @@ int inode_stat(struct zcfs_session *se, struct zcfs_inode *inode, struct stat *s
 		}
 	}
 	inode_unlock(se->inodes);
+}
+
+int inode_stat(struct zcfs_session *se, struct zcfs_inode *inode, struct stat *st)
+{
+	if (fstatat(inode->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	apply_ovr(se, inode, st);
 	return 0;
 }
 
@@ -184,13 +190,11 @@ int do_lookup(struct zcfs_session *se, struct zcfs_inode *parent, const char *na
 	r = inode_lookup_insert(se->inodes, fd, &st, &inode);
 	if (r < 0)
 		return r;
-	r = inode_stat(se, inode, &st);
-	if (r == 0)
-		fill_entry(se, inode, &st, e);
-	else
-		inode_forget(se->inodes, inode->nodeid, 1);
+	/* st is fresh from the handle we just opened: no second stat. */
+	apply_ovr(se, inode, &st);
+	fill_entry(se, inode, &st, e);
 	inode_put(se->inodes, inode);
-	return r;
+	return 0;
 }
 
 int new_owner(struct zcfs_req *req, struct zcfs_inode *parent, mode_t *mode, uid_t *uid, gid_t *gid)
