@@ -67,4 +67,38 @@ one_config() {
 one_config
 one_config --queue-depth=3 --max-write=256K
 one_config --queue-depth=20 --max-write=64K
+
+# The kernel enforces the grant: an unprivileged server (tenant uid, no
+# CAP_IPC_LOCK) whose RLIMIT_MEMLOCK is the printed figure locks all of
+# it; one page less and the kernel refuses the lock (the server then runs
+# with unlocked buffers, pinning nothing, and says so).
+grant_run() {
+	local limit=$1 pid lck
+	"$ZCFS_TESTBIN/mountfd" "$SRC" "$MNT" prlimit --memlock="$limit" \
+		setpriv --reuid=1600 --regid=1600 --clear-groups --inh-caps=-all --bounding-set=-all \
+		"$S" --foreground --fd=3 --ownership=xattr --transport=uring --queue-depth=2 \
+		--max-write=256K "$SRC" 2>"$MNT.log" &
+	pid=$!
+	_zcfs_pids+=("$pid")
+	_zcfs_mounts+=("$MNT")
+	for _ in $(seq 100); do grep -q "serving" "$MNT.log" 2>/dev/null && break; sleep 0.05; done
+	lck=$(awk '/^VmLck:/ { print $2 * 1024 }' "/proc/$pid/status" 2>/dev/null)
+	umount "$MNT" 2>/dev/null || umount -l "$MNT"
+	wait "$pid" 2>/dev/null
+	echo "${lck:-none}"
+}
+if [ "$ZCFS_TRANSPORT" = uring ]; then
+	chown 1600:1600 "$SRC"
+	fig=$("$S" --print-pinned --transport=uring --queue-depth=2 --max-write=256K "$SRC" "$MNT")
+	lck=$(grant_run "$fig")
+	check "memlock = figure ($fig): the server locks its buffers (VmLck $lck)" \
+		[ "${lck:-0}" != none ] && [ "${lck:-0}" -gt 0 ]
+	# mlock is checked against the process's own locked pages (the rings
+	# are charged to the uid apart): a page less than the buffers is refused.
+	limit=$(( ${lck:-4096} - 4096 ))
+	lck2=$(grant_run "$limit")
+	check "memlock a page below the buffers: the kernel refuses what exceeds it (VmLck $lck2 <= $limit < $lck)" \
+		[ "$lck2" != none ] && [ "$lck2" -le "$limit" ] && [ "$lck2" -lt "${lck:-0}" ]
+	check "... and the server says so" grep -q "not locked" "$MNT.log"
+fi
 finish
