@@ -2,9 +2,11 @@
  * opcode table before a handler sees the request, so a truncated or
  * malformed message is answered with an error, never read out of bounds. */
 #include <string.h>
+#include <time.h>
 #include "log.h"
 #include "ops.h"
 #include "session.h"
+#include "zcfs_stats.h"
 
 struct opcode_desc {
 	const char *name;
@@ -89,6 +91,42 @@ int fuse_opcode_arg_size(uint32_t opcode)
 	return d ? d->arg_size : -1;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Counts one answered request in the counters zcfsd reads. */
+static void count_reply(struct zcfs_req *req, int error, const struct iovec *iov, int iovcnt)
+{
+	struct zcfs_stats *st = req->se ? req->se->stats : NULL;
+	uint64_t lat;
+
+	if (!st)
+		return;
+	lat = req->start_ns ? now_ns() - req->start_ns : 0;
+	zcfs_stats_add(&st->requests, 1);
+	zcfs_stats_add(&st->latency_ns_sum, lat);
+	zcfs_stats_add(&st->latency[zcfs_stats_bucket(lat)], 1);
+	if (error) {
+		zcfs_stats_add(&st->errors, 1);
+		return;
+	}
+	if (req->in.opcode == FUSE_READ) {
+		uint64_t n = 0;
+		for (int i = 0; i < iovcnt; i++)
+			n += iov[i].iov_len;
+		zcfs_stats_add(&st->bytes_read, n);
+	} else if (req->in.opcode == FUSE_WRITE && iovcnt == 1 &&
+		   iov[0].iov_len >= sizeof(struct fuse_write_out)) {
+		const struct fuse_write_out *out = iov[0].iov_base;
+		zcfs_stats_add(&st->bytes_written, out->size);
+	}
+}
+
 int req_decode(struct zcfs_req *req, const struct fuse_in_header *in, const void *arg,
 	       size_t arg_len, const void *data, size_t data_len, bool contiguous)
 {
@@ -96,6 +134,7 @@ int req_decode(struct zcfs_req *req, const struct fuse_in_header *in, const void
 	size_t need, ext = (size_t)in->total_extlen * 8;
 
 	req->in = *in;
+	req->start_ns = req->se && req->se->stats ? now_ns() : 0;
 	req->arg = NULL;
 	req->arg_len = 0;
 	req->data = NULL;
@@ -180,6 +219,7 @@ void session_dispatch(struct zcfs_req *req)
 
 int reply_iov(struct zcfs_req *req, const struct iovec *iov, int iovcnt)
 {
+	count_reply(req, 0, iov, iovcnt);
 	req->replied = true;
 	return req->reply(req, 0, iov, iovcnt);
 }
@@ -195,6 +235,7 @@ int reply_err(struct zcfs_req *req, int error)
 	/* Only -errno in (-512, 0] is valid on the wire. */
 	if (error > 0 || error <= -512)
 		error = -EIO;
+	count_reply(req, error, NULL, 0);
 	req->replied = true;
 	return req->reply(req, error, NULL, 0);
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include "handle.h"
@@ -17,6 +18,7 @@
 #include "session.h"
 #include "resume.h"
 #include "transport.h"
+#include "zcfs_stats.h"
 #include "uring_geometry.h"
 
 #define ZCFS_VERSION "0.1.0"
@@ -170,6 +172,33 @@ static void notify_parent(int *fd, char status)
 	}
 }
 
+/* Maps the counters zcfsd shares with us. */
+static int map_stats(int fd, struct zcfs_stats **ret)
+{
+	struct zcfs_stats *st;
+	struct stat sb;
+	int r = 0;
+
+	if (fstat(fd, &sb) < 0)
+		r = -errno;
+	else if ((size_t)sb.st_size < sizeof(*st))
+		r = -EINVAL;
+	if (r == 0) {
+		st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (st == MAP_FAILED)
+			r = -errno;
+		else if (st->magic != ZCFS_STATS_MAGIC || st->version != ZCFS_STATS_VERSION) {
+			munmap(st, sizeof(*st));
+			r = -EPROTO;
+		} else {
+			*ret = st;
+		}
+	}
+	/* The fd stays open: a restarted zcfsd takes it back with
+	 * pidfd_getfd(2) to read the same counters. */
+	return r;
+}
+
 static void wait_for_end(struct zcfs_session *se, struct zcfs_mount *m)
 {
 	sigset_t set;
@@ -284,6 +313,13 @@ int main(int argc, char **argv)
 			       opts.max_write, &mnt, &se.fuse_fd);
 		if (r < 0) {
 			fprintf(stderr, "zcfs-serve: mount %s: %s\n", opts.mountpoint, strerror(-r));
+			goto out;
+		}
+	}
+	if (opts.stats_fd >= 0) {
+		r = map_stats(opts.stats_fd, &se.stats);
+		if (r < 0) {
+			log_err("--stats-fd=%d: %s", opts.stats_fd, strerror(-r));
 			goto out;
 		}
 	}

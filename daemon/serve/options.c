@@ -10,7 +10,7 @@
 enum {
 	OPT_TRANSPORT = 256, OPT_THREADS, OPT_QUEUE_DEPTH, OPT_MAX_WRITE, OPT_READ_ONLY,
 	OPT_OWNERSHIP, OPT_CACHE, OPT_WRITEBACK, OPT_PASSTHROUGH, OPT_ALLOW_OTHER,
-	OPT_NO_ALLOW_OTHER, OPT_FD, OPT_PRINT_PINNED, OPT_SANDBOX, OPT_RESUME,
+	OPT_NO_ALLOW_OTHER, OPT_FD, OPT_PRINT_PINNED, OPT_SANDBOX, OPT_RESUME, OPT_STATS_FD,
 	OPT_BUFFER_POOL, OPT_ZERO_COPY, OPT_POOL_BUFFERS,
 };
 
@@ -30,6 +30,7 @@ static const struct option long_opts[] = {
 	{ "print-pinned", no_argument, NULL, OPT_PRINT_PINNED },
 	{ "sandbox", no_argument, NULL, OPT_SANDBOX },
 	{ "resume", no_argument, NULL, OPT_RESUME },
+	{ "stats-fd", required_argument, NULL, OPT_STATS_FD },
 	{ "buffer-pool", required_argument, NULL, OPT_BUFFER_POOL },
 	{ "zero-copy", required_argument, NULL, OPT_ZERO_COPY },
 	{ "pool-buffers", required_argument, NULL, OPT_POOL_BUFFERS },
@@ -71,6 +72,8 @@ void options_usage(const char *prog)
 	       "                        SOURCE, seccomp allowlist (other syscalls kill the\n"
 	       "                        process); needs --fd, since mounting and unmounting\n"
 	       "                        are not allowed inside it\n"
+	       "  --stats-fd=N          count requests, errors, bytes and latency in the\n"
+	       "                        shared memory of fd N (zcfsd's metrics)\n"
 	       "  --resume              with --fd: take over a live connection whose server\n"
 	       "                        died (INIT done; node ids and open files found again)\n"
 	       "  --print-pinned        print the bytes of memory this volume would pin with\n"
@@ -114,7 +117,7 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 	uint64_t v;
 	int c, e, npos;
 
-	*o = (struct zcfs_options){ .fuse_fd = -1, .allow_other = true, .queue_depth = 8,
+	*o = (struct zcfs_options){ .fuse_fd = -1, .stats_fd = -1, .allow_other = true, .queue_depth = 8,
 				    .max_write = 1u << 20 };
 	optind = 1;
 	opterr = 0;
@@ -176,6 +179,11 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 		case OPT_PRINT_PINNED: o->print_pinned = true; break;
 		case OPT_SANDBOX: o->sandbox = true; break;
 		case OPT_RESUME: o->resume = true; break;
+		case OPT_STATS_FD:
+			if (parse_u64(optarg, 0, 1 << 20, &v) < 0)
+				return fail(errbuf, errlen, "--stats-fd: '%s' is not a file descriptor number", optarg);
+			o->stats_fd = (int)v;
+			break;
 		case OPT_ALLOW_OTHER: o->allow_other = true; break;
 		case OPT_NO_ALLOW_OTHER: o->allow_other = false; break;
 		case 'f': o->foreground = true; break;

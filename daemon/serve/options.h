@@ -25,6 +25,7 @@ struct zcfs_options {
 	enum zcfs_zerocopy_mode zero_copy;
 	unsigned pool_buffers;	/* payload buffers per queue pool; 0: = queue_depth */
 	int fuse_fd;		/* -1: mount ourselves; else an inherited, mounted fd */
+	int stats_fd;		/* -1, or shared counters to map (zcfs_stats.h) */
 	bool read_only;
 	bool foreground;
 	bool debug;

@@ -18,6 +18,7 @@ struct zcfs_session;
 struct inode_table;
 struct handle_table;
 struct resume_index;
+struct zcfs_stats;
 
 /* How a transport sends a reply: out header + iov payload. */
 typedef int (*zcfs_reply_fn)(struct zcfs_req *req, int error, const struct iovec *iov, int iovcnt);
@@ -35,6 +36,7 @@ struct zcfs_req {
 	size_t outbuf_size;
 	zcfs_reply_fn reply;
 	void *tctx;		/* transport's per-request context */
+	uint64_t start_ns;	/* when it was decoded, for the latency figure */
 	bool replied;
 };
 
@@ -78,6 +80,7 @@ struct zcfs_session {
 
 	bool xattr_owner;	/* --ownership=xattr */
 	struct resume_index *resume;	/* set with --resume */
+	struct zcfs_stats *stats;	/* counters shared with zcfsd (--stats-fd), or NULL */
 	uid_t server_uid;
 
 	atomic_bool exiting;

@@ -13,7 +13,10 @@
 #include "zcfs_proto.h"
 
 /* The fuse fd's number inside every server (--fd=3). */
+#include "zcfs_stats.h"
+
 #define ZCFSD_SERVER_FUSE_FD 3
+#define ZCFSD_SERVER_STATS_FD 5	/* shared request counters (zcfs_stats.h) */
 
 /* An error for the client: CSI code and a message a person can act on. */
 struct zcfsd_err {
@@ -50,6 +53,10 @@ struct zcfsd_volume {
 	/* Why zcfsd last unpublished the volume on its own (a static
 	 * string, e.g. its connection was aborted); NULL after a publish. */
 	const char *detached_reason;
+	/* Request counters shared with the server; stats_fd is valid only
+	 * while stats is set. Kept across server restarts. */
+	struct zcfs_stats *stats;
+	int stats_fd;
 	struct zcfsd_volume *next;
 };
 
@@ -110,6 +117,11 @@ int zcfsd_fusectl_ensure(void);
 bool zcfsd_conn_exists(unsigned conn);
 
 /* spawn and supervision (zcfsd_spawn.c, zcfsd_supervise.c) */
+/* zcfsd_stats.c: the memfd of a volume's request counters. */
+int zcfsd_stats_ensure(struct zcfsd_volume *v);
+int zcfsd_stats_adopt(struct zcfsd_volume *v, int pidfd);
+void zcfsd_stats_release(struct zcfsd_volume *v);
+
 int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
 		       struct zcfsd_err *e);
 int zcfsd_stop_server(struct zcfsd *d, struct zcfsd_volume *v);

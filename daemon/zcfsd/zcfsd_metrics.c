@@ -4,6 +4,7 @@
  * (MHD_USE_EPOLL, external polling): its epoll fd sits in zcfsd's epoll
  * set and requests are answered inside zcfsd_metrics_run(), on the thread
  * that owns every volume, so a scrape never sees a half-updated volume. */
+#include <stddef.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/pidfd.h>
@@ -68,6 +69,54 @@ static bool server_up(const struct zcfsd_volume *v)
 	return pidfd_send_signal(v->srv.pidfd, 0, NULL, 0) == 0;
 }
 
+/* What the servers count in the memory they share with us (zcfs_stats.h):
+ * requests, errors, bytes and the request latency histogram. */
+static void write_request_stats(struct zcfsd *d, FILE *f)
+{
+	static const struct { const char *name, *help; size_t off; } counters[] = {
+		{ "zcfs_volume_requests_total", "FUSE requests the volume's servers answered.",
+		  offsetof(struct zcfs_stats, requests) },
+		{ "zcfs_volume_errors_total", "FUSE requests answered with an error.",
+		  offsetof(struct zcfs_stats, errors) },
+		{ "zcfs_volume_read_bytes_total", "Bytes returned by READ.",
+		  offsetof(struct zcfs_stats, bytes_read) },
+		{ "zcfs_volume_written_bytes_total", "Bytes accepted by WRITE.",
+		  offsetof(struct zcfs_stats, bytes_written) },
+	};
+	const struct zcfsd_volume *v;
+	char extra[64];
+
+	for (size_t c = 0; c < ARRAY_SIZE(counters); c++) {
+		family(f, counters[c].name, "counter", counters[c].help);
+		for (v = d->volumes; v; v = v->next)
+			if (v->stats)
+				vol_sample(f, counters[c].name, v, NULL,
+					   zcfs_stats_read((const uint64_t *)((const char *)v->stats +
+									      counters[c].off)));
+	}
+	family(f, "zcfs_volume_request_duration_seconds", "histogram",
+	       "Time from a request's arrival in the server to its reply.");
+	for (v = d->volumes; v; v = v->next) {
+		uint64_t cum = 0;
+		if (!v->stats)
+			continue;
+		for (unsigned b = 0; b < ZCFS_STATS_LAT_BUCKETS; b++) {
+			cum += zcfs_stats_read(&v->stats->latency[b]);
+			if (b + 1 < ZCFS_STATS_LAT_BUCKETS)
+				snprintf(extra, sizeof(extra), ",le=\"%g\"", (double)(1ULL << b) / 1e6);
+			else
+				snprintf(extra, sizeof(extra), ",le=\"+Inf\"");
+			vol_sample(f, "zcfs_volume_request_duration_seconds_bucket", v, extra, cum);
+		}
+		fprintf(f, "zcfs_volume_request_duration_seconds_sum{volume=\"");
+		label(f, v->id);
+		fputs("\",tenant=\"", f);
+		label(f, v->tenant);
+		fprintf(f, "\"} %.9f\n", (double)zcfs_stats_read(&v->stats->latency_ns_sum) / 1e9);
+		vol_sample(f, "zcfs_volume_request_duration_seconds_count", v, NULL, cum);
+	}
+}
+
 int zcfsd_metrics_write(struct zcfsd *d, FILE *f)
 {
 	static const char *const states[] = { "created", "published", "restarting" };
@@ -96,6 +145,8 @@ int zcfsd_metrics_write(struct zcfsd *d, FILE *f)
 	family(f, "zcfs_volume_targets", "gauge", "Mounted publish targets of the volume.");
 	for (v = d->volumes; v; v = v->next)
 		vol_sample(f, "zcfs_volume_targets", v, NULL, v->n_targets);
+
+	write_request_stats(d, f);
 
 	family(f, "zcfs_tenant_pinned_bytes", "gauge",
 	       "Pinned bytes granted to the tenant's published volumes together.");

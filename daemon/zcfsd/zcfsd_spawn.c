@@ -45,11 +45,11 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 				 const struct policy_tenant *t, int log_fd, int errfd,
 				 uint64_t memlock, char *src)
 {
-	char fdarg[32], tr[32], qd[32], mw[32];
+	char fdarg[32], tr[32], qd[32], mw[32], sarg[32];
 	char *argv[16];
 	char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 	struct rlimit rl = { memlock, memlock };
-	int fd, lfd, efd, k = 0, err = 0, null;
+	int fd, lfd, efd, sfd, k = 0, err = 0, null;
 
 	(void)setsid();
 	/* Lift every fd we keep above 10 first so that placing them at 0..4
@@ -60,12 +60,14 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 	errfd = efd;
 	fd = fcntl(v->fuse_fd, F_DUPFD, 10);
 	lfd = fcntl(log_fd, F_DUPFD, 10);
+	sfd = fcntl(v->stats_fd, F_DUPFD, 10);
 	null = open("/dev/null", O_RDWR);
-	if (fd < 0 || lfd < 0 || null < 0 || dup2(null, 0) < 0 || dup2(lfd, 1) < 0 ||
-	    dup2(lfd, 2) < 0 || dup2(fd, ZCFSD_SERVER_FUSE_FD) < 0 || dup3(efd, 4, O_CLOEXEC) < 0)
+	if (fd < 0 || lfd < 0 || sfd < 0 || null < 0 || dup2(null, 0) < 0 || dup2(lfd, 1) < 0 ||
+	    dup2(lfd, 2) < 0 || dup2(fd, ZCFSD_SERVER_FUSE_FD) < 0 || dup3(efd, 4, O_CLOEXEC) < 0 ||
+	    dup2(sfd, ZCFSD_SERVER_STATS_FD) < 0)
 		goto fail;
 	errfd = 4;
-	if (syscall(SYS_close_range, 5, ~0U, 0) < 0)
+	if (syscall(SYS_close_range, ZCFSD_SERVER_STATS_FD + 1, ~0U, 0) < 0)
 		goto fail;
 	/* io_uring charges pinned pages to the uid and compares the uid's
 	 * total with the caller's limit, so the limit is what the tenant
@@ -87,6 +89,8 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 	snprintf(mw, sizeof(mw), "--max-write=%u", v->max_write);
 	argv[k++] = (char *)d->serve_bin;
 	argv[k++] = fdarg;
+	snprintf(sarg, sizeof(sarg), "--stats-fd=%d", ZCFSD_SERVER_STATS_FD);
+	argv[k++] = sarg;
 	argv[k++] = "--ownership=xattr";
 	argv[k++] = "--foreground";
 	/* Always: seccomp + Landlock + no_new_privs inside the server
@@ -162,6 +166,10 @@ int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 				  "storage %s of volume %s is %s", src, v->id,
 				  r == -ENOENT ? "gone" : "no longer a directory owned by the tenant "
 				  "(replaced, or a symlink)");
+	r = zcfsd_stats_ensure(v);
+	if (r < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, r, "request counters of volume %s: %s", v->id,
+				  strerror(-r));
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "pipe: %m");
 	pid = fork();

@@ -208,6 +208,8 @@ static int readopt_one(struct zcfsd *d, struct zcfsd_volume *v, const char **why
 	if (v->fuse_fd < 0)
 		return -errno;
 	(void)fcntl(v->fuse_fd, F_SETFD, FD_CLOEXEC);
+	/* The counters it keeps: the same memory, if it has them. */
+	(void)zcfsd_stats_adopt(v, v->srv.pidfd);
 	*why = "connection-gone";
 	if (!zcfsd_conn_exists(v->conn))
 		return -ENOTCONN;

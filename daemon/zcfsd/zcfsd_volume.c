@@ -27,6 +27,7 @@ void zcfsd_volume_free(struct zcfsd_volume *v)
 {
 	if (!v)
 		return;
+	zcfsd_stats_release(v);
 	for (size_t i = 0; i < v->n_targets; i++)
 		free(v->targets[i]);
 	free(v->targets);

@@ -49,6 +49,25 @@ check "t1's pinned bytes = the sum ($pinned)" test "$(value zcfs_tenant_pinned_b
 check "t1 has 2 volumes" test "$(value zcfs_tenant_volumes 'tenant="t1"')" = 2
 check "m1 restarts_total starts at 0" test "$(value zcfs_volume_restarts_total "$V1")" = 0
 
+# Request counters the server shares with zcfsd: 3 MiB written with
+# O_DIRECT (each write reaches the server), then read back.
+req0=$(value zcfs_volume_requests_total "$V1")
+dd if=/dev/urandom of="$TGT/a/blob" bs=1M count=3 oflag=direct status=none
+dd if="$TGT/a/blob" of=/dev/null bs=1M iflag=direct status=none
+cat "$TGT/a/does-not-exist" 2>/dev/null
+written=$(value zcfs_volume_written_bytes_total "$V1")
+readb=$(value zcfs_volume_read_bytes_total "$V1")
+req=$(value zcfs_volume_requests_total "$V1")
+check "requests_total grew with the I/O ($req0 -> $req)" test "${req:-0}" -gt "${req0:-0}"
+check "written_bytes_total counts the 3 MiB ($written)" test "${written:-0}" -ge $((3 << 20))
+check "read_bytes_total counts the 3 MiB ($readb)" test "${readb:-0}" -ge $((3 << 20))
+check "errors_total counts the failed lookup" test "$(value zcfs_volume_errors_total "$V1")" -ge 1
+check "the latency histogram's +Inf bucket equals its count" \
+	test "$(value zcfs_volume_request_duration_seconds_bucket "$V1,le=\"+Inf\"")" = \
+	"$(value zcfs_volume_request_duration_seconds_count "$V1")"
+check "the histogram count equals requests_total" \
+	test "$(value zcfs_volume_request_duration_seconds_count "$V1")" = "$(value zcfs_volume_requests_total "$V1")"
+
 P=$(server_pid m1)
 kill -KILL "$P"
 wait_for "m1's server to be restarted" 10 \
@@ -57,6 +76,8 @@ wait_for "m1 to be published again" 10 \
 	bash -c "[ \"\$(\"$ZCFS_BIN/zcfsctl\" --socket '$SOCK' volume get m1 | jq -r .volume.state)\" = published ]"
 check "after a kill, m1 restarts_total is 1" test "$(value zcfs_volume_restarts_total "$V1")" = 1
 check "... and its server is up again" test "$(value zcfs_volume_server_up "$V1")" = 1
+check "the counters survive the restart (written >= $written)" \
+	test "$(value zcfs_volume_written_bytes_total "$V1")" -ge "${written:-1}"
 
 rc=$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$MSOCK" http://localhost/nope)
 check "other paths are 404 ($rc)" test "$rc" = 404
