@@ -105,7 +105,7 @@ reap() {
 		log "round $r (fsmodel on $v): only deleted-while-open files failed across a server restart (known)"
 	else
 		rounds_failed=$((rounds_failed + 1))
-		failures+=("round $r (${wkind[$v]} on $v) rc=$rc: $(grep -v '^$' "$W/r$r.log" | tail -n 3 | tr '\n' ' ')")
+		failures+=("round $r (${wkind[$v]} on $v) rc=$rc${killed_in[$r]:+ (server killed during it)}: $(grep -m 3 -vE '^$|unlinked inode' "$W/r$r.log" | tr '\n' ' ')")
 		log "FAILED round $r (${wkind[$v]} on $v) rc=$rc"
 		sed 's/^/#   /' "$W/r$r.log" | tail -n 8
 	fi
@@ -210,6 +210,10 @@ for e in "${fsmodel_rounds[@]}"; do
 	fi
 done
 restarts=$(ctl status --json | jq -c '[.volumes[] | {(.id): .restarts}] | add')
+# Servers that died of anything but our SIGKILL (or a SIGTERM/abort at
+# unpublish) crashed: that is a failure whatever the rounds say.
+crashes=$(grep 'event=server-exit' "$W/zcfsd.log" | grep -v 'signal=9 \|status=unknown(adopted)\|status=0 ')
+[ -n "$crashes" ] && failures+=("servers exited on their own: $(tr '\n' ' ' <<<"$crashes")")
 grep -q ' fuse.zcfs ' <(grep " $W" /proc/self/mounts) && failures+=("mounts left under $W")
 
 echo "soak: seed=$SOAK_SEED seconds=$SOAK_SECONDS volumes=${vols[*]}"

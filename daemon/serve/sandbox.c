@@ -231,6 +231,8 @@ static const int allowed_syscalls[] = {
 	SCMP_SYS(capget), SCMP_SYS(capset),
 	SCMP_SYS(rt_sigaction), SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn),
 	SCMP_SYS(rt_sigtimedwait), SCMP_SYS(restart_syscall),
+	/* signal stacks: harmless, and sanitizer runtimes set one per thread */
+	SCMP_SYS(sigaltstack),
 	SCMP_SYS(sched_yield), SCMP_SYS(sched_getaffinity), SCMP_SYS(sched_setaffinity),
 	SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres), SCMP_SYS(clock_nanosleep),
 	SCMP_SYS(nanosleep), SCMP_SYS(gettimeofday), SCMP_SYS(getrandom),

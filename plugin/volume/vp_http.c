@@ -11,6 +11,7 @@
 #include <microhttpd.h>
 #include <string.h>
 #include "log.h"
+#include "parse.h"
 #include "vp.h"
 
 struct conn {
@@ -58,13 +59,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	(void)version;
 	if (!k) {
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		uint64_t clen;
 		k = calloc(1, sizeof(*k));
 		if (!k)
 			return MHD_NO;
 		*con_cls = k;
 		if (strcmp(method, MHD_HTTP_METHOD_POST))
 			return reply_err(c, "INVALID_ARGUMENT: only POST is served");
-		if (cl && strtoull(cl, NULL, 10) > VP_BODY_MAX) {
+		if (cl && (parse_u64(cl, 0, UINT64_MAX, &clen) < 0 || clen > VP_BODY_MAX)) {
 			char msg[128];
 			snprintf(msg, sizeof(msg), "INVALID_ARGUMENT: request body larger than %d bytes", VP_BODY_MAX);
 			return reply_err(c, msg);

@@ -102,12 +102,12 @@ else
 	inst_c=$(jq -c 'select(.name == "install-flexvolume")' "$W/containers.jsonl")
 	check "init container installs the FlexVolume driver as zcfs.io~zcfs/zcfs" \
 		jqe '(.argv | join(" ") | test("/usr/local/bin/zcfs-csi .*zcfs.io~zcfs/zcfs")) and any(.mounts[]; .volume.hostPath.path == "/usr/libexec/kubernetes/kubelet-plugins/volume/exec")' <<<"$inst_c"
-	check "examples use driver zcfs.io/zcfs" test "$(grep -h 'driver:' "$D"/kubernetes/example-*.yaml | grep -vc 'driver: zcfs.io/zcfs$')" = 0
+	check "examples use driver zcfs.io/zcfs" test "$(grep -h '^ *driver:' "$D"/kubernetes/example-*.yaml | grep -vc 'driver: zcfs.io/zcfs$')" = 0
 	# the policy shipped in the ConfigMap is valid
 	jq -r 'select(.kind == "ConfigMap") | .data' "$W/containers.jsonl" >"$W/cm-policy.json"
 	check "ConfigMap policy passes zcfsctl policy check" "$ZCFS_BIN/zcfsctl" policy check "$W/cm-policy.json"
 	check "ConfigMap policy allows targets under /var/lib/kubelet/pods" \
-		jq -e 'all(.tenants[]; any(.allowed_target_prefixes[]; . == "/var/lib/kubelet/pods"))' "$W/cm-policy.json"
+		jqe 'all(.tenants[]; any(.allowed_target_prefixes[]; . == "/var/lib/kubelet/pods"))' "$W/cm-policy.json"
 fi
 
 log "install.sh into a DESTDIR root"
@@ -118,7 +118,8 @@ for p in zcfsd zcfs-serve zcfsctl zcfs-csi zcfs-volume-plugin; do
 	check "$p installed and runs" bash -c "'$R/opt/zcfs/bin/$p' --help >/dev/null 2>&1"
 done
 check "policy installed and valid" "$ZCFS_BIN/zcfsctl" policy check "$R/etc/zcfs/policy.d"
-check "nothing installed outside DESTDIR" bash -c "! grep -v '(into $R)' '$W/install.log' | grep -q '^install: /opt/zcfs/\|^install: /etc/' || true"
+check "every path install.sh reports exists under DESTDIR" bash -c \
+	"sed -n 's/^install: \(\/[^ ]*\)$/\1/p' '$W/install.log' | while read -r p; do test -e '$R'\$p || exit 1; done"
 for u in zcfsd zcfs-volume-plugin; do
 	f=$R/etc/systemd/system/$u.service
 	check "$u.service installed" test -f "$f"

@@ -36,10 +36,10 @@ plugin_cleanup() {
 }
 trap plugin_cleanup EXIT
 
-# vp_start [options...]: plugin on VPSOCK, waits until it answers
+# vp_start: plugin on VPSOCK, waits until it answers
 vp_start() {
 	"$ZCFS_BIN/zcfs-volume-plugin" --listen "$VPSOCK" --socket "$SOCK" --state-dir "$VPSTATE" \
-		--mount-root "$TGT" "$@" 2>>"$W/state/vp.log" &
+		--mount-root "$TGT" 2>>"$W/state/vp.log" &
 	VP_PID=$!
 	wait_for "plugin socket" 5 curl -sf --unix-socket "$VPSOCK" -X POST http://plugin/Plugin.Activate -o /dev/null ||
 		{ cat "$W/state/vp.log" >&2; fail "plugin did not start"; }

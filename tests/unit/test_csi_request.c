@@ -12,6 +12,9 @@
 #include "plugin_json.h"
 
 static char state_dir[] = "/tmp/zcfs-test-csi.XXXXXX";
+/* A request's strings live in its document: parse_pub keeps the last two
+ * alive (tests compare two parsed requests). */
+static json_object *docs[2];
 static struct csi_ctx ctx = { .socket = "/nonexistent/zcfsd.sock", .state_dir = state_dir,
 			      .node_id = "node-1" };
 
@@ -26,6 +29,9 @@ static int teardown(void **state)
 	char cmd[128];
 
 	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(docs); i++)
+		if (docs[i])
+			json_object_put(docs[i]);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", state_dir);
 	return system(cmd) == 0 ? 0 : -1;
 }
@@ -46,12 +52,18 @@ static enum zcfs_code handle(const char *method, const char *body, json_object *
 
 static enum zcfs_code parse_pub(const char *body, struct csi_publish_req *p)
 {
-	_cleanup_json_ json_object *o = NULL;
 	struct perr e = { 0 };
+	json_object *o = NULL;
 	int r;
 
+	if (docs[1])
+		json_object_put(docs[1]);
+	docs[1] = docs[0];
+	docs[0] = NULL;
+	memset(p, 0, sizeof(*p));
 	if (pj_parse_object(body, strlen(body), true, &o, &e) < 0)
 		return e.code;
+	docs[0] = o;
 	r = csi_parse_publish(o, p, &e);
 	return r < 0 ? e.code : ZCFS_OK;
 }
@@ -218,10 +230,14 @@ static void test_request_cap(void **state)
 
 static enum zcfs_code flex(const char *dir, const char *opts, struct csi_publish_req *p, char *id)
 {
-	_cleanup_json_ json_object *doc = NULL;
+	json_object *doc = NULL;
 	struct perr e = { 0 };
 	int r = flex_parse_mount(dir, opts, &doc, p, id, 256, &e);
 
+	if (docs[1])
+		json_object_put(docs[1]);
+	docs[1] = docs[0];
+	docs[0] = doc;
 	return r < 0 ? e.code : ZCFS_OK;
 }
 
