@@ -35,6 +35,19 @@ int handle_table_new(struct handle_table **ret)
 	return 0;
 }
 
+void handle_free(struct zcfs_handle *h)
+{
+	if (!h)
+		return;
+	if (h->dir) {
+		closedir(h->dir);	/* closes h->fd too */
+		pthread_mutex_destroy(&h->dir_lock);
+	} else {
+		safe_close(h->fd);
+	}
+	free(h);
+}
+
 void handle_table_free(struct handle_table *t)
 {
 	uint32_t i;
@@ -42,23 +55,12 @@ void handle_table_free(struct handle_table *t)
 	if (!t)
 		return;
 	for (i = 0; i < t->nslots; i++) {
-		struct zcfs_handle *h = t->slots[i].h;
-		if (!h)
-			continue;
-		if (h->dir)
-			closedir(h->dir);
-		else
-			safe_close(h->fd);
-		free(h);
+		handle_free(t->slots[i].h);
 	}
 	while (t->adopted) {
 		struct adopted *a = t->adopted;
 		t->adopted = a->next;
-		if (a->h->dir)
-			closedir(a->h->dir);
-		else
-			safe_close(a->h->fd);
-		free(a->h);
+		handle_free(a->h);
 		free(a);
 	}
 	free(t->slots);

@@ -38,6 +38,8 @@ struct zcfs_handle *handle_get(struct handle_table *t, uint64_t fh);
  * handle when fh is already known (the caller then frees h). */
 int handle_adopt(struct handle_table *t, uint64_t fh, struct zcfs_handle *h,
 		 struct zcfs_handle **ret) _must_check_;
+/* Closes a handle of either kind (file or directory stream) and frees it. */
+void handle_free(struct zcfs_handle *h);
 /* Removes fh and returns the handle (the caller closes it). */
 struct zcfs_handle *handle_unregister(struct handle_table *t, uint64_t fh);
 

@@ -10,6 +10,7 @@
 #include "handle.h"
 #include "log.h"
 #include "ops.h"
+#include "passthrough.h"
 #include "resume.h"
 
 int op_opendir(struct zcfs_req *req)
@@ -58,10 +59,10 @@ int op_releasedir(struct zcfs_req *req)
 	const struct fuse_release_in *a = req->arg;
 	struct zcfs_handle *h = handle_unregister(req->se->handles, a->fh);
 
+	/* Whatever kind the fh names (a forged one may name a file). */
 	if (h) {
-		closedir(h->dir);
-		pthread_mutex_destroy(&h->dir_lock);
-		free(h);
+		passthrough_detach(req->se, h);
+		handle_free(h);
 	}
 	return reply_err(req, 0);
 }

@@ -262,8 +262,7 @@ int op_release(struct zcfs_req *req)
 
 	if (h) {
 		passthrough_detach(req->se, h);
-		safe_close(h->fd);
-		free(h);
+		handle_free(h);
 	}
 	return reply_err(req, 0);
 }

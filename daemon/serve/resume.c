@@ -232,13 +232,8 @@ int resume_adopt_handle(struct zcfs_session *se, uint64_t nodeid, uint64_t fh, i
 		pthread_mutex_init(&h->dir_lock, NULL);
 	}
 	r = handle_adopt(se->handles, fh, h, ret);
-	if (r != 0) {
-		if (h->dir)
-			closedir(h->dir);
-		else
-			safe_close(fd);
-		free(h);
-	}
+	if (r != 0)
+		handle_free(h);
 	if (r == 0)
 		log_info("resume: re-opened fh %llu of node %llu", (unsigned long long)fh,
 			 (unsigned long long)nodeid);

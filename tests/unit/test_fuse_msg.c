@@ -242,6 +242,32 @@ static void mkdir_lookup_forget_cycle(void **state)
 	assert_int_equal(inode_table_count(f->se.inodes), 1);
 }
 
+/* A RELEASE naming a directory handle (or RELEASEDIR a file's) closes it
+ * whatever its kind: found by fuzzing as a leaked DIR stream. */
+static void release_of_other_kind_closes_it(void **state)
+{
+	struct fixture *f = *state;
+	struct fuse_open_in oi = { .flags = O_RDONLY };
+	struct zcfs_open_out oo;
+	struct fuse_release_in rel = { 0 };
+	struct captured c;
+
+	c = run(f, FUSE_OPENDIR, 1, &oi, sizeof(oi));
+	assert_int_equal(c.error, 0);
+	memcpy(&oo, c.payload, sizeof(oo));
+	rel.fh = oo.fh;
+	c = run(f, FUSE_RELEASE, 1, &rel, sizeof(rel));
+	assert_int_equal(c.error, 0);
+	assert_null(handle_get(f->se.handles, oo.fh));
+	c = run(f, FUSE_OPENDIR, 1, &oi, sizeof(oi));
+	memcpy(&oo, c.payload, sizeof(oo));
+	rel.fh = oo.fh;
+	c = run(f, FUSE_RELEASEDIR, 1, &rel, sizeof(rel));
+	assert_int_equal(c.error, 0);
+	c = run(f, FUSE_RELEASEDIR, 1, &rel, sizeof(rel));	/* twice: unknown now */
+	assert_int_equal(c.error, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +283,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(unknown_nodeid_is_estale, setup, teardown),
 		cmocka_unit_test_setup_teardown(forged_fh_is_ebadf, setup, teardown),
 		cmocka_unit_test_setup_teardown(mkdir_lookup_forget_cycle, setup, teardown),
+		cmocka_unit_test_setup_teardown(release_of_other_kind_closes_it, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("fuse_msg", tests, NULL, NULL);
 }
