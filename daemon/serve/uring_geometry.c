@@ -32,27 +32,41 @@ size_t uring_payload_size(uint32_t max_write, uint32_t max_pages, size_t page_si
 	return MAX(sz, (size_t)max_pages * page_size);
 }
 
+/* One CPU number at *p (at most 6 digits), advancing *p past it. */
+static int take_cpu(const char **p, unsigned long *ret)
+{
+	unsigned long v = 0;
+	int digits = 0;
+
+	while (**p >= '0' && **p <= '9') {
+		if (++digits > 6)
+			return -EINVAL;
+		v = v * 10 + (unsigned long)(**p - '0');
+		(*p)++;
+	}
+	if (!digits)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
 int uring_parse_cpu_list(const char *list, unsigned *ret)
 {
 	const char *p = list;
 	unsigned n = 0;
 
 	while (*p && *p != '\n') {
-		char *end;
 		unsigned long a, b;
 
-		a = strtoul(p, &end, 10);
-		if (end == p)
+		if (take_cpu(&p, &a) < 0)
 			return -EINVAL;
 		b = a;
-		if (*end == '-') {
-			p = end + 1;
-			b = strtoul(p, &end, 10);
-			if (end == p || b < a)
+		if (*p == '-') {
+			p++;
+			if (take_cpu(&p, &b) < 0 || b < a)
 				return -EINVAL;
 		}
 		n += (unsigned)(b - a + 1);
-		p = end;
 		if (*p == ',')
 			p++;
 		else if (*p && *p != '\n')

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Extra helpers for the integration tests (sourced after ../lib.sh).
 #
 # ZCFS_TEST_NATIVE=1 makes tests that support it run their body against a
