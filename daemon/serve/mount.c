@@ -8,8 +8,8 @@
 #include <fuse_lowlevel.h>
 #include "log.h"
 #include "mount.h"
+#include "mountinfo.h"
 
-#define PATH_MAX_LINE 4096
 
 struct zcfs_mount {
 	char *mountpoint;
@@ -113,30 +113,19 @@ int fuse_abort_connection(dev_t dev)
 	return r;
 }
 
-/* The connection's device number, from the newest fuse.zcfs mount at
- * mountpoint in mountinfo (stat() of the root would ask the server). */
+/* The connection's device number, from the topmost FUSE mount at
+ * mountpoint (stat() of the root would ask the server). */
 static int mountinfo_dev(const char *mountpoint, dev_t *ret)
 {
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096], mnt[PATH_MAX_LINE], fstype[64];
-	unsigned maj, min;
-	int found = -ENOENT;
+	struct mountinfo_top m;
+	int r = mountinfo_top_at(mountpoint, &m);
 
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		const char *sep;
-		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, mnt) != 3)
-			continue;
-		sep = strstr(line, " - ");
-		if (!sep || sscanf(sep, " - %63s", fstype) != 1)
-			continue;
-		if (!strcmp(mnt, mountpoint) && !strncmp(fstype, "fuse", 4)) {
-			*ret = makedev(maj, min);
-			found = 0;
-		}
-	}
-	return found;
+	if (r < 0)
+		return r;
+	if (strncmp(m.fstype, "fuse", 4))
+		return -EMEDIUMTYPE;
+	*ret = makedev(m.major, m.minor);
+	return 0;
 }
 
 void zcfs_unmount(struct zcfs_mount *m)

@@ -7,56 +7,20 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include "mountinfo.h"
 #include "zcfsd.h"
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void unescape(char *s)
-{
-	char *w = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*w++ = *s;
-		}
-	}
-	*w = '\0';
-}
 
 int zcfsd_mount_conn_at(const char *path, unsigned *conn)
 {
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
-	_cleanup_free_ char *line = NULL;
-	size_t cap = 0;
-	int found = -ENOENT;
+	struct mountinfo_top m;
+	int r = mountinfo_top_at(path, &m);
 
-	if (!f)
-		return -errno;
-	/* Later lines are mounted on top of earlier ones: the last match wins. */
-	while (getline(&line, &cap, f) > 0) {
-		char mnt[4096], fstype[64];
-		unsigned maj, min;
-		const char *sep;
-
-		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, mnt) != 3)
-			continue;
-		unescape(mnt);
-		if (strcmp(mnt, path))
-			continue;
-		sep = strstr(line, " - ");
-		if (!sep || sscanf(sep, " - %63s", fstype) != 1)
-			continue;
-		if (!strcmp(fstype, "fuse.zcfs")) {
-			*conn = min;
-			found = 0;
-		} else {
-			found = -EMEDIUMTYPE;	/* something else on top */
-		}
-	}
-	return found;
+	if (r < 0)
+		return r;
+	if (strcmp(m.fstype, "fuse.zcfs"))
+		return -EMEDIUMTYPE;	/* something else on top */
+	*conn = m.minor;
+	return 0;
 }
 
 int zcfsd_conn_abort(unsigned conn)

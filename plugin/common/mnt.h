@@ -14,7 +14,5 @@ int mnt_top_readonly(const char *path, bool *ro) _must_check_;
 /* Sets (RO) or clears the per-mount MOUNT_ATTR_RDONLY of the mount on
  * PATH, reached without following symlinks. */
 int mnt_set_readonly(const char *path, bool ro) _must_check_;
-/* mountinfo's octal escapes (\040 ...) undone in place. */
-void mnt_unescape(char *s);
 
 #endif
