@@ -117,6 +117,11 @@ int zcfsd_fusectl_ensure(void);
 bool zcfsd_conn_exists(unsigned conn);
 
 /* spawn and supervision (zcfsd_spawn.c, zcfsd_supervise.c) */
+/* zcfsd_methods.c: request parameter helpers. A string parameter, or
+ * NULL; INVALID_ARGUMENT for any key not in allowed (NULL-terminated). */
+const char *zcfsd_param_string(json_object *params, const char *key);
+int zcfsd_only_params(json_object *params, const char *const *allowed, struct zcfsd_err *e);
+
 /* zcfsd_stats.c: the memfd of a volume's request counters. */
 int zcfsd_stats_ensure(struct zcfsd_volume *v);
 int zcfsd_stats_adopt(struct zcfsd_volume *v, int pidfd);

@@ -4,7 +4,7 @@
 #include "log.h"
 #include "zcfsd.h"
 
-static const char *param_string(json_object *params, const char *key)
+const char *zcfsd_param_string(json_object *params, const char *key)
 {
 	json_object *v;
 
@@ -13,7 +13,7 @@ static const char *param_string(json_object *params, const char *key)
 	return json_object_get_string(v);
 }
 
-static int only_params(json_object *params, const char *const *allowed, struct zcfsd_err *e)
+int zcfsd_only_params(json_object *params, const char *const *allowed, struct zcfsd_err *e)
 {
 	json_object_object_foreach(params, key, val) {
 		const char *const *a;
@@ -30,7 +30,7 @@ static int only_params(json_object *params, const char *const *allowed, struct z
 /* The volume named by params.id; codes for a bad or unknown id. */
 static struct zcfsd_volume *volume_param(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
 {
-	const char *id = param_string(params, "id");
+	const char *id = zcfsd_param_string(params, "id");
 	struct zcfsd_volume *v;
 
 	if (!id || !name_is_valid_id(id)) {
@@ -66,9 +66,9 @@ static json_object *m_publish(struct zcfsd *d, json_object *params, struct zcfsd
 	static const char *const keys[] = { "id", "target", NULL };
 	struct zcfsd_volume *v;
 
-	if (only_params(params, keys, e) < 0 || !(v = volume_param(d, params, e)))
+	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, params, e)))
 		return NULL;
-	if (zcfsd_volume_publish(d, v, param_string(params, "target"), e) < 0)
+	if (zcfsd_volume_publish(d, v, zcfsd_param_string(params, "target"), e) < 0)
 		return NULL;
 	return wrap_volume(d, v);
 }
@@ -78,9 +78,9 @@ static json_object *m_unpublish(struct zcfsd *d, json_object *params, struct zcf
 	static const char *const keys[] = { "id", "target", NULL };
 	struct zcfsd_volume *v;
 
-	if (only_params(params, keys, e) < 0 || !(v = volume_param(d, params, e)))
+	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, params, e)))
 		return NULL;
-	if (zcfsd_volume_unpublish(d, v, param_string(params, "target"), e) < 0)
+	if (zcfsd_volume_unpublish(d, v, zcfsd_param_string(params, "target"), e) < 0)
 		return NULL;
 	return wrap_volume(d, v);
 }
@@ -91,7 +91,7 @@ static json_object *m_delete(struct zcfsd *d, json_object *params, struct zcfsd_
 	struct zcfsd_volume *v;
 	json_object *o;
 
-	if (only_params(params, keys, e) < 0)
+	if (zcfsd_only_params(params, keys, e) < 0)
 		return NULL;
 	v = volume_param(d, params, e);
 	if (!v && e->code != ZCFS_NOT_FOUND)
@@ -116,7 +116,7 @@ static json_object *m_get(struct zcfsd *d, json_object *params, struct zcfsd_err
 	static const char *const keys[] = { "id", NULL };
 	struct zcfsd_volume *v;
 
-	if (only_params(params, keys, e) < 0 || !(v = volume_param(d, params, e)))
+	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, params, e)))
 		return NULL;
 	return wrap_volume(d, v);
 }
@@ -168,7 +168,7 @@ static json_object *m_list(struct zcfsd *d, json_object *params, struct zcfsd_er
 	static const char *const keys[] = { NULL };
 	json_object *o;
 
-	if (only_params(params, keys, e) < 0)
+	if (zcfsd_only_params(params, keys, e) < 0)
 		return NULL;
 	o = json_object_new_object();
 	json_object_object_add(o, "volumes", volumes_array(d));
@@ -180,7 +180,7 @@ static json_object *m_tenants(struct zcfsd *d, json_object *params, struct zcfsd
 	static const char *const keys[] = { NULL };
 	json_object *o;
 
-	if (only_params(params, keys, e) < 0)
+	if (zcfsd_only_params(params, keys, e) < 0)
 		return NULL;
 	o = json_object_new_object();
 	json_object_object_add(o, "tenants", tenants_array(d));
@@ -192,7 +192,7 @@ static json_object *m_status(struct zcfsd *d, json_object *params, struct zcfsd_
 	static const char *const keys[] = { NULL };
 	json_object *o, *dm;
 
-	if (only_params(params, keys, e) < 0)
+	if (zcfsd_only_params(params, keys, e) < 0)
 		return NULL;
 	o = json_object_new_object();
 	dm = json_object_new_object();
@@ -240,7 +240,7 @@ static json_object *m_reload(struct zcfsd *d, json_object *params, struct zcfsd_
 	static const char *const keys[] = { NULL };
 	json_object *o;
 
-	if (only_params(params, keys, e) < 0 || zcfsd_policy_reload(d, e) < 0)
+	if (zcfsd_only_params(params, keys, e) < 0 || zcfsd_policy_reload(d, e) < 0)
 		return NULL;
 	o = json_object_new_object();
 	json_object_object_add(o, "tenants", json_object_new_int64((int64_t)d->policy->n_tenants));

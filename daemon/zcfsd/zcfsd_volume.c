@@ -56,29 +56,6 @@ int zcfsd_storage_path(struct zcfsd *d, const struct zcfsd_volume *v, char **ret
 	return asprintf(ret, "%s/%s", t->storage_root, v->id) < 0 ? -ENOMEM : 0;
 }
 
-static const char *param_str(json_object *params, const char *key)
-{
-	json_object *v;
-
-	if (!json_object_object_get_ex(params, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-static int check_params(json_object *params, const char *const *allowed, struct zcfsd_err *e)
-{
-	json_object_object_foreach(params, key, val) {
-		const char *const *a;
-		(void)val;
-		for (a = allowed; *a; a++)
-			if (!strcmp(*a, key))
-				break;
-		if (!*a)
-			return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "unknown parameter '%s'", key);
-	}
-	return 0;
-}
-
 int zcfsd_volume_create(struct zcfsd *d, json_object *params, struct zcfsd_volume **ret,
 			struct zcfsd_err *e)
 {
@@ -93,14 +70,14 @@ int zcfsd_volume_create(struct zcfsd *d, json_object *params, struct zcfsd_volum
 	bool ro = false;
 	int r;
 
-	r = check_params(params, keys, e);
+	r = zcfsd_only_params(params, keys, e);
 	if (r < 0)
 		return r;
-	id = param_str(params, "id");
+	id = zcfsd_param_string(params, "id");
 	if (!id || !name_is_valid_id(id))
 		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
 				  "params.id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
-	tenant = param_str(params, "tenant");
+	tenant = zcfsd_param_string(params, "tenant");
 	if (tenant)
 		t = policy_find_tenant(d->policy, tenant);
 	else if (json_object_object_get_ex(params, "tenant", NULL))
