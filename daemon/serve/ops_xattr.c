@@ -85,6 +85,25 @@ int op_getxattr(struct zcfs_req *req)
 	return reply_buf(req, buf, (size_t)n);
 }
 
+/* Name and path of a SETXATTR/REMOVEXATTR: refused on a read-only
+ * volume, for the ownership record, and on real symlinks. *off is left
+ * just past the name. */
+static int xattr_change_target(struct zcfs_req *req, size_t *off, const char **name,
+			       char path[static 32])
+{
+	int r;
+
+	if (req->se->opts->read_only)
+		return -EROFS;
+	r = req_next_string(req, off, name);
+	if (r < 0)
+		return r;
+	if (is_private(*name))
+		return -EPERM;
+	r = req_xattr_path(req, path);
+	return r == -ENOTSUP ? -EPERM : r;
+}
+
 int op_setxattr(struct zcfs_req *req)
 {
 	const struct fuse_setxattr_in *a = req->arg;
@@ -93,20 +112,11 @@ int op_setxattr(struct zcfs_req *req)
 	size_t off = 0;
 	int r;
 
-	if (req->se->opts->read_only)
-		return -EROFS;
-	r = req_next_string(req, &off, &name);
+	r = xattr_change_target(req, &off, &name, path);
 	if (r < 0)
 		return r;
-	if (is_private(name))
-		return -EPERM;
 	if (a->size > req->data_len - off)
 		return -EINVAL;
-	r = req_xattr_path(req, path);
-	if (r == -ENOTSUP)
-		return -EPERM;
-	if (r < 0)
-		return r;
 	r = RET_NERRNO(setxattr(path, name, (const char *)req->data + off, a->size, (int)a->flags));
 	return reply_err(req, r);
 }
@@ -164,16 +174,7 @@ int op_removexattr(struct zcfs_req *req)
 	size_t off = 0;
 	int r;
 
-	if (req->se->opts->read_only)
-		return -EROFS;
-	r = req_next_string(req, &off, &name);
-	if (r < 0)
-		return r;
-	if (is_private(name))
-		return -EPERM;
-	r = req_xattr_path(req, path);
-	if (r == -ENOTSUP)
-		return -EPERM;
+	r = xattr_change_target(req, &off, &name, path);
 	if (r < 0)
 		return r;
 	return reply_err(req, RET_NERRNO(removexattr(path, name)));
