@@ -35,6 +35,27 @@ int handle_table_new(struct handle_table **ret)
 	return 0;
 }
 
+int handle_new(int fd, bool dir, struct zcfs_handle **ret)
+{
+	struct zcfs_handle *h = calloc(1, sizeof(*h));
+	int r;
+
+	if (!h)
+		return -ENOMEM;
+	h->fd = fd;
+	if (dir) {
+		h->dir = fdopendir(fd);
+		if (!h->dir) {
+			r = -errno;
+			free(h);
+			return r;
+		}
+		pthread_mutex_init(&h->dir_lock, NULL);
+	}
+	*ret = h;
+	return 0;
+}
+
 void handle_free(struct zcfs_handle *h)
 {
 	if (!h)

@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "util.h"
@@ -38,6 +39,9 @@ struct zcfs_handle *handle_get(struct handle_table *t, uint64_t fh);
  * handle when fh is already known (the caller then frees h). */
 int handle_adopt(struct handle_table *t, uint64_t fh, struct zcfs_handle *h,
 		 struct zcfs_handle **ret) _must_check_;
+/* A new, unregistered handle owning fd (a directory stream on it when
+ * dir); fd stays the caller's on failure. */
+int handle_new(int fd, bool dir, struct zcfs_handle **ret) _must_check_;
 /* Closes a handle of either kind (file or directory stream) and frees it. */
 void handle_free(struct zcfs_handle *h);
 /* Removes fh and returns the handle (the caller closes it). */

@@ -28,25 +28,15 @@ int op_opendir(struct zcfs_req *req)
 	req_inode_put(req, inode);
 	if (fd < 0)
 		return -errno;
-	h = calloc(1, sizeof(*h));
-	if (!h) {
+	r = handle_new(fd, true, &h);
+	if (r < 0) {
 		safe_close(fd);
-		return -ENOMEM;
-	}
-	h->fd = fd;
-	h->dir = fdopendir(fd);
-	if (!h->dir) {
-		r = -errno;
-		safe_close(fd);
-		free(h);
 		return r;
 	}
-	pthread_mutex_init(&h->dir_lock, NULL);
 	memset(&out, 0, sizeof(out));
 	r = handle_register(se->handles, h, &out.fh);
 	if (r < 0) {
-		closedir(h->dir);
-		free(h);
+		handle_free(h);
 		return r;
 	}
 	if (se->keep_cache)

@@ -44,12 +44,11 @@ static uint32_t open_reply_flags(struct zcfs_session *se)
 static int new_file_handle(struct zcfs_session *se, struct zcfs_inode *inode, int fd,
 			   struct zcfs_open_out *out)
 {
-	struct zcfs_handle *h = calloc(1, sizeof(*h));
-	int r;
+	struct zcfs_handle *h;
+	int r = handle_new(fd, false, &h);
 
-	if (!h)
-		return -ENOMEM;
-	h->fd = fd;
+	if (r < 0)
+		return r;
 	h->nodeid = inode->nodeid;
 	memset(out, 0, sizeof(*out));
 	out->open_flags = open_reply_flags(se);

@@ -214,23 +214,12 @@ int resume_adopt_handle(struct zcfs_session *se, uint64_t nodeid, uint64_t fh, i
 	inode_put(se->inodes, inode);
 	if (fd < 0)
 		return -errno;
-	h = calloc(1, sizeof(*h));
-	if (!h) {
+	r = handle_new(fd, dir, &h);
+	if (r < 0) {
 		safe_close(fd);
-		return -ENOMEM;
+		return r;
 	}
-	h->fd = fd;
 	h->nodeid = nodeid;
-	if (dir) {
-		h->dir = fdopendir(fd);
-		if (!h->dir) {
-			r = -errno;
-			safe_close(fd);
-			free(h);
-			return r;
-		}
-		pthread_mutex_init(&h->dir_lock, NULL);
-	}
 	r = handle_adopt(se->handles, fh, h, ret);
 	if (r != 0)
 		handle_free(h);
