@@ -49,13 +49,17 @@ static void targets_text(json_object *v, char *buf, size_t len)
 
 void ctl_print_volume(FILE *out, json_object *v)
 {
-	char targets[1024], pinned[32];
+	char targets[1024], pinned[32], size[32];
 	const char *eff = gets_(v, "data_path_effective");
 
 	targets_text(v, targets, sizeof(targets));
-	fprintf(out, "%-20s %-12s %-10s %-8s %8s %7lld %8lld %8lld  %s\n", gets_(v, "id"),
+	if (geti(v, "size") > 0)
+		ctl_human_bytes(geti(v, "size"), size, sizeof(size));
+	else
+		snprintf(size, sizeof(size), "-");
+	fprintf(out, "%-20s %-12s %-10s %-8s %8s %8s %7lld %8lld %8lld  %s\n", gets_(v, "id"),
 		gets_(v, "tenant"), gets_(v, "state"), strcmp(eff, "-") ? eff : gets_(v, "data_path"),
-		ctl_human_bytes(geti(v, "pinned"), pinned, sizeof(pinned)), geti(v, "pid"),
+		size, ctl_human_bytes(geti(v, "pinned"), pinned, sizeof(pinned)), geti(v, "pid"),
 		geti(v, "uptime_s"), geti(v, "restarts"), targets);
 }
 
@@ -80,8 +84,8 @@ void ctl_print_status(FILE *out, json_object *r)
 				ctl_human_bytes(geti(t, "memlock_free"), b3, sizeof(b3)),
 				geti(t, "volumes"), geti(t, "max_volumes"));
 		}
-	fprintf(out, "\n%-20s %-12s %-10s %-8s %8s %7s %8s %8s  %s\n", "VOLUME", "TENANT", "STATE",
-		"PATH", "PINNED", "PID", "UPTIME", "RESTARTS", "TARGETS");
+	fprintf(out, "\n%-20s %-12s %-10s %-8s %8s %8s %7s %8s %8s  %s\n", "VOLUME", "TENANT", "STATE",
+		"PATH", "SIZE", "PINNED", "PID", "UPTIME", "RESTARTS", "TARGETS");
 	if (json_object_object_get_ex(r, "volumes", &vs))
 		for (size_t i = 0; i < json_object_array_length(vs); i++)
 			ctl_print_volume(out, json_object_array_get_idx(vs, i));

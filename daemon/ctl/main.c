@@ -17,7 +17,7 @@ static void usage(FILE *out)
 		"Usage: zcfsctl [--socket PATH] COMMAND\n"
 		"  status [--json]                      tenants, budgets, volumes\n"
 		"  volume create ID [--tenant T] [--queue-depth N] [--max-write SIZE]\n"
-		"                   [--transport auto|devfuse|uring] [--read-only]\n"
+		"                   [--transport auto|devfuse|uring] [--read-only] [--size SIZE]\n"
 		"  volume publish ID TARGET | unpublish ID TARGET\n"
 		"  volume delete ID | get ID | list\n"
 		"  tenant list\n"
@@ -113,6 +113,7 @@ static int cmd_volume_create(int argc, char **argv)
 		{ "max-write", required_argument, NULL, 'w' },
 		{ "transport", required_argument, NULL, 'T' },
 		{ "read-only", no_argument, NULL, 'r' },
+		{ "size", required_argument, NULL, 's' },
 		{ 0 }
 	};
 	json_object *p = json_object_new_object();
@@ -126,6 +127,7 @@ static int cmd_volume_create(int argc, char **argv)
 		case 'w': json_object_object_add(p, "max_write", json_object_new_string(optarg)); break;
 		case 'T': json_object_object_add(p, "transport", json_object_new_string(optarg)); break;
 		case 'r': json_object_object_add(p, "read_only", json_object_new_boolean(1)); break;
+		case 's': json_object_object_add(p, "size", json_object_new_string(optarg)); break;
 		default: json_object_put(p); usage(stderr); return 2;
 		}
 	}

@@ -87,6 +87,7 @@ int inode_table_new(int root_fd, struct inode_table **ret)
 	root->fd = root_fd;
 	root->dev = st.st_dev;
 	root->ino = st.st_ino;
+	root->blocks = (uint64_t)st.st_blocks;
 	root->nlookup = 1;	/* the kernel never forgets the root */
 	table_link(t, root);
 	*ret = t;
@@ -203,6 +204,7 @@ int inode_lookup_insert(struct inode_table *t, int fd, const struct stat *st, st
 	fresh->fd = fd;
 	fresh->dev = st->st_dev;
 	fresh->ino = st->st_ino;
+	fresh->blocks = (uint64_t)st->st_blocks;
 	fresh->nlookup = 1;
 	fresh->refs = 1;
 	table_link(t, fresh);

@@ -5,6 +5,7 @@
 #define ZCFS_INODE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -23,6 +24,7 @@ struct zcfs_inode {
 	bool ovr_present;	/* the backing inode carries a record */
 	struct ovr_stat ovr;
 	int backing_id;		/* kernel passthrough id, 0 if none */
+	_Atomic uint64_t blocks;	/* st_blocks last charged to the quota */
 	uint32_t opens;		/* open handles using backing_id */
 	struct zcfs_inode *next_by_key;
 	struct zcfs_inode *next_by_id;

@@ -16,6 +16,7 @@
 #include "options.h"
 #include "sandbox.h"
 #include "session.h"
+#include "quota.h"
 #include "resume.h"
 #include "transport.h"
 #include "zcfs_stats.h"
@@ -292,6 +293,13 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	root_fd = -1;	/* owned by the inode table now */
+	if (opts.quota_bytes) {
+		r = quota_init(&se, opts.quota_bytes);
+		if (r < 0) {
+			log_err("--quota-bytes: counting what %s holds: %s", opts.source, strerror(-r));
+			goto out;
+		}
+	}
 
 	if (!opts.foreground && daemonize(&notify_fd) < 0) {
 		log_err("daemonize: %m");
@@ -359,6 +367,7 @@ out:
 	resume_index_free(se.resume);
 	handle_table_free(se.handles);
 	inode_table_free(se.inodes);
+	quota_free(&se);
 	safe_close(root_fd);
 	return status;
 }

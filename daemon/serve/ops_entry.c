@@ -11,6 +11,7 @@
 #include "handle.h"
 #include "log.h"
 #include "ops.h"
+#include "quota.h"
 
 int op_lookup(struct zcfs_req *req)
 {
@@ -205,6 +206,7 @@ int op_setattr(struct zcfs_req *req)
 		r = set_size(req->se, inode, a);
 		if (r < 0)
 			goto out;
+		quota_recount(req->se, inode, inode->fd);
 	}
 	if (a->valid & (FATTR_ATIME | FATTR_MTIME | FATTR_ATIME_NOW | FATTR_MTIME_NOW)) {
 		r = set_times(inode, a, st.st_mode);
@@ -277,6 +279,7 @@ static int finish_create(struct zcfs_req *req, struct zcfs_inode *parent, const 
 		(void)unlinkat(parent->fd, name, is_dir ? AT_REMOVEDIR : 0);
 		return r;
 	}
+	quota_charge_new(req->se, parent, e.attr.blocks);
 	return reply_buf(req, &e, sizeof(e));
 }
 
@@ -364,6 +367,7 @@ int op_symlink(struct zcfs_req *req)
 
 static int remove_entry(struct zcfs_req *req, int flags)
 {
+	struct quota_victim victim;
 	struct zcfs_inode *parent;
 	const char *name;
 	size_t off = 0;
@@ -380,7 +384,10 @@ static int remove_entry(struct zcfs_req *req, int flags)
 	r = req_inode(req, req->in.nodeid, &parent);
 	if (r < 0)
 		return r;
+	quota_victim_get(req->se, parent->fd, name, &victim);
 	r = RET_NERRNO(unlinkat(parent->fd, name, flags));
+	if (r == 0)
+		quota_removed(req->se, parent, &victim);
 	req_inode_put(req, parent);
 	if (r < 0)
 		return r;
@@ -393,6 +400,7 @@ int op_rmdir(struct zcfs_req *req) { return remove_entry(req, AT_REMOVEDIR); }
 static int do_rename(struct zcfs_req *req, uint64_t newdir_id, unsigned flags)
 {
 	struct zcfs_inode *olddir = NULL, *newdir = NULL;
+	struct quota_victim victim = { .valid = false };
 	const char *oldname, *newname;
 	size_t off = 0;
 	int r;
@@ -414,7 +422,14 @@ static int do_rename(struct zcfs_req *req, uint64_t newdir_id, unsigned flags)
 	if (r == 0)
 		r = req_inode(req, newdir_id, &newdir);
 	if (r == 0)
+		quota_victim_get(req->se, newdir->fd, newname, &victim);
+	if (r == 0)
 		r = RET_NERRNO(renameat2(olddir->fd, oldname, newdir->fd, newname, flags));
+	if (r == 0 && !(flags & RENAME_EXCHANGE)) {
+		/* A replaced target may have been its inode's last name. */
+		quota_removed(req->se, newdir, &victim);
+		quota_recount(req->se, olddir, olddir->fd);
+	}
 	req_inode_put(req, olddir);
 	req_inode_put(req, newdir);
 	if (r < 0)
@@ -464,6 +479,8 @@ int op_link(struct zcfs_req *req)
 	}
 	if (r == 0)
 		r = do_lookup(req->se, parent, name, &e);
+	if (r == 0)
+		quota_charge_new(req->se, parent, 0);	/* the directory may grow */
 out:
 	req_inode_put(req, inode);
 	req_inode_put(req, parent);

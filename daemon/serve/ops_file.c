@@ -9,6 +9,7 @@
 #include "log.h"
 #include "ops.h"
 #include "passthrough.h"
+#include "quota.h"
 #include "resume.h"
 #include "transport.h"
 
@@ -160,6 +161,8 @@ int op_create(struct zcfs_req *req)
 		inode_forget(se->inodes, out.e.nodeid, 1);
 		goto fail;
 	}
+	if (created)
+		quota_charge_new(se, parent, out.e.attr.blocks);
 	req_inode_put(req, parent);
 	return reply_buf(req, &out, sizeof(out));
 fail:
@@ -234,21 +237,26 @@ int op_write(struct zcfs_req *req)
 {
 	const struct fuse_write_in *a = req->arg;
 	struct fuse_write_out out;
+	size_t len = a->size;
 	ssize_t n;
-	int fd = file_fd_flags(req, a->fh, (int)a->flags);
+	int r, fd = file_fd_flags(req, a->fh, (int)a->flags);
 
 	if (fd < 0)
 		return fd;
 	if (a->size > req->data_len)
 		return -EINVAL;
 	if (a->write_flags & FUSE_WRITE_KILL_SUIDGID) {
-		int r = kill_suidgid_fh(req, a->fh);
+		r = kill_suidgid_fh(req, a->fh);
 		if (r < 0)
 			return r;
 	}
-	n = pwrite(fd, req->data, a->size, (off_t)a->offset);
+	r = quota_reserve(req->se, fd, a->offset, &len);
+	if (r < 0)
+		return r;
+	n = pwrite(fd, req->data, len, (off_t)a->offset);
 	if (n < 0)
 		return -errno;
+	quota_recount_fh(req->se, a->fh);
 	memset(&out, 0, sizeof(out));
 	out.size = (uint32_t)n;
 	return reply_buf(req, &out, sizeof(out));
@@ -261,6 +269,7 @@ int op_release(struct zcfs_req *req)
 
 	if (h) {
 		passthrough_detach(req->se, h);
+		quota_release(req->se, h->fd);
 		handle_free(h);
 	}
 	return reply_err(req, 0);
@@ -297,14 +306,24 @@ int op_fsync(struct zcfs_req *req)
 int op_fallocate(struct zcfs_req *req)
 {
 	const struct fuse_fallocate_in *a = req->arg;
-	int fd = file_fd(req, a->fh);
+	size_t len = (size_t)a->length;
+	int r, fd = file_fd(req, a->fh);
 
 	if (fd < 0)
 		return fd;
 	if (req->se->opts->read_only)
 		return -EROFS;
-	return reply_err(req, RET_NERRNO(fallocate(fd, (int)a->mode, (off_t)a->offset,
-						       (off_t)a->length)));
+	/* Modes that allocate must fit whole: fallocate has no short count. */
+	if (!(a->mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE))) {
+		r = quota_reserve(req->se, fd, a->offset, &len);
+		if (r == 0 && len < a->length)
+			r = -ENOSPC;
+		if (r < 0)
+			return r;
+	}
+	r = RET_NERRNO(fallocate(fd, (int)a->mode, (off_t)a->offset, (off_t)a->length));
+	quota_recount_fh(req->se, a->fh);
+	return reply_err(req, r);
 }
 
 int op_lseek(struct zcfs_req *req)
@@ -334,16 +353,21 @@ int op_copy_file_range(struct zcfs_req *req)
 	const struct fuse_copy_file_range_in *a = req->arg;
 	struct fuse_write_out out;
 	loff_t in_off = (loff_t)a->off_in, out_off = (loff_t)a->off_out;
-	int in = file_fd(req, a->fh_in), outfd = file_fd(req, a->fh_out);
+	int r, in = file_fd(req, a->fh_in), outfd = file_fd(req, a->fh_out);
+	size_t len = (size_t)a->len;
 	ssize_t n;
 
 	if (in < 0)
 		return in;
 	if (outfd < 0)
 		return outfd;
-	n = copy_file_range(in, &in_off, outfd, &out_off, a->len, (unsigned)a->flags);
+	r = quota_reserve(req->se, outfd, a->off_out, &len);
+	if (r < 0)
+		return r;
+	n = copy_file_range(in, &in_off, outfd, &out_off, len, (unsigned)a->flags);
 	if (n < 0)
 		return -errno;
+	quota_recount_fh(req->se, a->fh_out);
 	memset(&out, 0, sizeof(out));
 	out.size = (uint32_t)n;
 	return reply_buf(req, &out, sizeof(out));

@@ -4,6 +4,7 @@
 #include <sys/statvfs.h>
 #include "backend.h"
 #include "log.h"
+#include "quota.h"
 #include "ops.h"
 
 /* Oldest protocol whose reply layouts we send unconditionally (5.x+). */
@@ -31,7 +32,7 @@ static uint64_t wanted_flags(struct zcfs_session *se)
 	 * Passthrough writes never reach us, so the kernel must keep killing
 	 * set-id bits itself; otherwise we do it (KILLPRIV_V2), which also
 	 * covers direct-I/O writes the kernel does not check. */
-	if (se->opts->passthrough) {
+	if (se->opts->passthrough && !se->quota) {
 		f |= FUSE_PASSTHROUGH;
 	} else {
 		f |= FUSE_HANDLE_KILLPRIV_V2;
@@ -81,6 +82,8 @@ int op_init(struct zcfs_req *req)
 	if (se->conn_flags & FUSE_PASSTHROUGH) {
 		out.max_stack_depth = 1;	/* backing files may not be FUSE */
 		atomic_store(&se->passthrough_on, true);
+	} else if (se->opts->passthrough && se->quota) {
+		log_info("kernel passthrough off: its writes would bypass --quota-bytes");
 	} else if (se->opts->passthrough) {
 		log_warn("kernel passthrough requested but not offered by the kernel");
 	}
@@ -169,6 +172,7 @@ int op_statfs(struct zcfs_req *req)
 	out.st.bsize = (uint32_t)sv.f_bsize;
 	out.st.frsize = (uint32_t)sv.f_frsize;
 	out.st.namelen = (uint32_t)sv.f_namemax;
+	quota_statfs(req->se, &out.st);
 	return reply_buf(req, &out, sizeof(out));
 }
 

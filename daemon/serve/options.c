@@ -11,7 +11,7 @@ enum {
 	OPT_TRANSPORT = 256, OPT_THREADS, OPT_QUEUE_DEPTH, OPT_MAX_WRITE, OPT_READ_ONLY,
 	OPT_OWNERSHIP, OPT_CACHE, OPT_WRITEBACK, OPT_PASSTHROUGH, OPT_ALLOW_OTHER,
 	OPT_NO_ALLOW_OTHER, OPT_FD, OPT_PRINT_PINNED, OPT_SANDBOX, OPT_RESUME, OPT_STATS_FD,
-	OPT_BUFFER_POOL, OPT_ZERO_COPY, OPT_POOL_BUFFERS,
+	OPT_BUFFER_POOL, OPT_ZERO_COPY, OPT_POOL_BUFFERS, OPT_QUOTA_BYTES,
 };
 
 static const struct option long_opts[] = {
@@ -34,6 +34,7 @@ static const struct option long_opts[] = {
 	{ "buffer-pool", required_argument, NULL, OPT_BUFFER_POOL },
 	{ "zero-copy", required_argument, NULL, OPT_ZERO_COPY },
 	{ "pool-buffers", required_argument, NULL, OPT_POOL_BUFFERS },
+	{ "quota-bytes", required_argument, NULL, OPT_QUOTA_BYTES },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "debug", no_argument, NULL, 'd' },
 	{ "help", no_argument, NULL, 'h' },
@@ -66,6 +67,10 @@ void options_usage(const char *prog)
 	       "  --writeback           kernel writeback cache for buffered writes\n"
 	       "  --passthrough         kernel passthrough of file I/O (needs CAP_SYS_ADMIN)\n"
 	       "  --read-only           refuse every change\n"
+	       "  --quota-bytes=SIZE    the volume's size: blocks allocated under SOURCE\n"
+	       "                        may not exceed SIZE (ENOSPC; STATFS shows SIZE);\n"
+	       "                        turns kernel passthrough off, as its writes\n"
+	       "                        bypass the count\n"
 	       "  --allow-other / --no-allow-other  let other users in (default: allow)\n"
 	       "  --fd=N                serve an already mounted /dev/fuse fd (from zcfsd)\n"
 	       "  --sandbox             before serving: no_new_privs, Landlock confined to\n"
@@ -172,6 +177,11 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 			if (parse_u64(optarg, 0, 1 << 20, &v) < 0)
 				return fail(errbuf, errlen, "--fd: '%s' is not a file descriptor number", optarg);
 			o->fuse_fd = (int)v;
+			break;
+		case OPT_QUOTA_BYTES:
+			if (parse_size(optarg, 4096, 1ULL << 60, &v) < 0)
+				return fail(errbuf, errlen, "--quota-bytes: '%s' is not a size of at least 4K (K, M, G suffixes)", optarg);
+			o->quota_bytes = v;
 			break;
 		case OPT_READ_ONLY: o->read_only = true; break;
 		case OPT_WRITEBACK: o->writeback = true; break;

@@ -23,6 +23,7 @@ struct zcfs_options {
 	uint32_t max_write;
 	enum zcfs_bufpool_mode buffer_pool;
 	enum zcfs_zerocopy_mode zero_copy;
+	uint64_t quota_bytes;	/* 0: no size limit */
 	unsigned pool_buffers;	/* payload buffers per queue pool; 0: = queue_depth */
 	int fuse_fd;		/* -1: mount ourselves; else an inherited, mounted fd */
 	int stats_fd;		/* -1, or shared counters to map (zcfs_stats.h) */

@@ -19,6 +19,7 @@ struct inode_table;
 struct handle_table;
 struct resume_index;
 struct zcfs_stats;
+struct zcfs_quota;
 
 /* How a transport sends a reply: out header + iov payload. */
 typedef int (*zcfs_reply_fn)(struct zcfs_req *req, int error, const struct iovec *iov, int iovcnt);
@@ -81,6 +82,7 @@ struct zcfs_session {
 	bool xattr_owner;	/* --ownership=xattr */
 	struct resume_index *resume;	/* set with --resume */
 	struct zcfs_stats *stats;	/* counters shared with zcfsd (--stats-fd), or NULL */
+	struct zcfs_quota *quota;	/* --quota-bytes, or NULL */
 	uid_t server_uid;
 
 	atomic_bool exiting;

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include "handle.h"
 #include "log.h"
+#include "quota.h"
 #include "sandbox.h"
 #include "uring_queue.h"
 #include "uring_userdata.h"
@@ -201,6 +202,11 @@ static int start_backing_io(struct uring_queue *q, struct uring_entry *e, enum u
 	fd = backing_fd(q->se, fh);
 	if (fd < 0)
 		return fd;
+	if (kind == UD_BACKING_WRITE) {
+		int r = quota_reserve(q->se, fd, off, &len);
+		if (r < 0)
+			return r;
+	}
 	if (!backing_via_ring(q, fd)) {
 		backing_io_inline(q, e, kind, fd, buf, len, (off_t)off);
 		return 0;
@@ -230,6 +236,7 @@ static void backing_io_done(struct uring_queue *q, struct uring_entry *e, enum u
 		/* zero-copy: e->payload is NULL and the reply only a length */
 		reply_buf(&e->req, e->payload, (size_t)res);
 	} else {
+		quota_recount_fh(q->se, ((const struct fuse_write_in *)e->req.arg)->fh);
 		memset(&out, 0, sizeof(out));
 		out.size = (uint32_t)res;
 		reply_buf(&e->req, &out, sizeof(out));

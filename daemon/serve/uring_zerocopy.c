@@ -14,6 +14,7 @@
 #include "backend.h"
 #include "handle.h"
 #include "log.h"
+#include "quota.h"
 #include "parse.h"
 #include "uring_userdata.h"
 #include "uring_zerocopy.h"
@@ -190,6 +191,7 @@ int uring_zc_start_io(struct uring_queue *q, struct uring_entry *e)
 	struct zcfs_handle *h;
 	struct io_uring_sqe *sqe;
 	enum ud_kind kind;
+	size_t len;
 	int r;
 
 	if (e->pkind == URING_PAYLOAD_ZC_READ) {
@@ -220,10 +222,14 @@ int uring_zc_start_io(struct uring_queue *q, struct uring_entry *e)
 			if (r < 0)
 				return r;
 		}
+		len = a->size;
+		r = quota_reserve(q->se, h->fd, a->offset, &len);
+		if (r < 0)
+			return r;
 		sqe = uring_queue_sqe(q);
 		if (!sqe)
 			return -EBUSY;
-		io_uring_prep_write_fixed(sqe, h->fd, NULL, a->size, a->offset, (int)slot);
+		io_uring_prep_write_fixed(sqe, h->fd, NULL, (unsigned)len, a->offset, (int)slot);
 		kind = UD_BACKING_WRITE;
 	}
 	sqe->user_data = ud_encode(kind, e->index);

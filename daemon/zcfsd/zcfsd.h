@@ -43,6 +43,7 @@ struct zcfsd_volume {
 	uint32_t max_write;
 	enum policy_transport transport;	/* what the server is asked for */
 	bool read_only;
+	uint64_t size;			/* bytes the volume may hold (--quota-bytes), 0: no limit */
 	char **targets;			/* targets[0] is the fuse mount, the rest bind mounts */
 	size_t n_targets;
 	/* Published state: live while n_targets > 0. */

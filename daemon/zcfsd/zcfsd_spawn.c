@@ -46,7 +46,8 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 				 uint64_t memlock, char *src)
 {
 	char fdarg[32], tr[32], qd[32], mw[32], sarg[32];
-	char *argv[16];
+	char *argv[24];
+	char quota[48];
 	char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 	struct rlimit rl = { memlock, memlock };
 	int fd, lfd, efd, sfd, k = 0, err = 0, null;
@@ -108,6 +109,10 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 	argv[k++] = "--threads=1";
 	if (v->read_only)
 		argv[k++] = "--read-only";
+	if (v->size) {
+		snprintf(quota, sizeof(quota), "--quota-bytes=%llu", (unsigned long long)v->size);
+		argv[k++] = quota;
+	}
 	/* A restart serves a connection whose INIT was answered before. */
 	if (v->srv.restarts && d->serve_can_resume)
 		argv[k++] = "--resume";

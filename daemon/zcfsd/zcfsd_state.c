@@ -38,6 +38,7 @@ json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bo
 	json_object_object_add(o, "max_write", json_object_new_int64(v->max_write));
 	json_object_object_add(o, "transport", json_object_new_string(policy_transport_name(v->transport)));
 	json_object_object_add(o, "read_only", json_object_new_boolean(v->read_only));
+	json_object_object_add(o, "size", json_object_new_int64((int64_t)v->size));
 	for (size_t i = 0; i < v->n_targets; i++)
 		json_object_array_add(t, json_object_new_string(v->targets[i]));
 	json_object_object_add(o, "targets", t);
@@ -169,7 +170,7 @@ static int load_volume(struct zcfsd *d, const struct state_ctx *c, json_object *
 	struct zcfsd_volume *v;
 	json_object *t, *s, *ro;
 	const char *id, *tenant, *tr;
-	int64_t qd, mw, conn, pinned, pid, st, sa, rs;
+	int64_t qd, mw, conn, pinned, pid, st, sa, rs, size = 0;
 	int r;
 
 	if (!json_object_is_type(o, json_type_object))
@@ -202,6 +203,9 @@ static int load_volume(struct zcfsd *d, const struct state_ctx *c, json_object *
 		return r;
 	if (mw % 4096)
 		return state_bad(c, "max_write", "not a multiple of 4096");
+	/* Absent in state written before volumes had a size. */
+	if (json_object_object_get_ex(o, "size", NULL) && (r = get_int(c, o, "size", 0, INT64_MAX, &size)) < 0)
+		return r;
 	for (size_t i = 0; i < json_object_array_length(t); i++) {
 		json_object *p = json_object_array_get_idx(t, i);
 		if (!json_object_is_type(p, json_type_string) ||
@@ -220,6 +224,7 @@ static int load_volume(struct zcfsd *d, const struct state_ctx *c, json_object *
 	v->transport = !strcmp(tr, "auto") ? POLICY_TRANSPORT_AUTO :
 		       !strcmp(tr, "uring") ? POLICY_TRANSPORT_URING : POLICY_TRANSPORT_DEVFUSE;
 	v->read_only = json_object_get_boolean(ro);
+	v->size = (uint64_t)size;
 	v->conn = (unsigned)conn;
 	v->pinned = (uint64_t)pinned;
 	v->srv.pid = (pid_t)pid;

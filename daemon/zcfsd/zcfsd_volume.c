@@ -60,13 +60,14 @@ int zcfsd_volume_create(struct zcfsd *d, json_object *params, struct zcfsd_volum
 			struct zcfsd_err *e)
 {
 	static const char *const keys[] = { "id", "tenant", "queue_depth", "max_write", "transport",
-					    "read_only", NULL };
+					    "read_only", "size", NULL };
 	const struct policy_tenant *t = NULL;
 	struct zcfsd_volume *v, *old;
 	const char *id, *tenant, *tr;
 	json_object *x;
 	uint32_t depth = d->policy->queue_depth, max_write = d->policy->max_write;
 	enum policy_transport transport = d->policy->transport;
+	uint64_t size;
 	bool ro = false;
 	int r;
 
@@ -128,12 +129,24 @@ int zcfsd_volume_create(struct zcfsd *d, json_object *params, struct zcfsd_volum
 			return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.read_only must be a boolean");
 		ro = json_object_get_boolean(x);
 	}
+	size = t->default_quota;
+	if (json_object_object_get_ex(params, "size", &x)) {
+		int64_t i = json_object_get_int64(x);
+		bool ok = json_object_is_type(x, json_type_int) ? (size = (uint64_t)i, i >= 0) :
+			  json_object_is_type(x, json_type_string) &&
+			  parse_size(json_object_get_string(x), 0, UINT64_MAX, &size) == 0;
+		if (!ok || (size && size < 4096) || size > (1ULL << 60))
+			return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+					  "params.size must be a byte count from 4K (or a size like 10G), "
+					  "0 for no limit");
+	}
 
 	old = zcfsd_volume_find(d, id);
 	if (old) {
 		/* CreateVolume is idempotent: the same request succeeds again. */
 		if (strcmp(old->tenant, t->name) || old->queue_depth != depth ||
-		    old->max_write != max_write || old->transport != transport || old->read_only != ro)
+		    old->max_write != max_write || old->transport != transport || old->read_only != ro ||
+		    old->size != size)
 			return zcfsd_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
 					  "volume '%s' exists with other parameters", id);
 		*ret = old;
@@ -157,6 +170,7 @@ int zcfsd_volume_create(struct zcfsd *d, json_object *params, struct zcfsd_volum
 	v->max_write = max_write;
 	v->transport = transport;
 	v->read_only = ro;
+	v->size = size;
 	v->next = d->volumes;
 	d->volumes = v;
 	r = zcfsd_state_save(d);
@@ -165,8 +179,8 @@ int zcfsd_volume_create(struct zcfsd *d, json_object *params, struct zcfsd_volum
 		zcfsd_volume_free(v);
 		return zcfsd_fail(e, ZCFS_INTERNAL, r, "saving state: %s", strerror(-r));
 	}
-	log_info("event=volume-create volume=%s tenant=%s queue_depth=%u max_write=%u transport=%s",
-		 id, t->name, depth, max_write, policy_transport_name(transport));
+	log_info("event=volume-create volume=%s tenant=%s queue_depth=%u max_write=%u transport=%s size=%llu",
+		 id, t->name, depth, max_write, policy_transport_name(transport), (unsigned long long)size);
 	*ret = v;
 	return 0;
 }

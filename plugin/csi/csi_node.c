@@ -50,6 +50,8 @@ static int create_volume(struct csi_ctx *c, const struct csi_publish_req *p, jso
 		json_object_object_add(params, "tenant", json_object_new_string(p->tenant));
 	if (p->transport)
 		json_object_object_add(params, "transport", json_object_new_string(p->transport));
+	if (p->size)
+		json_object_object_add(params, "size", json_object_new_int64((int64_t)p->size));
 	r = zc_call(c->socket, "volume.create", params, &res, e);
 	if (r < 0)
 		return r;
@@ -64,6 +66,7 @@ static int check_existing(const struct csi_publish_req *p, json_object *vol, jso
 			  bool rec_existed, struct perr *e)
 {
 	const char *tenant = zc_volume_str(vol, "tenant"), *tr = zc_volume_str(vol, "transport");
+	json_object *size = NULL;
 
 	if (p->ephemeral && !(rec_existed && csi_record_ephemeral(rec)))
 		return perr_set(e, -EEXIST, ZCFS_ALREADY_EXISTS,
@@ -80,6 +83,11 @@ static int check_existing(const struct csi_publish_req *p, json_object *vol, jso
 		return perr_set(e, -EEXIST, ZCFS_ALREADY_EXISTS,
 				"volume '%s' exists with transport '%s', not '%s'", p->volume_id, tr,
 				p->transport);
+	if (p->size && (!json_object_object_get_ex(vol, "size", &size) ||
+			(uint64_t)json_object_get_int64(size) != p->size))
+		return perr_set(e, -EEXIST, ZCFS_ALREADY_EXISTS,
+				"volume '%s' exists with size %lld, not %llu", p->volume_id,
+				(long long)json_object_get_int64(size), (unsigned long long)p->size);
 	return 0;
 }
 

@@ -115,6 +115,8 @@ static int do_create(struct vp *v, struct req *q, json_object **resp, struct per
 		json_object_object_add(params, "tenant", json_object_new_string(opt(opts, "tenant")));
 	if (opt(opts, "transport"))
 		json_object_object_add(params, "transport", json_object_new_string(opt(opts, "transport")));
+	if (opt(opts, "size"))	/* validated by parse_opts */
+		json_object_object_add(params, "size", json_object_new_string(opt(opts, "size")));
 	r = zc_call(v->socket, "volume.create", params, &res, e);
 	if (r < 0)
 		return r;
