@@ -211,6 +211,10 @@ check "publish ephemeral" expect OK NodePublishVolume "$(pubreq $EID "$TGT/eph/m
 check "ephemeral volume created" vol_exists $EID
 echo eph >"$TGT/eph/m/f"
 check "ephemeral data in storage" test -f "$STORE/t1/$EID/f"
+check "stats of the ephemeral volume" expect OK NodeGetVolumeStats "$(statsreq $EID "$TGT/eph/m")"
+check "... its capacity is its size (64M)" jqe '.usage[] | select(.unit=="BYTES") | .total == 67108864' <<<"$OUT"
+check "writing past the size fails with ENOSPC" bash -c "dd if=/dev/zero of='$TGT/eph/m/big' bs=1M count=80 2>&1 | grep -q 'No space left'"
+rm -f "$TGT/eph/m/big"
 check "republish ephemeral (idempotent)" expect OK NodePublishVolume "$(pubreq $EID "$TGT/eph/m" false SINGLE_NODE_WRITER "$ectx")"
 expect_nochange ALREADY_EXISTS "ephemeral id as a persistent volume" NodePublishVolume "$(pubreq $EID "$TGT/pod9" false)"
 check "unpublish ephemeral" expect OK NodeUnpublishVolume "$(unpubreq $EID "$TGT/eph/m")"

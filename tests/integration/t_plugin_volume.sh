@@ -144,6 +144,7 @@ check "... Mountpoint MOUNT_ROOT/TENANT/NAME" jqe --arg m "$MP" '.Mountpoint == 
 check "... a FUSE mount" is_fuse_mount "$MP"
 echo "via docker api" >"$MP/hello"
 check "data lands in the tenant's storage" grep -q "via docker api" "$STORE/t1/c1/hello"
+check "the volume's size (Opts size=1G) is what df shows" test "$(df --output=size -k "$MP" | tail -n 1 | tr -d ' ')" = 1048576
 check "Mount by A again (idempotent)" nochange ok VolumeDriver.Mount '{"Name":"c1","ID":"A"}'
 check "Mount by caller B" ok VolumeDriver.Mount '{"Name":"c1","ID":"B"}'
 check "Get: two mounts, published" ok VolumeDriver.Get '{"Name":"c1"}'
