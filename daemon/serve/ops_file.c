@@ -29,9 +29,13 @@ static int backing_open_flags(struct zcfs_session *se, uint32_t flags)
 	return f | O_CLOEXEC | O_NOFOLLOW;
 }
 
+/* FOPEN_NOFLUSH: close(2) costs a synchronous FLUSH round trip, and
+ * FLUSH has nothing to do here (writes are on the backing file when
+ * acknowledged; POSIX locks stay in the kernel). Under writeback the
+ * kernel flushes dirty pages on close regardless. */
 static uint32_t open_reply_flags(struct zcfs_session *se)
 {
-	uint32_t f = FOPEN_PARALLEL_DIRECT_WRITES;
+	uint32_t f = FOPEN_PARALLEL_DIRECT_WRITES | FOPEN_NOFLUSH;
 
 	if (se->keep_cache)
 		f |= FOPEN_KEEP_CACHE;
