@@ -26,6 +26,7 @@ TARGETS = ["native", "devfuse", "uring-qd8", "uring-qd32", "passthrough",
 DATA_WORKLOADS = [
     "seqread-direct", "seqwrite-direct", "randread-direct", "randwrite-direct",
     "seqread-buffered", "seqwrite-buffered", "randread-buffered", "randwrite-buffered",
+    "seqread-cold",
 ]
 PASSTHROUGH_IDLE_S_PER_GIB = 0.1
 META_WORKLOADS = ["meta-create", "meta-stat", "meta-unlink"]

@@ -212,7 +212,7 @@ static void parse_transport(struct loader *ld, json_object *v, const char *field
 
 static void parse_defaults(struct loader *ld, json_object *d)
 {
-	static const char *const keys[] = { "queue_depth", "max_write", "transport", NULL };
+	static const char *const keys[] = { "queue_depth", "max_write", "transport", "dirty_limit", NULL };
 	json_object *v;
 	uint64_t x;
 
@@ -234,6 +234,9 @@ static void parse_defaults(struct loader *ld, json_object *d)
 	}
 	if (json_object_object_get_ex(d, "transport", &v))
 		parse_transport(ld, v, "defaults.transport", &ld->p->transport);
+	if (json_object_object_get_ex(d, "dirty_limit", &v) &&
+	    get_u64(ld, v, "defaults.dirty_limit", 0, 1ULL << 50, true, &x))
+		ld->p->dirty_limit = x;
 }
 
 static void parse_metrics(struct loader *ld, json_object *m)
@@ -527,6 +530,7 @@ static struct policy *policy_new(void)
 		p->queue_depth = 8;
 		p->max_write = 1u << 20;
 		p->transport = POLICY_TRANSPORT_AUTO;
+		p->dirty_limit = 1ULL << 30;
 	}
 	return p;
 }

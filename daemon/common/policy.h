@@ -32,6 +32,7 @@ struct policy {
 	uint32_t queue_depth;
 	uint32_t max_write;
 	enum policy_transport transport;
+	uint64_t dirty_limit;		/* per-volume writeback cache (bdi max_bytes); 0: off */
 	char *metrics_listen;		/* NULL: no metrics endpoint */
 	struct policy_tenant *tenants;
 	size_t n_tenants;

@@ -1,5 +1,6 @@
 /* Tables for `zcfsctl status`: tenants with their budgets, then volumes
- * with targets, data path, pinned bytes, pid, uptime and restarts. */
+ * with targets, data path (devfuse or uring, +passthrough), pinned bytes,
+ * pid, uptime and restarts. */
 #include <string.h>
 #include "ctl_status.h"
 
@@ -57,7 +58,7 @@ void ctl_print_volume(FILE *out, json_object *v)
 		ctl_human_bytes(geti(v, "size"), size, sizeof(size));
 	else
 		snprintf(size, sizeof(size), "-");
-	fprintf(out, "%-20s %-12s %-10s %-8s %8s %8s %7lld %8lld %8lld  %s\n", gets_(v, "id"),
+	fprintf(out, "%-20s %-12s %-10s %-19s %8s %8s %7lld %8lld %8lld  %s\n", gets_(v, "id"),
 		gets_(v, "tenant"), gets_(v, "state"), strcmp(eff, "-") ? eff : gets_(v, "data_path"),
 		size, ctl_human_bytes(geti(v, "pinned"), pinned, sizeof(pinned)), geti(v, "pid"),
 		geti(v, "uptime_s"), geti(v, "restarts"), targets);
@@ -84,7 +85,7 @@ void ctl_print_status(FILE *out, json_object *r)
 				ctl_human_bytes(geti(t, "memlock_free"), b3, sizeof(b3)),
 				geti(t, "volumes"), geti(t, "max_volumes"));
 		}
-	fprintf(out, "\n%-20s %-12s %-10s %-8s %8s %8s %7s %8s %8s  %s\n", "VOLUME", "TENANT", "STATE",
+	fprintf(out, "\n%-20s %-12s %-10s %-19s %8s %8s %7s %8s %8s  %s\n", "VOLUME", "TENANT", "STATE",
 		"PATH", "SIZE", "PINNED", "PID", "UPTIME", "RESTARTS", "TARGETS");
 	if (json_object_object_get_ex(r, "volumes", &vs))
 		for (size_t i = 0; i < json_object_array_length(vs); i++)

@@ -18,7 +18,7 @@ static void usage(FILE *out)
 		"  status [--json]                      tenants, budgets, volumes\n"
 		"  volume create ID [--tenant T] [--queue-depth N] [--max-write SIZE]\n"
 		"                   [--transport auto|devfuse|uring] [--read-only] [--size SIZE]\n"
-		"  volume publish ID TARGET | unpublish ID TARGET\n"
+		"  volume publish ID TARGET [--read-only] | unpublish ID TARGET\n"
 		"  volume delete ID | get ID | list\n"
 		"  tenant list\n"
 		"  policy check PATH                    validate a policy file or directory\n"
@@ -159,6 +159,11 @@ static int cmd_volume(int argc, char **argv)
 	if ((!strcmp(sub, "publish") || !strcmp(sub, "unpublish")) && argc == 4)
 		return simple(!strcmp(sub, "publish") ? "volume.publish" : "volume.unpublish",
 			      id_params(argv[2], argv[3]));
+	if (!strcmp(sub, "publish") && argc == 5 && !strcmp(argv[4], "--read-only")) {
+		json_object *p = id_params(argv[2], argv[3]);
+		json_object_object_add(p, "read_only", json_object_new_boolean(1));
+		return simple("volume.publish", p);
+	}
 	if ((!strcmp(sub, "delete") || !strcmp(sub, "get")) && argc == 3)
 		return simple(!strcmp(sub, "delete") ? "volume.delete" : "volume.get",
 			      id_params(argv[2], NULL));

@@ -6,6 +6,7 @@
 #include <sys/sysmacros.h>
 #define FUSE_USE_VERSION 34
 #include <fuse_lowlevel.h>
+#include "bdi.h"
 #include "log.h"
 #include "mount.h"
 #include "mountinfo.h"
@@ -126,6 +127,14 @@ static int mountinfo_dev(const char *mountpoint, dev_t *ret)
 		return -EMEDIUMTYPE;
 	*ret = makedev(m.major, m.minor);
 	return 0;
+}
+
+int zcfs_mount_set_dirty_limit(struct zcfs_mount *m, uint64_t bytes)
+{
+	dev_t dev;
+	int r = mountinfo_dev(m->mountpoint, &dev);
+
+	return r < 0 ? r : bdi_set_max_bytes(major(dev), minor(dev), bytes);
 }
 
 void zcfs_unmount(struct zcfs_mount *m)

@@ -194,13 +194,17 @@ static int kill_suidgid_fh(struct zcfs_req *req, uint64_t fh)
 }
 
 /* The backing fd of an open file; after --resume an fh of the previous
- * server is re-opened on the request's inode with open_flags. */
+ * server is re-opened on the request's inode. Read-write whatever the
+ * request says: one fh serves every later request, and writeback WRITEs
+ * carry no access mode at all (flags 0, i.e. O_RDONLY). The re-open
+ * falls back to read-only where the file allows no more. */
 static int file_fd_flags(struct zcfs_req *req, uint64_t fh, int open_flags)
 {
 	struct zcfs_handle *h = handle_get(req->se->handles, fh);
 	int r;
 
 	if (!h && req->se->resume) {
+		open_flags = backing_open_flags(req->se, (uint32_t)((open_flags & ~O_ACCMODE) | O_RDWR));
 		r = resume_adopt_handle(req->se, req->in.nodeid, fh, open_flags, false, &h);
 		if (r < 0)
 			return r == -ESTALE ? -EBADF : r;
@@ -242,6 +246,7 @@ int op_write(struct zcfs_req *req)
 	const struct fuse_write_in *a = req->arg;
 	struct fuse_write_out out;
 	size_t len = a->size;
+	uint64_t held;
 	ssize_t n;
 	int r, fd = file_fd_flags(req, a->fh, (int)a->flags);
 
@@ -254,13 +259,15 @@ int op_write(struct zcfs_req *req)
 		if (r < 0)
 			return r;
 	}
-	r = quota_reserve(req->se, fd, a->offset, &len);
+	r = quota_reserve(req->se, fd, a->offset, &len, &held);
 	if (r < 0)
 		return r;
 	n = pwrite(fd, req->data, len, (off_t)a->offset);
-	if (n < 0)
-		return -errno;
+	r = n < 0 ? -errno : 0;
 	quota_recount_fh(req->se, a->fh);
+	quota_unreserve(req->se, held);
+	if (r < 0)
+		return r;
 	memset(&out, 0, sizeof(out));
 	out.size = (uint32_t)n;
 	return reply_buf(req, &out, sizeof(out));
@@ -311,6 +318,7 @@ int op_fallocate(struct zcfs_req *req)
 {
 	const struct fuse_fallocate_in *a = req->arg;
 	size_t len = (size_t)a->length;
+	uint64_t held = 0;
 	int r, fd = file_fd(req, a->fh);
 
 	if (fd < 0)
@@ -319,14 +327,17 @@ int op_fallocate(struct zcfs_req *req)
 		return -EROFS;
 	/* Modes that allocate must fit whole: fallocate has no short count. */
 	if (!(a->mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE))) {
-		r = quota_reserve(req->se, fd, a->offset, &len);
+		r = quota_reserve(req->se, fd, a->offset, &len, &held);
 		if (r == 0 && len < a->length)
 			r = -ENOSPC;
-		if (r < 0)
+		if (r < 0) {
+			quota_unreserve(req->se, held);
 			return r;
+		}
 	}
 	r = RET_NERRNO(fallocate(fd, (int)a->mode, (off_t)a->offset, (off_t)a->length));
 	quota_recount_fh(req->se, a->fh);
+	quota_unreserve(req->se, held);
 	return reply_err(req, r);
 }
 
@@ -359,19 +370,22 @@ int op_copy_file_range(struct zcfs_req *req)
 	loff_t in_off = (loff_t)a->off_in, out_off = (loff_t)a->off_out;
 	int r, in = file_fd(req, a->fh_in), outfd = file_fd(req, a->fh_out);
 	size_t len = (size_t)a->len;
+	uint64_t held;
 	ssize_t n;
 
 	if (in < 0)
 		return in;
 	if (outfd < 0)
 		return outfd;
-	r = quota_reserve(req->se, outfd, a->off_out, &len);
+	r = quota_reserve(req->se, outfd, a->off_out, &len, &held);
 	if (r < 0)
 		return r;
 	n = copy_file_range(in, &in_off, outfd, &out_off, len, (unsigned)a->flags);
-	if (n < 0)
-		return -errno;
+	r = n < 0 ? -errno : 0;
 	quota_recount_fh(req->se, a->fh_out);
+	quota_unreserve(req->se, held);
+	if (r < 0)
+		return r;
 	memset(&out, 0, sizeof(out));
 	out.size = (uint32_t)n;
 	return reply_buf(req, &out, sizeof(out));

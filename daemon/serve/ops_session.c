@@ -6,6 +6,7 @@
 #include "log.h"
 #include "quota.h"
 #include "ops.h"
+#include "passthrough.h"
 
 /* Oldest protocol whose reply layouts we send unconditionally (5.x+). */
 #define MIN_KERNEL_MINOR 31
@@ -106,12 +107,14 @@ int op_init(struct zcfs_req *req)
 
 static void log_serving(struct zcfs_session *se, const char *how)
 {
-	log_info("serving source=%s mountpoint=%s %s passthrough=%s protocol=7.%u max_write=%u ownership=%s cache=%s%s",
+	passthrough_announce(se);	/* zcfsd shows what was negotiated */
+	log_info("serving source=%s mountpoint=%s %s passthrough=%s protocol=7.%u max_write=%u ownership=%s cache=%s writeback=%s%s",
 		 se->opts->source, se->opts->mountpoint ? se->opts->mountpoint : "-",
 		 se->transport_desc, atomic_load(&se->passthrough_on) ? "on" : "off",
 		 se->proto_minor, se->max_write, se->xattr_owner ? "xattr" : "native",
 		 se->opts->cache == ZCFS_CACHE_EXCLUSIVE ? "exclusive" :
-		 se->opts->cache == ZCFS_CACHE_NONE ? "none" : "shared", how);
+		 se->opts->cache == ZCFS_CACHE_NONE ? "none" : "shared",
+		 (se->conn_flags & FUSE_WRITEBACK_CACHE) ? "on" : "off", how);
 }
 
 int session_resume(struct zcfs_session *se)

@@ -12,6 +12,7 @@ enum {
 	OPT_OWNERSHIP, OPT_CACHE, OPT_WRITEBACK, OPT_PASSTHROUGH, OPT_ALLOW_OTHER,
 	OPT_NO_ALLOW_OTHER, OPT_FD, OPT_PRINT_PINNED, OPT_SANDBOX, OPT_RESUME, OPT_STATS_FD,
 	OPT_BUFFER_POOL, OPT_ZERO_COPY, OPT_POOL_BUFFERS, OPT_QUOTA_BYTES,
+	OPT_BROKER_FD, OPT_NO_WRITEBACK, OPT_DIRTY_LIMIT,
 };
 
 static const struct option long_opts[] = {
@@ -23,6 +24,8 @@ static const struct option long_opts[] = {
 	{ "ownership", required_argument, NULL, OPT_OWNERSHIP },
 	{ "cache", required_argument, NULL, OPT_CACHE },
 	{ "writeback", no_argument, NULL, OPT_WRITEBACK },
+	{ "no-writeback", no_argument, NULL, OPT_NO_WRITEBACK },
+	{ "dirty-limit", required_argument, NULL, OPT_DIRTY_LIMIT },
 	{ "passthrough", no_argument, NULL, OPT_PASSTHROUGH },
 	{ "allow-other", no_argument, NULL, OPT_ALLOW_OTHER },
 	{ "no-allow-other", no_argument, NULL, OPT_NO_ALLOW_OTHER },
@@ -35,6 +38,7 @@ static const struct option long_opts[] = {
 	{ "zero-copy", required_argument, NULL, OPT_ZERO_COPY },
 	{ "pool-buffers", required_argument, NULL, OPT_POOL_BUFFERS },
 	{ "quota-bytes", required_argument, NULL, OPT_QUOTA_BYTES },
+	{ "broker-fd", required_argument, NULL, OPT_BROKER_FD },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "debug", no_argument, NULL, 'd' },
 	{ "help", no_argument, NULL, 'h' },
@@ -64,8 +68,16 @@ void options_usage(const char *prog)
 	       "                        xattr (default otherwise; needs no privilege)\n"
 	       "  --cache=exclusive|shared|none  kernel caching (default shared); exclusive\n"
 	       "                        when nothing else changes SOURCE\n"
-	       "  --writeback           kernel writeback cache for buffered writes\n"
-	       "  --passthrough         kernel passthrough of file I/O (needs CAP_SYS_ADMIN)\n"
+	       "  --writeback / --no-writeback  kernel writeback cache for buffered writes\n"
+	       "                        (default: on with --cache=exclusive, unless\n"
+	       "                        --passthrough)\n"
+	       "  --dirty-limit=SIZE    with writeback, when zcfs-serve mounts as root: dirty\n"
+	       "                        pages the mount may hold before writers are throttled\n"
+	       "                        (the bdi's max_bytes; default 1G; 0: kernel default)\n"
+	       "  --passthrough         kernel passthrough of file I/O (needs CAP_SYS_ADMIN,\n"
+	       "                        or --broker-fd)\n"
+	       "  --broker-fd=N         with --passthrough: zcfsd registers backing files on\n"
+	       "                        the server's behalf over the socket at fd N\n"
 	       "  --read-only           refuse every change\n"
 	       "  --quota-bytes=SIZE    the volume's size: blocks allocated under SOURCE\n"
 	       "                        may not exceed SIZE (ENOSPC; STATFS shows SIZE);\n"
@@ -120,10 +132,10 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 	static const char *const pools[] = { "auto", "on", "registered", "off" };
 	static const char *const zcs[] = { "auto", "on", "off" };
 	uint64_t v;
-	int c, e, npos;
+	int c, e, npos, wb = -1;
 
 	*o = (struct zcfs_options){ .fuse_fd = -1, .stats_fd = -1, .allow_other = true, .queue_depth = 8,
-				    .max_write = 1u << 20 };
+				    .max_write = 1u << 20, .broker_fd = -1, .dirty_limit = 1ULL << 30 };
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":fdhV", long_opts, NULL)) != -1) {
@@ -178,13 +190,24 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 				return fail(errbuf, errlen, "--fd: '%s' is not a file descriptor number", optarg);
 			o->fuse_fd = (int)v;
 			break;
+		case OPT_BROKER_FD:
+			if (parse_u64(optarg, 0, 1 << 20, &v) < 0)
+				return fail(errbuf, errlen, "--broker-fd: '%s' is not a file descriptor number", optarg);
+			o->broker_fd = (int)v;
+			break;
 		case OPT_QUOTA_BYTES:
 			if (parse_size(optarg, 4096, 1ULL << 60, &v) < 0)
 				return fail(errbuf, errlen, "--quota-bytes: '%s' is not a size of at least 4K (K, M, G suffixes)", optarg);
 			o->quota_bytes = v;
 			break;
 		case OPT_READ_ONLY: o->read_only = true; break;
-		case OPT_WRITEBACK: o->writeback = true; break;
+		case OPT_WRITEBACK: wb = 1; break;
+		case OPT_NO_WRITEBACK: wb = 0; break;
+		case OPT_DIRTY_LIMIT:
+			if (parse_size(optarg, 0, 1ULL << 50, &v) < 0)
+				return fail(errbuf, errlen, "--dirty-limit: '%s' is not a size (K, M, G suffixes)", optarg);
+			o->dirty_limit = v;
+			break;
 		case OPT_PASSTHROUGH: o->passthrough = true; break;
 		case OPT_PRINT_PINNED: o->print_pinned = true; break;
 		case OPT_SANDBOX: o->sandbox = true; break;
@@ -215,6 +238,8 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 	if (o->sandbox && o->fuse_fd < 0 && !o->print_pinned)
 		return fail(errbuf, errlen, "--sandbox needs --fd=N: mount(2), umount2(2) and "
 			    "fusermount3 are not allowed inside the sandbox");
+	if (o->broker_fd >= 0 && (!o->passthrough || o->fuse_fd < 0))
+		return fail(errbuf, errlen, "--broker-fd needs --passthrough and --fd=N (it is zcfsd's)");
 	if (o->resume && o->fuse_fd < 0)
 		return fail(errbuf, errlen, "--resume needs --fd=N (the live connection to take over)");
 	/* Pools and zero-copy exist only on the ring, and zero-copy pages
@@ -236,5 +261,8 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 	o->mountpoint = npos > 1 ? argv[optind + 1] : NULL;
 	if (o->cache == ZCFS_CACHE_DEFAULT)
 		o->cache = ZCFS_CACHE_SHARED;
+	/* Only the volume's own server changes SOURCE, so the kernel may hold
+	 * writes back (docs/caching.md). Passthrough excludes it. */
+	o->writeback = wb >= 0 ? wb == 1 : o->cache == ZCFS_CACHE_EXCLUSIVE && !o->passthrough;
 	return 0;
 }

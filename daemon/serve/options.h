@@ -24,9 +24,11 @@ struct zcfs_options {
 	enum zcfs_bufpool_mode buffer_pool;
 	enum zcfs_zerocopy_mode zero_copy;
 	uint64_t quota_bytes;	/* 0: no size limit */
+	uint64_t dirty_limit;	/* bdi max_bytes with writeback when self-mounted; 0: kernel's */
 	unsigned pool_buffers;	/* payload buffers per queue pool; 0: = queue_depth */
 	int fuse_fd;		/* -1: mount ourselves; else an inherited, mounted fd */
 	int stats_fd;		/* -1, or shared counters to map (zcfs_stats.h) */
+	int broker_fd;		/* -1, or zcfsd's passthrough broker socket (zcfs_broker.h) */
 	bool read_only;
 	bool foreground;
 	bool debug;

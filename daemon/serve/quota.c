@@ -136,29 +136,45 @@ void quota_free(struct zcfs_session *se)
 
 static uint64_t quota_room(const struct zcfs_quota *q)
 {
-	int64_t used = atomic_load(&q->used);
+	int64_t used = atomic_load(&q->used) + atomic_load(&q->reserved);
 
 	return used < 0 ? q->limit : (uint64_t)used >= q->limit ? 0 : q->limit - (uint64_t)used;
 }
 
-int quota_reserve(struct zcfs_session *se, int fd, uint64_t off, size_t *len)
+int quota_reserve(struct zcfs_session *se, int fd, uint64_t off, size_t *len, uint64_t *held)
 {
+	struct zcfs_quota *q = se->quota;
+	int64_t want = (int64_t)*len;
 	uint64_t room;
 	struct stat st;
 
-	if (!se->quota || *len == 0)
+	*held = 0;
+	if (!q || *len == 0)
 		return 0;
-	room = quota_room(se->quota);
-	if (*len <= room)
+	/* Claim first, then look: two writes cannot both take the last room. */
+	if (atomic_fetch_add(&q->reserved, want) + want + atomic_load(&q->used) <= (int64_t)q->limit) {
+		*held = (uint64_t)want;
 		return 0;
+	}
+	atomic_fetch_sub(&q->reserved, want);
 	/* Rewriting data that is already allocated costs nothing. */
 	if (fstat(fd, &st) == 0 && off + *len <= (uint64_t)st.st_size &&
 	    (uint64_t)st.st_blocks * 512 >= (uint64_t)st.st_size)
 		return 0;
+	room = quota_room(q);
 	if (room == 0)
 		return -ENOSPC;
-	*len = (size_t)room;
+	if (room < *len)
+		*len = (size_t)room;
+	atomic_fetch_add(&q->reserved, (int64_t)*len);
+	*held = *len;
 	return 0;
+}
+
+void quota_unreserve(struct zcfs_session *se, uint64_t held)
+{
+	if (se->quota && held)
+		atomic_fetch_sub(&se->quota->reserved, (int64_t)held);
 }
 
 static void charge(struct zcfs_quota *q, int64_t bytes)

@@ -20,6 +20,7 @@ struct fuse_kstatfs;
 struct zcfs_quota {
 	uint64_t limit;			/* bytes */
 	_Atomic int64_t used;		/* bytes allocated (st_blocks * 512) */
+	_Atomic int64_t reserved;	/* bytes of writes in flight, not counted yet */
 };
 
 /* Bytes allocated to the tree under dirfd, hard-linked inodes once. */
@@ -31,8 +32,12 @@ void quota_free(struct zcfs_session *se);
 
 /* Before writing *len bytes at off to fd: 0 (maybe with *len shortened
  * to what still fits), or -ENOSPC when nothing fits. Overwrites inside a
- * fully allocated file always fit. */
-int quota_reserve(struct zcfs_session *se, int fd, uint64_t off, size_t *len) _must_check_;
+ * fully allocated file always fit. What it holds for the write (*held)
+ * counts against the limit until quota_unreserve(), so writes in flight
+ * together cannot overshoot it: recount first, then unreserve. */
+int quota_reserve(struct zcfs_session *se, int fd, uint64_t off, size_t *len,
+		  uint64_t *held) _must_check_;
+void quota_unreserve(struct zcfs_session *se, uint64_t held);
 
 /* After inode's allocation may have changed (fd: any descriptor of it):
  * charges or refunds the difference to what was last seen. */

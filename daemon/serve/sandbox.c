@@ -160,11 +160,9 @@ static int add_cond_rules(scmp_filter_ctx ctx, unsigned *n)
 		/* Threads only: glibc's pthread_create passes CLONE_THREAD;
 		 * fork and vfork do not. */
 		{ SCMP_SYS(clone), SCMP_ACT_ALLOW, ARG_MASKED(0, CLONE_THREAD, CLONE_THREAD) },
-		/* Only the FUSE device's own ioctls (clone a reader fd,
-		 * passthrough backing ids). */
+		/* Only the FUSE device's own ioctl (clone a reader fd); the
+		 * passthrough ones are in add_passthrough_rules(). */
 		{ SCMP_SYS(ioctl), SCMP_ACT_ALLOW, ARG_EQ(1, FUSE_DEV_IOC_CLONE) },
-		{ SCMP_SYS(ioctl), SCMP_ACT_ALLOW, ARG_EQ(1, ZCFS_FUSE_DEV_IOC_BACKING_OPEN) },
-		{ SCMP_SYS(ioctl), SCMP_ACT_ALLOW, ARG_EQ(1, ZCFS_FUSE_DEV_IOC_BACKING_CLOSE) },
 		/* isatty() from stdio: harmless, answered "not a tty". */
 		{ SCMP_SYS(ioctl), SCMP_ACT_ERRNO(ENOTTY), ARG_EQ(1, TCGETS) },
 		/* No new executable memory: nothing is loaded after startup. */
@@ -195,6 +193,32 @@ static int add_cond_rules(scmp_filter_ctx ctx, unsigned *n)
 	}
 	*n += (unsigned)i;
 	return 0;
+}
+
+/* Passthrough backing ids: registered by the server itself (it has
+ * CAP_SYS_ADMIN, standalone) or by zcfsd, over the one socket the server
+ * inherited and on no other fd. socket(2) stays forbidden, so no other
+ * socket can appear at that number. */
+static int add_passthrough_rules(scmp_filter_ctx ctx, const struct sandbox_config *c, unsigned *n)
+{
+	const struct scmp_arg_cmp open_cmd = ARG_EQ(1, ZCFS_FUSE_DEV_IOC_BACKING_OPEN);
+	const struct scmp_arg_cmp close_cmd = ARG_EQ(1, ZCFS_FUSE_DEV_IOC_BACKING_CLOSE);
+	const struct scmp_arg_cmp on_broker = ARG_EQ(0, c->broker_fd);
+	int r = 0;
+
+	if (c->backing_ioctls) {
+		r = seccomp_rule_add_exact(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, open_cmd);
+		if (r == 0)
+			r = seccomp_rule_add_exact(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, close_cmd);
+		*n += 2;
+	}
+	if (r == 0 && c->broker) {
+		r = seccomp_rule_add_exact(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 1, on_broker);
+		if (r == 0)
+			r = seccomp_rule_add_exact(ctx, SCMP_ACT_ALLOW, SCMP_SYS(recvmsg), 1, on_broker);
+		*n += 2;
+	}
+	return r;
 }
 
 /* What a FUSE passthrough server does after startup; docs/security.md
@@ -242,7 +266,7 @@ static const int allowed_syscalls[] = {
 	SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait),
 };
 
-int sandbox_seccomp(unsigned *nr_allowed)
+int sandbox_seccomp(const struct sandbox_config *c, unsigned *nr_allowed)
 {
 	scmp_filter_ctx ctx;
 	unsigned n = 0;
@@ -262,6 +286,8 @@ int sandbox_seccomp(unsigned *nr_allowed)
 		r = seccomp_rule_add_exact(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
 	if (r == 0)
 		r = add_cond_rules(ctx, &n);
+	if (r == 0)
+		r = add_passthrough_rules(ctx, c, &n);
 	if (r == 0)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);
@@ -299,7 +325,7 @@ int sandbox_apply(const struct sandbox_config *c, struct sandbox_report *rep)
 	rep->landlock_abi = r;
 	if (r < 0 && r != -EOPNOTSUPP)
 		return r;
-	return sandbox_seccomp(&rep->nr_syscalls);
+	return sandbox_seccomp(c, &rep->nr_syscalls);
 }
 
 int sandbox_restrict_ring(struct io_uring *ring)

@@ -14,6 +14,9 @@ struct io_uring;
 struct sandbox_config {
 	int root_fd;		/* O_PATH fd of SOURCE: the only tree left writable */
 	bool dev_fuse;		/* may open /dev/fuse (FUSE_DEV_IOC_CLONE readers) */
+	bool backing_ioctls;	/* FUSE_DEV_IOC_BACKING_OPEN/CLOSE itself (passthrough, no broker) */
+	bool broker;		/* sendmsg/recvmsg on broker_fd only (zcfsd's passthrough broker) */
+	int broker_fd;
 };
 
 /* What sandbox_apply() did, for the one log line. */
@@ -33,7 +36,7 @@ int sandbox_apply(const struct sandbox_config *c, struct sandbox_report *rep) _m
 
 /* The parts alone, for tests and the probe. */
 int sandbox_landlock(const struct sandbox_config *c, char *why, size_t len) _must_check_;
-int sandbox_seccomp(unsigned *nr_allowed) _must_check_;
+int sandbox_seccomp(const struct sandbox_config *c, unsigned *nr_allowed) _must_check_;
 
 /* Registers the io_uring allowlist on RING, which must have been created
  * with IORING_SETUP_R_DISABLED, and enables it. Call it from the thread

@@ -19,6 +19,7 @@ struct inode_table;
 struct handle_table;
 struct resume_index;
 struct zcfs_stats;
+struct broker_client;
 struct zcfs_quota;
 
 /* How a transport sends a reply: out header + iov payload. */
@@ -78,6 +79,7 @@ struct zcfs_session {
 	size_t bufsize;		/* bytes of one /dev/fuse read buffer */
 	atomic_bool initialized;
 	atomic_bool passthrough_on;	/* negotiated and not refused yet */
+	struct broker_client *broker;	/* --broker-fd: zcfsd registers backing files */
 
 	bool xattr_owner;	/* --ownership=xattr */
 	struct resume_index *resume;	/* set with --resume */

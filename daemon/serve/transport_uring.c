@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include "caps.h"
 #include "log.h"
 #include "transport.h"
 #include "uring_geometry.h"
@@ -244,8 +245,11 @@ static int plan_extensions(struct zcfs_session *se, struct uring_transport *t, b
 		.minor = se->proto_minor,
 		.offered = t->offered_flags,
 		.cap_sys_admin = uring_thread_has_cap(CAP_SYS_ADMIN),
-		.sandbox = o->sandbox,
-		.passthrough = o->passthrough,
+		/* With the thread list kept open (caps_prepare) a sandboxed
+		 * server can drop it; with a broker passthrough needs no
+		 * CAP_SYS_ADMIN in the server. */
+		.sandbox = o->sandbox && !caps_drop_ready(),
+		.passthrough = o->passthrough && o->broker_fd < 0,
 		.memlock_ok = uring_memlock_allows((uint64_t)t->g.nr_queues *
 						   bufpool_bytes(pool_bufs, t->g.payload_size)),
 	};
@@ -269,21 +273,17 @@ static int plan_extensions(struct zcfs_session *se, struct uring_transport *t, b
 	return 0;
 }
 
-/* Zero-copy: every ring is registered, nothing needs CAP_SYS_ADMIN any
- * more. Say what is left, for operators and tests (CapEff). */
-static void drop_privilege(void)
+/* A zcfsd server holds CAP_SYS_ADMIN for zero-copy only: without it in
+ * the plan, nothing needs it from here on. */
+static int drop_if_no_zero_copy(struct zcfs_session *se, const struct uring_transport *t)
 {
-	char capeff[32] = "?";
-	unsigned n = 0;
-	int r = uring_caps_drop_all(&n);
+	char why[96];
 
-	if (uring_read_capeff(capeff, sizeof(capeff)) < 0)
-		snprintf(capeff, sizeof(capeff), "unknown");
-	if (r < 0)
-		log_err("caps: dropping CAP_SYS_ADMIN: %s threads=%u CapEff=%s", strerror(-r), n, capeff);
-	else
-		log_info("caps: CAP_SYS_ADMIN dropped after ring registration threads=%u CapEff=%s", n,
-			 capeff);
+	if (t->plan.zero_copy || !caps_only_for_zero_copy(se->opts))
+		return 0;
+	snprintf(why, sizeof(why), "zero-copy unavailable: %s", t->plan.zc_reason[0] ?
+		 t->plan.zc_reason : "ring_not_used");
+	return caps_drop_sys_admin(why);
 }
 
 /* Runs on the /dev/fuse reader right after the INIT reply: REGISTER is
@@ -296,6 +296,9 @@ static int uring_after_init(struct zcfs_session *se)
 	int r = 0, k;
 
 	r = plan_extensions(se, t, t->queues_ok && t->offered);
+	k = drop_if_no_zero_copy(se, t);
+	if (r == 0 && k < 0)
+		r = k;	/* a server that cannot drop it must not serve */
 	if (r < 0 || !t->queues_ok)
 		return r;
 	if (!t->offered)
@@ -308,8 +311,11 @@ static int uring_after_init(struct zcfs_session *se)
 			r = k;
 	}
 	/* Registered or refused, the rings need CAP_SYS_ADMIN no longer. */
-	if (t->plan.zero_copy)
-		drop_privilege();
+	if (t->plan.zero_copy) {
+		k = caps_drop_sys_admin("after ring registration");
+		if (k < 0)
+			return k;
+	}
 	if (r < 0 && ((t->plan.pool && se->opts->buffer_pool != ZCFS_BUFPOOL_AUTO) ||
 		      (t->plan.zero_copy && se->opts->zero_copy == ZCFS_ZEROCOPY_ON)))
 		return r;	/* demanded, and the kernel refused: logged by the queue */

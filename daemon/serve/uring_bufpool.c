@@ -56,12 +56,12 @@ static int decide_zc(enum zcfs_zerocopy_mode mode, const struct uring_ext_facts 
 		no = "disabled_by_option";
 	else if (!p->pool)	/* the kernel refuses entries of a zero-copy queue without a pool */
 		no = "no_buffer_pool";
-	else if (f->passthrough)	/* it needs CAP_SYS_ADMIN for every open: cannot drop */
-		no = "passthrough_keeps_CAP_SYS_ADMIN";
-	else if (f->sandbox)	/* the seccomp allowlist has no capset: cannot drop */
-		no = "sandbox_cannot_drop_CAP_SYS_ADMIN";
 	else if (!f->cap_sys_admin)	/* ADD_QUEUE would fail with -EPERM */
 		no = "no_CAP_SYS_ADMIN";
+	else if (f->passthrough)	/* it needs CAP_SYS_ADMIN for every open: cannot drop */
+		no = "passthrough_keeps_CAP_SYS_ADMIN";
+	else if (f->sandbox)	/* it could not find its threads to drop it */
+		no = "sandbox_cannot_drop_CAP_SYS_ADMIN";
 	if (no) {
 		snprintf(p->zc_reason, sizeof(p->zc_reason), "%s", no);
 		return mode == ZCFS_ZEROCOPY_ON ? -EOPNOTSUPP : 0;

@@ -34,8 +34,8 @@ struct uring_ext_facts {
 	uint32_t minor;		/* FUSE minor the kernel offered in INIT */
 	uint64_t offered;	/* INIT flags | flags2 << 32 the kernel offered */
 	bool cap_sys_admin;	/* effective now (ADD_QUEUE ZERO_COPY checks it) */
-	bool sandbox;		/* --sandbox: capset is not in the allowlist */
-	bool passthrough;	/* --passthrough keeps CAP_SYS_ADMIN for every open */
+	bool sandbox;		/* sandboxed without its thread list: could not drop it */
+	bool passthrough;	/* passthrough without a broker keeps CAP_SYS_ADMIN for every open */
 	bool memlock_ok;	/* registering the pools fits RLIMIT_MEMLOCK (or CAP_IPC_LOCK) */
 };
 

@@ -203,7 +203,7 @@ static int start_backing_io(struct uring_queue *q, struct uring_entry *e, enum u
 	if (fd < 0)
 		return fd;
 	if (kind == UD_BACKING_WRITE) {
-		int r = quota_reserve(q->se, fd, off, &len);
+		int r = quota_reserve(q->se, fd, off, &len, &e->quota_held);
 		if (r < 0)
 			return r;
 	}
@@ -212,8 +212,11 @@ static int start_backing_io(struct uring_queue *q, struct uring_entry *e, enum u
 		return 0;
 	}
 	sqe = queue_sqe(q);
-	if (!sqe)
+	if (!sqe) {
+		quota_unreserve(q->se, e->quota_held);
+		e->quota_held = 0;
 		return -EBUSY;
+	}
 	if (kind == UD_BACKING_READ)
 		io_uring_prep_read(sqe, fd, buf, (unsigned)len, off);
 	else
@@ -230,13 +233,17 @@ static void backing_io_done(struct uring_queue *q, struct uring_entry *e, enum u
 
 	q->backing_inflight--;
 	e->state = ENT_IN_SERVER;
+	if (kind == UD_BACKING_WRITE) {	/* count what it allocated, then free its claim */
+		quota_recount_fh(q->se, ((const struct fuse_write_in *)e->req.arg)->fh);
+		quota_unreserve(q->se, e->quota_held);
+		e->quota_held = 0;
+	}
 	if (res < 0) {
 		reply_err(&e->req, res);
 	} else if (kind == UD_BACKING_READ) {
 		/* zero-copy: e->payload is NULL and the reply only a length */
 		reply_buf(&e->req, e->payload, (size_t)res);
 	} else {
-		quota_recount_fh(q->se, ((const struct fuse_write_in *)e->req.arg)->fh);
 		memset(&out, 0, sizeof(out));
 		out.size = (uint32_t)res;
 		reply_buf(&e->req, &out, sizeof(out));

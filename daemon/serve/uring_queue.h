@@ -38,6 +38,7 @@ struct uring_entry {
 	 * buffer it holds (-1: none); payload then points into the pool. */
 	enum uring_payload_kind pkind;
 	int pool_id;
+	uint64_t quota_held;	/* bytes the in-flight backing WRITE holds (quota.h) */
 };
 
 struct uring_queue {

@@ -2,16 +2,13 @@
  * Nothing here runs on a kernel without the 7.46 buffer-pool series:
  * uring_ext_decide() keeps q->ext->pool false there, and then only the
  * layout check of uring_queue_ext_setup() executes. */
-#include <dirent.h>
 #include <linux/capability.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <time.h>
-#include <cap-ng.h>
 #include "backend.h"
+#include "caps.h"
 #include "handle.h"
 #include "log.h"
 #include "quota.h"
@@ -223,12 +220,15 @@ int uring_zc_start_io(struct uring_queue *q, struct uring_entry *e)
 				return r;
 		}
 		len = a->size;
-		r = quota_reserve(q->se, h->fd, a->offset, &len);
+		r = quota_reserve(q->se, h->fd, a->offset, &len, &e->quota_held);
 		if (r < 0)
 			return r;
 		sqe = uring_queue_sqe(q);
-		if (!sqe)
+		if (!sqe) {
+			quota_unreserve(q->se, e->quota_held);
+			e->quota_held = 0;
 			return -EBUSY;
+		}
 		io_uring_prep_write_fixed(sqe, h->fd, NULL, (unsigned)len, a->offset, (int)slot);
 		kind = UD_BACKING_WRITE;
 	}
@@ -261,93 +261,8 @@ bool uring_memlock_allows(uint64_t bytes)
 	return rl.rlim_cur == RLIM_INFINITY || bytes <= rl.rlim_cur;
 }
 
+/* caps.c: safe under the sandbox (no /proc, no prctl). */
 int uring_caps_drop_thread(void)
 {
-	int r;
-
-	/* libcap-ng reads and writes the task named by its pid: this thread. */
-	capng_setpid((int)syscall(SYS_gettid));
-	r = capng_get_caps_process();
-	if (r == 0)
-		r = capng_update(CAPNG_DROP, CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_INHERITABLE,
-				 CAP_SYS_ADMIN);
-	if (r == 0)
-		r = capng_apply(CAPNG_SELECT_CAPS);
-	return r < 0 ? -EPERM : 0;
-}
-
-#define DROP_SIGNAL (SIGRTMIN + 2)
-static atomic_uint drop_acks;
-
-/* Runs on each other thread: only async-signal-safe system calls, so not
- * libcap-ng (which the calling thread uses). */
-static void drop_handler(int sig)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
-	int saved = errno;
-
-	(void)sig;
-	if (syscall(SYS_capget, &h, d) == 0) {
-		d[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
-		d[CAP_TO_INDEX(CAP_SYS_ADMIN)].permitted &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
-		d[CAP_TO_INDEX(CAP_SYS_ADMIN)].inheritable &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
-		if (syscall(SYS_capset, &h, d) == 0)
-			atomic_fetch_add(&drop_acks, 1);
-	}
-	errno = saved;
-}
-
-/* Capabilities belong to threads, and the kernel offers no call that
- * changes them for a whole process: like glibc's setuid broadcast, every
- * other thread gets a signal whose handler drops its own set. SA_RESTART
- * keeps blocked reads going. */
-int uring_caps_drop_all(unsigned *threads)
-{
-	struct sigaction sa = { .sa_handler = drop_handler, .sa_flags = SA_RESTART };
-	const struct timespec pause = { .tv_nsec = 1000 * 1000 };
-	_cleanup_closedir_ DIR *d = NULL;
-	pid_t self = (pid_t)syscall(SYS_gettid);
-	unsigned sent = 0, i;
-	struct dirent *de;
-	int r;
-
-	r = uring_caps_drop_thread();
-	if (r < 0)
-		return r;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(DROP_SIGNAL, &sa, NULL) < 0)
-		return -errno;
-	d = opendir("/proc/self/task");
-	if (!d)
-		return -errno;
-	atomic_store(&drop_acks, 0);
-	while ((de = readdir(d))) {
-		uint64_t tid;
-		if (parse_u64(de->d_name, 1, INT32_MAX, &tid) < 0 || (pid_t)tid == self)
-			continue;
-		if (syscall(SYS_tgkill, getpid(), (pid_t)tid, DROP_SIGNAL) == 0)
-			sent++;
-	}
-	/* Bounded: a thread that already exited never answers. */
-	for (i = 0; i < 1000 && atomic_load(&drop_acks) < sent; i++)
-		nanosleep(&pause, NULL);
-	*threads = atomic_load(&drop_acks) + 1;
-	return atomic_load(&drop_acks) < sent ? -ETIMEDOUT : 0;
-}
-
-int uring_read_capeff(char *buf, size_t len)
-{
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
-	char line[128];
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "CapEff:", 7)) {
-			snprintf(buf, len, "%s", line + 7 + strspn(line + 7, " \t"));
-			buf[strcspn(buf, "\n")] = '\0';
-			return 0;
-		}
-	return -ENOENT;
+	return caps_drop_self();
 }

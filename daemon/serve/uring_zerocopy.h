@@ -32,12 +32,8 @@ bool uring_thread_has_cap(int cap);
 /* Whether pinning `bytes` more through io_uring registration fits
  * RLIMIT_MEMLOCK (or CAP_IPC_LOCK makes the limit moot). */
 bool uring_memlock_allows(uint64_t bytes);
-/* Drops CAP_SYS_ADMIN from the calling thread (libcap-ng). */
+/* Drops CAP_SYS_ADMIN from the calling thread (caps_drop_self); the
+ * whole process: caps_drop_sys_admin() in caps.h. */
 int uring_caps_drop_thread(void) _must_check_;
-/* Drops CAP_SYS_ADMIN from every thread of the process (capabilities are
- * per thread); *threads = how many. */
-int uring_caps_drop_all(unsigned *threads) _must_check_;
-/* CapEff of the process (main thread) as /proc/self/status shows it. */
-int uring_read_capeff(char *buf, size_t len) _must_check_;
 
 #endif

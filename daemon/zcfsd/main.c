@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include "log.h"
 #include "zcfsd.h"
+#include "zcfsd_broker.h"
 #include "zcfsd_metrics.h"
 
 static void usage(void)
@@ -117,6 +118,8 @@ static int run(struct zcfsd *d)
 				zcfsd_control_client_event(d, fd, evs[i].events);
 			else if (tag == ZCFSD_EV_PIDFD)
 				on_pidfd(d, fd);
+			else if (tag == ZCFSD_EV_BROKER)
+				zcfsd_broker_event(d, fd);
 			else if (tag == ZCFSD_EV_METRICS)
 				zcfsd_metrics_run(d);
 		}
@@ -248,6 +251,8 @@ out:
 	while (d.volumes) {
 		struct zcfsd_volume *v = d.volumes;
 		d.volumes = v->next;
+		/* Ids stay registered: the next zcfsd adopts the broker. */
+		zcfsd_broker_free(v->broker);
 		zcfsd_volume_free(v);
 	}
 	log_info("event=exit status=%d", status);

@@ -17,6 +17,11 @@
 
 #define ZCFSD_SERVER_FUSE_FD 3
 #define ZCFSD_SERVER_STATS_FD 5	/* shared request counters (zcfs_stats.h) */
+/* Passthrough broker (zcfsd_broker.h): the server's end, and zcfsd's end
+ * parked in the server (never used there) so that a restarted zcfsd can
+ * take it back with pidfd_getfd(2), like the fuse fd and the counters. */
+#define ZCFSD_SERVER_BROKER_FD 6
+#define ZCFSD_SERVER_BROKER_PARK_FD 7
 
 /* An error for the client: CSI code and a message a person can act on. */
 struct zcfsd_err {
@@ -51,6 +56,7 @@ struct zcfsd_volume {
 	unsigned conn;			/* /sys/fs/fuse/connections/<conn> */
 	uint64_t pinned;		/* bytes charged to the tenant */
 	struct zcfsd_server srv;
+	struct zcfsd_broker *broker;	/* passthrough broker of the running server, or NULL */
 	/* Why zcfsd last unpublished the volume on its own (a static
 	 * string, e.g. its connection was aborted); NULL after a publish. */
 	const char *detached_reason;
@@ -90,11 +96,16 @@ int zcfsd_volume_create(struct zcfsd *d, json_object *params, struct zcfsd_volum
 			struct zcfsd_err *e);
 int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
 			 struct zcfsd_err *e);
+/* The same with a per-target read-only flag (volume.publish read_only). */
+int zcfsd_volume_publish_ro(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
+			    bool read_only, struct zcfsd_err *e);
 int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
 			   struct zcfsd_err *e);
 int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfsd_err *e);
 /* Unmounts every target and stops the server (used when re-adoption fails). */
 void zcfsd_volume_teardown(struct zcfsd *d, struct zcfsd_volume *v, bool lazy);
+/* syncfs(2) of the mount at target, waiting at most timeout_ms. */
+int zcfsd_syncfs_bounded(const char *target, int timeout_ms) _must_check_;
 int zcfsd_storage_path(struct zcfsd *d, const struct zcfsd_volume *v, char **ret);
 
 /* budget (zcfsd_budget.c) */
@@ -130,6 +141,11 @@ void zcfsd_stats_release(struct zcfsd_volume *v);
 
 int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
 		       struct zcfsd_err *e);
+/* zcfsd_caps.c: whether the server starts with CAP_SYS_ADMIN (zero-copy
+ * tenants on the ring only), and the child's switch to the tenant
+ * (-errno; it keeps CAP_SYS_ADMIN across execve when sys_admin). */
+bool zcfsd_server_gets_sys_admin(const struct zcfsd_volume *v, const struct policy_tenant *t);
+int zcfsd_server_identity(const struct policy_tenant *t, bool sys_admin);
 int zcfsd_stop_server(struct zcfsd *d, struct zcfsd_volume *v);
 void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v);
 void zcfsd_run_due_restarts(struct zcfsd *d);
@@ -157,5 +173,6 @@ int zcfsd_policy_reload(struct zcfsd *d, struct zcfsd_err *e);
 #define ZCFSD_EV_SIGNAL  (2ULL << 32)
 #define ZCFSD_EV_CLIENT  (3ULL << 32)
 #define ZCFSD_EV_PIDFD   (4ULL << 32)
+#define ZCFSD_EV_BROKER  (5ULL << 32)
 
 #endif

@@ -16,6 +16,7 @@
 #include <cap-ng.h>
 #include "log.h"
 #include "zcfsd.h"
+#include "zcfsd_broker.h"
 
 unsigned long long zcfsd_proc_starttime(pid_t pid)
 {
@@ -45,12 +46,13 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 				 const struct policy_tenant *t, int log_fd, int errfd,
 				 uint64_t memlock, char *src)
 {
-	char fdarg[32], tr[32], qd[32], mw[32], sarg[32];
+	char fdarg[32], tr[32], qd[32], mw[32], sarg[32], barg[32];
 	char *argv[24];
 	char quota[48];
 	char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 	struct rlimit rl = { memlock, memlock };
-	int fd, lfd, efd, sfd, k = 0, err = 0, null;
+	int fd, lfd, efd, sfd, bfd = -1, pfd = -1, k = 0, err = 0, null;
+	bool sys_admin = zcfsd_server_gets_sys_admin(v, t);
 
 	(void)setsid();
 	/* Lift every fd we keep above 10 first so that placing them at 0..4
@@ -62,13 +64,22 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 	fd = fcntl(v->fuse_fd, F_DUPFD, 10);
 	lfd = fcntl(log_fd, F_DUPFD, 10);
 	sfd = fcntl(v->stats_fd, F_DUPFD, 10);
+	if (v->broker) {
+		bfd = fcntl(v->broker->peer, F_DUPFD, 10);
+		pfd = fcntl(v->broker->fd, F_DUPFD, 10);
+		if (bfd < 0 || pfd < 0)
+			goto fail;
+	}
 	null = open("/dev/null", O_RDWR);
 	if (fd < 0 || lfd < 0 || sfd < 0 || null < 0 || dup2(null, 0) < 0 || dup2(lfd, 1) < 0 ||
 	    dup2(lfd, 2) < 0 || dup2(fd, ZCFSD_SERVER_FUSE_FD) < 0 || dup3(efd, 4, O_CLOEXEC) < 0 ||
 	    dup2(sfd, ZCFSD_SERVER_STATS_FD) < 0)
 		goto fail;
 	errfd = 4;
-	if (syscall(SYS_close_range, ZCFSD_SERVER_STATS_FD + 1, ~0U, 0) < 0)
+	if (v->broker && (dup2(bfd, ZCFSD_SERVER_BROKER_FD) < 0 ||
+			  dup2(pfd, ZCFSD_SERVER_BROKER_PARK_FD) < 0))
+		goto fail;
+	if (syscall(SYS_close_range, ZCFSD_SERVER_BROKER_PARK_FD + 1, ~0U, 0) < 0)
 		goto fail;
 	/* io_uring charges pinned pages to the uid and compares the uid's
 	 * total with the caller's limit, so the limit is what the tenant
@@ -77,12 +88,12 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 		goto fail;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		goto fail;
-	capng_clear(CAPNG_SELECT_BOTH);
-	if (capng_change_id((int)t->uid, (int)t->gid,
-			    CAPNG_DROP_SUPP_GRP | CAPNG_CLEAR_BOUNDING | CAPNG_CLEAR_AMBIENT) < 0) {
-		errno = EPERM;
+	k = zcfsd_server_identity(t, sys_admin);
+	if (k < 0) {
+		errno = -k;
 		goto fail;
 	}
+	k = 0;
 	snprintf(fdarg, sizeof(fdarg), "--fd=%d", ZCFSD_SERVER_FUSE_FD);
 	snprintf(tr, sizeof(tr), "--transport=%s",
 		 zcfsd_uses_uring(v->transport, t) ? policy_transport_name(v->transport) : "devfuse");
@@ -109,6 +120,17 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 	argv[k++] = "--threads=1";
 	if (v->read_only)
 		argv[k++] = "--read-only";
+	/* Exclusive volumes cache writes back unless the policy says no. */
+	if (!d->policy->dirty_limit)
+		argv[k++] = "--no-writeback";
+	/* Passthrough through zcfsd (zcfsd_broker.c): the server has no
+	 * CAP_SYS_ADMIN for FUSE_DEV_IOC_BACKING_OPEN. */
+	if (v->broker) {
+		argv[k++] = "--passthrough";
+		snprintf(barg, sizeof(barg), "--broker-fd=%d", ZCFSD_SERVER_BROKER_FD);
+		argv[k++] = barg;
+	}
+	argv[k++] = sys_admin ? "--zero-copy=auto" : "--zero-copy=off";
 	if (v->size) {
 		snprintf(quota, sizeof(quota), "--quota-bytes=%llu", (unsigned long long)v->size);
 		argv[k++] = quota;
@@ -177,9 +199,11 @@ int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 				  strerror(-r));
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "pipe: %m");
+	zcfsd_broker_prepare(d, v, t, src);
 	pid = fork();
 	if (pid < 0) {
 		r = -errno;
+		zcfsd_broker_spawned(d, v, false);
 		safe_close(p[0]);
 		safe_close(p[1]);
 		return zcfsd_fail(e, ZCFS_INTERNAL, r, "fork: %s", strerror(-r));
@@ -198,6 +222,7 @@ int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 		if (pidfd >= 0)
 			safe_close(pidfd);
 		(void)waitpid(pid, NULL, 0);
+		zcfsd_broker_spawned(d, v, false);
 		return zcfsd_fail(e, ZCFS_INTERNAL, r, "starting %s for volume %s: %s", d->serve_bin,
 				  v->id, strerror(-r));
 	}
@@ -209,8 +234,10 @@ int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 	r = zcfsd_watch_pidfd(d, v);
 	if (r < 0)
 		log_warn("event=watch-failed volume=%s error=%s", v->id, strerror(-r));
-	log_info("event=server-start volume=%s tenant=%s pid=%d uid=%u memlock=%llu restarts=%u",
-		 v->id, v->tenant, (int)pid, (unsigned)t->uid, (unsigned long long)memlock,
-		 v->srv.restarts);
+	zcfsd_broker_spawned(d, v, true);
+	log_info("event=server-start volume=%s tenant=%s pid=%d uid=%u memlock=%llu restarts=%u "
+		 "passthrough=%s caps=%s", v->id, v->tenant, (int)pid, (unsigned)t->uid,
+		 (unsigned long long)memlock, v->srv.restarts, v->broker ? "brokered" : "off",
+		 zcfsd_server_gets_sys_admin(v, t) ? "CAP_SYS_ADMIN-until-rings-registered" : "none");
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include "log.h"
 #include "zcfsd.h"
+#include "zcfsd_broker.h"
 
 /* The data path a server reported in its "serving ..." log line. */
 static void effective_path(struct zcfsd *d, const struct zcfsd_volume *v, char *buf, size_t len)
@@ -62,8 +63,12 @@ json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bo
 		json_object_object_add(o, "data_path", json_object_new_string(
 			ten && zcfsd_uses_uring(v->transport, ten) ? policy_transport_name(v->transport) : "devfuse"));
 		effective_path(d, v, eff, sizeof(eff));
+		/* File data bypasses the server: that is the path the data takes. */
+		if (eff[0] && v->broker && v->broker->state == ZCFSD_PT_ON)
+			strncat(eff, "+passthrough", sizeof(eff) - strlen(eff) - 1);
 		if (v->srv.pid && eff[0])
 			json_object_object_add(o, "data_path_effective", json_object_new_string(eff));
+		json_object_object_add(o, "passthrough", zcfsd_broker_json(v->broker, ten && ten->passthrough));
 		json_object_object_add(o, "uptime_s", json_object_new_int64(
 			v->srv.pid ? zcfsd_wall() - v->srv.started_at : 0));
 		json_object_object_add(o, "pid", json_object_new_int64(v->srv.pid));

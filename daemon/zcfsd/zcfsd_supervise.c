@@ -14,6 +14,7 @@
 #include "log.h"
 #include "zcfs_fuse_abi.h"
 #include "zcfsd.h"
+#include "zcfsd_broker.h"
 
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 30000
@@ -57,6 +58,8 @@ int zcfsd_stop_server(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	struct pollfd p = { .fd = v->srv.pidfd, .events = POLLIN };
 
+	/* While the connection is still ours to close them on. */
+	zcfsd_broker_stop(d, v);
 	/* After the last unmount the kernel already aborted the connection;
 	 * after a lazy one it did not: abort so the server's reads end. */
 	if (v->fuse_fd >= 0 && zcfsd_conn_exists(v->conn))
@@ -92,8 +95,12 @@ void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 	pid_t pid = v->srv.pid;
 
 	server_forget(d, v, &si);
-	if (!v->n_targets || v->fuse_fd < 0)
+	/* Its backing ids stay for its successor (zcfsd_broker_carry). */
+	zcfsd_broker_server_gone(d, v);
+	if (!v->n_targets || v->fuse_fd < 0) {
+		zcfsd_broker_stop(d, v);
 		return;
+	}
 	if (conn_aborted(v->fuse_fd)) {
 		/* Aborted (fusectl abort, or the kernel gave up on it): every
 		 * server started on it would exit at once and the mount only
@@ -177,6 +184,24 @@ int64_t zcfsd_next_restart_ms(struct zcfsd *d)
 	return next;
 }
 
+/* zcfsd's end of the server's passthrough broker, parked in the server;
+ * a server without one (tenant without passthrough) simply has none. */
+static void readopt_broker(struct zcfsd *d, struct zcfsd_volume *v)
+{
+	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
+	_cleanup_free_ char *storage = NULL;
+	int r;
+
+	if (!t || !t->passthrough || zcfsd_storage_path(d, v, &storage) < 0)
+		return;
+	r = zcfsd_broker_adopt(v->id, v->srv.pidfd, v->fuse_fd, storage, t->uid, t->gid, &v->broker);
+	if (r == 0)
+		r = zcfsd_broker_watch(d, v);
+	if (r < 0)
+		log_warn("event=readopt-broker-failed volume=%s error=%s effect=\"no new passthrough opens\"",
+			 v->id, strerror(-r));
+}
+
 /* Takes over one published volume recorded by a previous zcfsd. */
 static int readopt_one(struct zcfsd *d, struct zcfsd_volume *v, const char **why)
 {
@@ -210,6 +235,7 @@ static int readopt_one(struct zcfsd *d, struct zcfsd_volume *v, const char **why
 	(void)fcntl(v->fuse_fd, F_SETFD, FD_CLOEXEC);
 	/* The counters it keeps: the same memory, if it has them. */
 	(void)zcfsd_stats_adopt(v, v->srv.pidfd);
+	readopt_broker(d, v);
 	*why = "connection-gone";
 	if (!zcfsd_conn_exists(v->conn))
 		return -ENOTCONN;

@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include "bdi.h"
 #include "log.h"
+#include "mountinfo.h"
 #include "parse.h"
 #include "zcfsd.h"
 
@@ -423,10 +425,24 @@ static int fd_path(int fd, char *buf, size_t len)
 	return snprintf(buf, len, "/proc/self/fd/%d", fd) < (int)len ? 0 : -ENAMETOOLONG;
 }
 
-/* The first target: a new fuse connection mounted on the target fd. */
-static int mount_fuse(struct zcfsd_volume *v, int tfd, const char *target, struct zcfsd_err *e)
+/* Sets or clears MOUNT_ATTR_RDONLY on MFD's mount only: the superblock
+ * and the volume's other targets keep theirs (per-target read-only). */
+static int set_mount_ro(int mfd, bool ro)
 {
-	_cleanup_close_ int fuse_fd = -1;
+	struct mount_attr a = {
+		.attr_set = ro ? MOUNT_ATTR_RDONLY : 0,
+		.attr_clr = ro ? 0 : MOUNT_ATTR_RDONLY,
+	};
+
+	return RET_NERRNO(mount_setattr(mfd, "", AT_EMPTY_PATH, &a, sizeof(a)));
+}
+
+/* The first target: a new fuse connection mounted on the target fd,
+ * read-only for this target alone when RO asks for it. */
+static int mount_fuse(struct zcfsd *d, struct zcfsd_volume *v, int tfd, const char *target, bool ro,
+		      struct zcfsd_err *e)
+{
+	_cleanup_close_ int fuse_fd = -1, mfd = -1;
 	char opts[256], tpath[64], source[160];
 	int r;
 
@@ -448,25 +464,67 @@ static int mount_fuse(struct zcfsd_volume *v, int tfd, const char *target, struc
 		(void)umount2(tpath, MNT_DETACH);
 		return zcfsd_fail(e, ZCFS_INTERNAL, r, "mount %s not found in mountinfo", target);
 	}
+	/* The server caches writes back (exclusive volume); without this its
+	 * bdi keeps FUSE's strict 1% dirty share and throttles at a few MiB. */
+	if (d->policy->dirty_limit) {
+		r = bdi_set_max_bytes(0, v->conn, d->policy->dirty_limit);
+		if (r < 0)
+			log_warn("event=dirty-limit volume=%s conn=%u error=\"%s\"", v->id, v->conn, strerror(-r));
+	}
+	/* MS_RDONLY would make the superblock read-only, and with it every
+	 * later bind: a read-only first target is a per-mount flag. Nobody
+	 * has the target before publish returns, so setting it now is safe. */
+	if (ro && !v->read_only) {
+		mfd = open_nofollow(target, O_PATH | O_DIRECTORY);
+		r = mfd < 0 ? mfd : set_mount_ro(mfd, true);
+		if (r < 0) {
+			(void)umount2(tpath, MNT_DETACH);
+			return zcfsd_fail(e, ZCFS_INTERNAL, r, "making %s read-only: %s", target, strerror(-r));
+		}
+	}
 	v->fuse_fd = TAKE_FD(fuse_fd);
 	return 0;
 }
 
-static int bind_target(struct zcfsd_volume *v, int tfd, const char *target, struct zcfsd_err *e)
+/* A further target: a detached clone of the first target's mount gets
+ * this target's read-only flag (a clone inherits the first target's)
+ * before it is attached, so it never appears with the wrong one. */
+static int bind_target(struct zcfsd_volume *v, int tfd, const char *target, bool ro,
+		       struct zcfsd_err *e)
 {
-	_cleanup_close_ int sfd = -1;
-	char spath[64], tpath[64];
+	_cleanup_close_ int sfd = -1, tree = -1;
 	unsigned conn;
+	int r;
 
 	sfd = open_nofollow(v->targets[0], O_PATH | O_DIRECTORY);
 	if (sfd < 0 || zcfsd_mount_conn_at(v->targets[0], &conn) < 0 || conn != v->conn)
 		return zcfsd_fail(e, ZCFS_INTERNAL, -ENOENT, "volume %s is no longer mounted at %s",
 				  v->id, v->targets[0]);
-	(void)fd_path(sfd, spath, sizeof(spath));
-	(void)fd_path(tfd, tpath, sizeof(tpath));
-	if (mount(spath, tpath, NULL, MS_BIND, NULL) < 0)
+	tree = RET_NERRNO(open_tree(sfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
+	if (tree < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, tree, "bind mount %s: open_tree: %s", target,
+				  strerror(-tree));
+	r = set_mount_ro(tree, ro);
+	if (r < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, r, "bind mount %s: read-%s: %s", target,
+				  ro ? "only" : "write", strerror(-r));
+	if (move_mount(tree, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "bind mount %s: %m", target);
 	return 0;
+}
+
+/* Publishing a target again succeeds when it is what is asked for. The
+ * kernel's per-mount flag is the record: it survives zcfsd restarts. */
+static int check_same_target(const struct zcfsd_volume *v, const char *target, bool ro,
+			     struct zcfsd_err *e)
+{
+	struct mountinfo_top m;
+
+	if (mountinfo_top_at(target, &m) < 0 || strcmp(m.fstype, "fuse.zcfs") || m.read_only == ro)
+		return 0;
+	return zcfsd_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
+			  "volume '%s' is already published at %s read-%s; asked read-%s", v->id, target,
+			  m.read_only ? "only" : "write", ro ? "only" : "write");
 }
 
 /* Unmounts TARGET if our connection is what is mounted there. */
@@ -500,10 +558,17 @@ static bool server_died_early(struct zcfsd_volume *v)
 int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
 			 struct zcfsd_err *e)
 {
+	return zcfsd_volume_publish_ro(d, v, target, false, e);
+}
+
+int zcfsd_volume_publish_ro(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
+			    bool read_only, struct zcfsd_err *e)
+{
 	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
 	_cleanup_close_ int tfd = -1;
 	struct zcfsd_volume *owner;
 	bool created_target = false, created_storage = false, first = v->n_targets == 0;
+	bool ro = read_only || v->read_only;	/* a read-only volume has no writable target */
 	uint64_t pinned = 0;
 	size_t idx;
 	int r;
@@ -516,7 +581,7 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 		return r;
 	owner = target_owner(d, target, &idx);
 	if (owner == v)
-		return 0;	/* same target twice: already done */
+		return check_same_target(v, target, ro, e);	/* already done, if alike */
 	if (owner)
 		return zcfsd_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST, "target '%s' is used by volume '%s'",
 				  target, owner->id);
@@ -529,7 +594,7 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 	if (tfd < 0)
 		return tfd;
 	if (!first) {
-		r = bind_target(v, tfd, target, e);
+		r = bind_target(v, tfd, target, ro, e);
 		if (r == 0 && (r = add_target(v, target)) < 0) {
 			(void)umount2(target, UMOUNT_NOFOLLOW | MNT_DETACH);
 			zcfsd_fail(e, ZCFS_INTERNAL, r, "out of memory");
@@ -539,7 +604,7 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 	r = ensure_storage(t, v->id, &created_storage, e);
 	if (r < 0)
 		goto out;
-	r = mount_fuse(v, tfd, target, e);
+	r = mount_fuse(d, v, tfd, target, ro, e);
 	if (r < 0)
 		goto out;
 	r = add_target(v, target);
@@ -579,13 +644,20 @@ out:
 	r = zcfsd_state_save(d);
 	if (r < 0)
 		log_err("event=state-save-failed error=%s", strerror(-r));
-	log_info("event=publish volume=%s target=%s targets=%zu conn=%u pinned=%llu", v->id, target,
-		 v->n_targets, v->conn, (unsigned long long)v->pinned);
+	log_info("event=publish volume=%s target=%s targets=%zu conn=%u pinned=%llu read_only=%d", v->id,
+		 target, v->n_targets, v->conn, (unsigned long long)v->pinned, ro);
 	return 0;
 }
 
 void zcfsd_volume_teardown(struct zcfsd *d, struct zcfsd_volume *v, bool lazy)
 {
+	/* Acknowledged writes the kernel still caches (writeback) reach the
+	 * storage before a busy mount's connection is aborted. */
+	if (!lazy && v->n_targets && v->srv.pid) {
+		int r = zcfsd_syncfs_bounded(v->targets[0], 10000);
+		if (r < 0)
+			log_warn("event=sync-failed volume=%s error=\"%s\"", v->id, strerror(-r));
+	}
 	/* Binds first: the fuse mount at targets[0] goes last. */
 	while (v->n_targets) {
 		unmount_target(v, v->targets[v->n_targets - 1], lazy);

@@ -7,22 +7,58 @@
 #include "plugin_json.h"
 #include "statefile.h"
 
-int sf_mkdir_p(const char *path, mode_t mode)
+/* mkdir P; the first directory made is remembered in *created. */
+static int mkdir_one(const char *p, mode_t mode, char **created)
+{
+	if (mkdir(p, mode) < 0)
+		return errno == EEXIST ? 0 : -errno;
+	if (created && !*created && !(*created = strdup(p)))
+		return -ENOMEM;
+	return 0;
+}
+
+int sf_mkdir_p_undoable(const char *path, mode_t mode, char **created)
 {
 	_cleanup_free_ char *p = strdup(path);
 	char *s;
+	int r;
 
+	if (created)
+		*created = NULL;
 	if (!p)
 		return -ENOMEM;
 	for (s = p + 1; (s = strchr(s, '/')); s++) {
 		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return -errno;
+		r = mkdir_one(p, 0755, created);
 		*s = '/';
+		if (r < 0)
+			return r;
 	}
-	if (mkdir(p, mode) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	return mkdir_one(p, mode, created);
+}
+
+int sf_mkdir_p(const char *path, mode_t mode)
+{
+	return sf_mkdir_p_undoable(path, mode, NULL);
+}
+
+void sf_rmdir_created(const char *path, const char *created)
+{
+	_cleanup_free_ char *p = NULL;
+	size_t n;
+	char *s;
+
+	if (!created || strncmp(path, created, (n = strlen(created))) ||
+	    (path[n] != '\0' && path[n] != '/') || !(p = strdup(path)))
+		return;
+	for (;;) {
+		if (rmdir(p) < 0 || strlen(p) <= n)
+			return;
+		s = strrchr(p, '/');
+		if (!s || s == p)
+			return;
+		*s = '\0';
+	}
 }
 
 static int write_all(int fd, const char *p, size_t len)

@@ -2,8 +2,59 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/un.h>
+#include <time.h>
 #include "plugin_json.h"
 #include "zclient.h"
+
+/* CLOCK_MONOTONIC ms by which this thread's calls must be done; 0 = none. */
+static _Thread_local int64_t budget_end_ms;
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void zc_set_budget_ms(unsigned ms)
+{
+	budget_end_ms = ms ? now_ms() + ms : 0;
+}
+
+/* What the next call may take: the per-call bound or what is left of
+ * the budget (at least 1 ms: a zero timeval would mean "no timeout"). */
+static int64_t call_timeout_ms(void)
+{
+	int64_t t = ZCLIENT_TIMEOUT_S * 1000;
+
+	if (budget_end_ms)
+		t = MIN(t, MAX(budget_end_ms - now_ms(), (int64_t)1));
+	return t;
+}
+
+/* connect(2) to PATH bounded by the socket timeouts (set before connect:
+ * a daemon that stopped accepting fills its backlog, and connect on a
+ * full unix backlog waits up to SO_SNDTIMEO). */
+static int connect_bounded(const char *path, const struct timeval *tv)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -1;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, tv, sizeof(*tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, tv, sizeof(*tv)) < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -errno;
+	return TAKE_FD(fd);
+}
 
 int zc_call(const char *socket_path, const char *method, json_object *params, json_object **ret,
 	    struct perr *e)
@@ -11,7 +62,8 @@ int zc_call(const char *socket_path, const char *method, json_object *params, js
 	_cleanup_json_ json_object *req = NULL, *resp = NULL;
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *line = NULL;
-	struct timeval tv = { .tv_sec = ZCLIENT_TIMEOUT_S };
+	int64_t tmo = call_timeout_ms();
+	struct timeval tv = { .tv_sec = tmo / 1000, .tv_usec = (tmo % 1000) * 1000 };
 	json_object *res, *err, *c, *m;
 	const char *s;
 	int r;
@@ -25,18 +77,19 @@ int zc_call(const char *socket_path, const char *method, json_object *params, js
 	}
 	json_object_object_add(req, "method", json_object_new_string(method));
 	json_object_object_add(req, "params", params ? params : json_object_new_object());
-	fd = zcfs_connect(socket_path);
+	fd = connect_bounded(socket_path, &tv);
+	if (fd == -EAGAIN || fd == -EWOULDBLOCK)
+		return perr_set(e, -ENOTCONN, ZCFS_UNAVAILABLE,
+				"zcfsd at %s did not accept a connection within %lld ms", socket_path,
+				(long long)tmo);
 	if (fd < 0)
 		return perr_set(e, -ENOTCONN, ZCFS_UNAVAILABLE, "zcfsd is not reachable at %s: %s",
 				socket_path, strerror(-fd));
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
-		return perr_set(e, -errno, ZCFS_INTERNAL, "setsockopt: %m");
 	s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
 	r = zcfs_roundtrip(fd, s, strlen(s), &line);
 	if (r == -EAGAIN || r == -EWOULDBLOCK)
-		return perr_set(e, -ENOTCONN, ZCFS_UNAVAILABLE, "zcfsd at %s did not answer %s within %d s",
-				socket_path, method, ZCLIENT_TIMEOUT_S);
+		return perr_set(e, -ENOTCONN, ZCFS_UNAVAILABLE, "zcfsd at %s did not answer %s within %lld ms",
+				socket_path, method, (long long)tmo);
 	if (r < 0)
 		return perr_set(e, -ENOTCONN, ZCFS_UNAVAILABLE, "zcfsd at %s: %s: %s", socket_path,
 				method, strerror(-r));

@@ -11,6 +11,12 @@
 /* Seconds a call may take before it fails with UNAVAILABLE. */
 #define ZCLIENT_TIMEOUT_S 20
 
+/* From now on, the calls of this thread may take MS milliseconds in all
+ * (connect, send and answer of each, summed), then fail with UNAVAILABLE;
+ * 0 restores the per-call ZCLIENT_TIMEOUT_S. For a caller whose own
+ * client gives up sooner (Podman: 5 s per plugin request). */
+void zc_set_budget_ms(unsigned ms);
+
 /* Sends METHOD with PARAMS (a reference is consumed; NULL = {}) to the
  * daemon at SOCKET. On {"result": R}: 0 and *ret = R (caller puts it; may
  * be NULL when RET is NULL). On {"error"}: -EREMOTEIO with E set to the

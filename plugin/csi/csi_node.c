@@ -1,14 +1,14 @@
 /* Node operations shared by CSI and FlexVolume: publish (creating the
  * volume in zcfsd when it does not exist yet), unpublish (deleting an
  * ephemeral volume after its last target) and statistics. zcfsd decides
- * tenants, budgets, paths and mounts; this file turns the orchestrator's
+ * tenants, budgets, paths and mounts (also a target's read-only flag:
+ * volume.publish read_only); this file turns the orchestrator's
  * idempotency rules into zcfsd calls and undoes its own steps when a
  * later one fails, so a failed request leaves nothing behind. */
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include "csi.h"
-#include "mnt.h"
 #include "plugin_json.h"
 #include "zclient.h"
 
@@ -91,12 +91,26 @@ static int check_existing(const struct csi_publish_req *p, json_object *vol, jso
 	return 0;
 }
 
+/* volume.publish of the request's target with its read-only flag. */
+static int publish_target(struct csi_ctx *c, const struct csi_publish_req *p, struct perr *e)
+{
+	json_object *params = json_object_new_object();
+
+	if (!params)
+		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+	json_object_object_add(params, "id", json_object_new_string(p->volume_id));
+	json_object_object_add(params, "target", json_object_new_string(p->target_path));
+	json_object_object_add(params, "read_only", json_object_new_boolean(p->readonly));
+	return zc_call(c->socket, "volume.publish", params, NULL, e);
+}
+
 /* Republish on a target the volume already has: same capability = OK. */
 static int same_target(struct csi_ctx *c, struct csi_publish_req *p, json_object *rec,
 		       struct perr *e)
 {
 	json_object *targets = csi_record_targets(rec), *old;
-	bool ro = false;
+	struct perr e2 = { 0 };
+	int r;
 
 	if (json_object_object_get_ex(targets, p->target_path, &old)) {
 		if (json_object_equal(old, p->capability))
@@ -107,11 +121,15 @@ static int same_target(struct csi_ctx *c, struct csi_publish_req *p, json_object
 				json_object_to_json_string(p->capability));
 	}
 	/* Published without a record (by zcfsctl, or the record was lost):
-	 * adopt it when the mount is what the request wants. */
-	if (mnt_top_readonly(p->target_path, &ro) < 0 || ro != p->readonly)
+	 * adopt it when zcfsd takes the same publish again (same read-only
+	 * flag). */
+	r = publish_target(c, p, &e2);
+	if (r < 0 && e2.code == ZCFS_ALREADY_EXISTS)
 		return perr_set(e, -EEXIST, ZCFS_ALREADY_EXISTS,
-				"volume '%s' is already published at %s by another client with other options",
-				p->volume_id, p->target_path);
+				"volume '%s' is already published at %s by another client with other options (%s)",
+				p->volume_id, p->target_path, e2.msg);
+	if (r < 0)
+		return perr_set(e, r, e2.code, "%s", e2.msg);
 	json_object_object_add(targets, p->target_path, json_object_get(p->capability));
 	return csi_record_save(c, p->volume_id, rec, e);
 }
@@ -131,8 +149,8 @@ static bool any_single_writer(json_object *targets)
 int csi_publish(struct csi_ctx *c, struct csi_publish_req *p, struct perr *e)
 {
 	_cleanup_close_ int lock = -1;
-	_cleanup_json_ json_object *vol = NULL, *rec = NULL, *res = NULL;
-	json_object *params, *targets;
+	_cleanup_json_ json_object *vol = NULL, *rec = NULL;
+	json_object *targets;
 	bool rec_existed, created = false, made_dir;
 	struct stat st;
 	int r;
@@ -176,26 +194,11 @@ int csi_publish(struct csi_ctx *c, struct csi_publish_req *p, struct perr *e)
 	}
 
 	made_dir = lstat(p->target_path, &st) < 0 && errno == ENOENT;
-	params = json_object_new_object();
-	if (!params) {
-		undo_create(c, p->volume_id, created);
-		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
-	}
-	json_object_object_add(params, "id", json_object_new_string(p->volume_id));
-	json_object_object_add(params, "target", json_object_new_string(p->target_path));
-	r = zc_call(c->socket, "volume.publish", params, &res, e);
+	/* zcfsd mounts the target read-only or not: no mount call here. */
+	r = publish_target(c, p, e);
 	if (r < 0) {
 		undo_create(c, p->volume_id, created);
 		return r;
-	}
-	/* zcfsd has no per-target read-only flag: set the mount's own
-	 * MOUNT_ATTR_RDONLY both ways (a bind of a read-only first target
-	 * inherits the flag). */
-	r = mnt_set_readonly(p->target_path, p->readonly);
-	if (r < 0) {
-		perr_set(e, r, ZCFS_INTERNAL, "setting %s read-%s: %s", p->target_path,
-			 p->readonly ? "only" : "write", strerror(-r));
-		goto undo;
 	}
 	json_object_object_add(targets, p->target_path, json_object_get(p->capability));
 	r = csi_record_save(c, p->volume_id, rec, e);

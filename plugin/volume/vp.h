@@ -21,6 +21,10 @@
 #define VP_REGISTRY_MAX (16 * 1024 * 1024)
 #define VP_ID_MAX 256
 #define VP_CONTENT_TYPE "application/vnd.docker.plugins.v1.1+json"
+/* All zcfsd calls of one request together: below Podman's 5 s per plugin
+ * request, so Podman gets our UNAVAILABLE instead of its own timeout
+ * (after which it would not know what the plugin did). */
+#define VP_ZCFSD_BUDGET_MS 4000
 
 struct vp {
 	const char *socket;	/* zcfsd control socket */

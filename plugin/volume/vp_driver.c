@@ -181,23 +181,34 @@ static json_object *with_mountpoint(const char *mp)
 	return o;
 }
 
+/* volume.publish at the mountpoint. Its parent MOUNT_ROOT/TENANT is made
+ * here (zcfsd creates only the last component) and removed again when
+ * zcfsd refuses: a failed Mount changes nothing. */
 static int publish(struct vp *v, const char *name, json_object *ent, struct perr *e)
 {
-	_cleanup_free_ char *dir = NULL;
+	_cleanup_free_ char *dir = NULL, *made = NULL;
 	const char *mp = vp_entry_str(ent, "mountpoint");
 	json_object *params;
 	int r;
 
-	/* MOUNT_ROOT/TENANT must exist: zcfsd creates only the last component. */
 	if (asprintf(&dir, "%s/%s", v->mount_root, vp_entry_str(ent, "tenant")) < 0)
 		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
-	r = sf_mkdir_p(dir, 0755);
-	if (r < 0)
+	r = sf_mkdir_p_undoable(dir, 0755, &made);
+	if (r < 0) {
+		sf_rmdir_created(dir, made);
 		return perr_set(e, r, ZCFS_INTERNAL, "mkdir %s: %s", dir, strerror(-r));
+	}
 	params = json_object_new_object();
+	if (!params) {
+		sf_rmdir_created(dir, made);
+		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+	}
 	json_object_object_add(params, "id", json_object_new_string(name));
 	json_object_object_add(params, "target", json_object_new_string(mp));
-	return zc_call(v->socket, "volume.publish", params, NULL, e);
+	r = zc_call(v->socket, "volume.publish", params, NULL, e);
+	if (r < 0)
+		sf_rmdir_created(dir, made);
+	return r;
 }
 
 static int unpublish(struct vp *v, const char *name, json_object *ent, struct perr *e)
@@ -408,9 +419,11 @@ int vp_handle(struct vp *v, const char *endpoint, const char *body, size_t len, 
 		perr_set(&e, -EFBIG, ZCFS_INVALID_ARGUMENT, "request body larger than %d bytes", VP_BODY_MAX);
 	else if (pj_parse_object(body, len, true, &o, &e) == 0 &&
 		 parse_req(o, endpoints[i].keys, endpoints[i].need_name, &q, &e) == 0) {
+		zc_set_budget_ms(VP_ZCFSD_BUDGET_MS);
 		pthread_mutex_lock(&v->lock);
 		r = endpoints[i].fn(v, &q, resp, &e);
 		pthread_mutex_unlock(&v->lock);
+		zc_set_budget_ms(0);
 	}
 	if (r == 0)
 		return 200;

@@ -4,10 +4,12 @@
  * reply, never read out of bounds, and never touch anything outside the
  * scratch directory. */
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include "handle.h"
 #include "inode.h"
@@ -39,18 +41,74 @@ static int fuzz_reply(struct zcfs_req *req, int error, const struct iovec *iov, 
 	return total > (1u << 21) ? -EINVAL : 0;
 }
 
-static void setup_once(void)
+/* SOURCE: a 64 MiB tmpfs in a private mount namespace where we may mount
+ * (root, as the runs of make fuzz are), so that a FALLOCATE or WRITE of
+ * any size ends in ENOSPC instead of filling the disk under /tmp (one
+ * 300 s run did), and what the inputs created goes with the process. */
+static char dir[] = "/tmp/zcfs-fuzz.XXXXXX";
+static bool private_tmpfs;
+
+static void cleanup(void)
 {
-	static char dir[] = "/tmp/zcfs-fuzz.XXXXXX";
+	if (private_tmpfs)
+		(void)umount2(dir, MNT_DETACH);
+	(void)rmdir(dir);	/* when on the disk: kept if anything was created */
+}
+
+/* The server's state lives across inputs, as a mounted server's does
+ * across requests: an input is one message, and a READ needs the handle
+ * an earlier CREATE made. The kernel would FORGET and RELEASE; the fuzzer
+ * does not, and the fds held for what it created ran out (EMFILE: then
+ * libFuzzer could not even write its corpus) within two minutes. So
+ * every RESET_EVERY inputs the session starts again on an empty SOURCE,
+ * as after a remount: a few fds per input at most, well under a soft
+ * RLIMIT_NOFILE of 1024. */
+#define RESET_EVERY 256
+
+static void session_start(void)
+{
 	int fd;
 
-	if (se.inodes)
-		return;
-	if (!mkdtemp(dir))
+	if (private_tmpfs &&
+	    mount("zcfs-fuzz", dir, "tmpfs", 0, "size=64m,mode=755") < 0)
 		abort();
 	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		abort();
+	/* What INIT negotiates starts over too. */
+	se.proto_minor = 0;
+	se.conn_flags = 0;
+	if (inode_table_new(fd, &se.inodes) < 0 || handle_table_new(&se.handles) < 0)
+		abort();
+}
+
+static void session_end(void)
+{
+	handle_table_free(se.handles);
+	inode_table_free(se.inodes);
+	se.handles = NULL;
+	se.inodes = NULL;
+	/* Not lazily: with both tables gone nothing may hold SOURCE open,
+	 * so EBUSY here is an fd the server leaked. */
+	if (private_tmpfs && umount2(dir, 0) < 0) {
+		perror("fuzz_fuse_msg: unmounting SOURCE after freeing the session");
+		abort();
+	}
+}
+
+/* At the first input, not in LLVMFuzzerInitialize: libFuzzer installs
+ * its SIGUSR1 handler (exit) in between. */
+static void setup_once(void)
+{
+	if (se.inodes)
+		return;
+	if (!mkdtemp(dir))
+		abort();
+	if (unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0)
+		private_tmpfs = true;
+	else
+		fprintf(stderr, "fuzz_fuse_msg: no private tmpfs (%m): SOURCE %s is on the disk\n", dir);
+	atexit(cleanup);
 	log_set_level(LOG_CRIT);
 	/* DESTROY ends the session by signalling main: keep that harmless. */
 	signal(SIGUSR1, SIG_IGN);
@@ -63,8 +121,7 @@ static void setup_once(void)
 	se.max_write = 1 << 16;
 	se.max_pages = 16;
 	atomic_store(&se.initialized, true);
-	if (inode_table_new(fd, &se.inodes) < 0 || handle_table_new(&se.handles) < 0)
-		abort();
+	session_start();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -74,7 +131,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct zcfs_req req = { .se = &se, .reply = fuzz_reply, .outbuf = outbuf,
 				.outbuf_size = sizeof(outbuf) };
 
+	static unsigned runs;
+
 	setup_once();
+	if (++runs % RESET_EVERY == 0) {
+		session_end();
+		session_start();
+	}
 	if (size > sizeof(buf))
 		return 0;
 	memcpy(buf, data, size);

@@ -16,17 +16,24 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char dir[] = "/dev/shm/zcfs-fuzz-policy.XXXXXX";
-static char file[sizeof(dir) + 16], pdir[sizeof(dir) + 16];
+static char pdir[sizeof(dir) + 16];
+
+/* The single file, then the policy directory's 00.json..07.json. They
+ * stay open and are rewritten in place (pwrite, ftruncate) when their
+ * content changes; a directory file is unlinked only when an input has
+ * fewer files than the one before: creating, truncating and removing
+ * them per input cost as much as the parsing. fd -1: no such file. */
+static struct {
+	char path[sizeof(dir) + 32];
+	int fd;
+	size_t size;
+	uint8_t text[64 * 1024];	/* what the file holds: unchanged files are not rewritten */
+} files[9];
 
 static void cleanup(void)
 {
-	char p[sizeof(pdir) + 32];
-
-	for (int i = 0; i < 8; i++) {
-		snprintf(p, sizeof(p), "%s/%02d.json", pdir, i);
-		(void)unlink(p);
-	}
-	(void)unlink(file);
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+		(void)unlink(files[i].path);
 	(void)rmdir(pdir);
 	(void)rmdir(dir);
 }
@@ -37,19 +44,42 @@ static void setup_once(void)
 		return;
 	if (!mkdtemp(dir))
 		abort();
-	snprintf(file, sizeof(file), "%s/p.json", dir);
 	snprintf(pdir, sizeof(pdir), "%s/d", dir);
 	if (mkdir(pdir, 0755) < 0)
 		abort();
+	snprintf(files[0].path, sizeof(files[0].path), "%s/p.json", dir);
+	for (size_t i = 1; i < ARRAY_SIZE(files); i++)
+		snprintf(files[i].path, sizeof(files[i].path), "%s/%02zu.json", pdir, i - 1);
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+		files[i].fd = -1;
 	atexit(cleanup);
 }
 
-static void write_file(const char *path, const uint8_t *p, size_t n)
+/* FILES[I] holds exactly the N bytes at P. */
+static void put_file(size_t i, const uint8_t *p, size_t n)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-	if (fd < 0 || (n && write(fd, p, n) != (ssize_t)n) || close(fd) < 0)
+	if (files[i].fd < 0) {
+		files[i].fd = open(files[i].path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		files[i].size = 0;
+		if (files[i].fd < 0)
+			abort();
+	}
+	if (n == files[i].size && !memcmp(files[i].text, p, n))
+		return;
+	if ((n && pwrite(files[i].fd, p, n, 0) != (ssize_t)n) ||
+	    (n < files[i].size && ftruncate(files[i].fd, (off_t)n) < 0))
 		abort();
+	memcpy(files[i].text, p, n);
+	files[i].size = n;
+}
+
+static void drop_file(size_t i)
+{
+	if (files[i].fd < 0)
+		return;
+	if (unlink(files[i].path) < 0 || close(files[i].fd) < 0)
+		abort();
+	files[i].fd = -1;
 }
 
 static void check_policy(const struct policy *p)
@@ -104,26 +134,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r = policy_load_string("fuzz.json", text, &p, &errs);
 		free(text);
 	} else if (mode == 1) {
-		write_file(file, data, size);
-		r = policy_load(file, &p, &errs);
+		put_file(0, data, size);
+		r = policy_load(files[0].path, &p, &errs);
 	} else {
 		const uint8_t *s = data, *end = data + size;
-		char path[sizeof(pdir) + 32];
-		int i;
+		size_t i;
 
 		for (i = 0; i < 8; i++) {
-			snprintf(path, sizeof(path), "%s/%02d.json", pdir, i);
-			(void)unlink(path);
-		}
-		for (i = 0; i < 8 && s <= end; i++) {
 			const uint8_t *sep = memmem(s, (size_t)(end - s), "\n--\n", 4);
 			const uint8_t *e = sep && i < 7 ? sep : end;
-			snprintf(path, sizeof(path), "%s/%02d.json", pdir, i);
-			write_file(path, s, (size_t)(e - s));
+			put_file(1 + i, s, (size_t)(e - s));
 			if (e == end)
 				break;
 			s = e + 4;
 		}
+		while (++i < 8)
+			drop_file(1 + i);
 		r = policy_load(pdir, &p, &errs);
 	}
 	if (r == 0) {

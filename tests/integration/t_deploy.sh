@@ -2,7 +2,12 @@
 # deploy/: the Kubernetes manifests parse (python3-yaml) and agree with the
 # build: every binary they run exists, every flag they pass is in that
 # binary's --help, every absolute path they use lies in a mounted volume,
-# the policy ConfigMap passes `zcfsctl policy check`; the systemd units,
+# the policy ConfigMap passes `zcfsctl policy check`, the DaemonSet is
+# OnDelete; deploy/Containerfile builds the image the manifests name (the
+# tag in its build line, README.md's and docs/orchestrators.md's agree
+# with every zcfs `image:`, its version is zcfs-csi's, its install.sh run
+# puts the binaries where the manifests run them, every library the
+# binaries need is installed; no image is built here); the systemd units,
 # the Podman and Docker plugin declarations point at installed binaries
 # and the plugin's socket; deploy/install.sh installs into a DESTDIR root
 # (idempotent, keeps an existing policy) and the installed FlexVolume
@@ -25,6 +30,51 @@ flags_ok() {
 		grep -qE -- "(^|[[ ,])${f}([] =,]|$)" <<<"$help" || { echo "# $bin has no $f"; return 1; }
 	done
 }
+
+log "the image: deploy/Containerfile"
+CF=$D/Containerfile
+check "deploy/Containerfile exists" test -f "$CF"
+# the image its build line makes: podman build -f deploy/Containerfile -t IMAGE .
+build_tag() { sed -n 's|.*podman build -f deploy/Containerfile -t \([^ `]*\) \..*|\1|p' "$1" | sort -u; }
+image=$(build_tag "$CF")
+check "Containerfile names one image in its build line ($image)" test -n "$image" -a "$(wc -l <<<"$image")" = 1
+check "README.md builds the same image" test "$(build_tag "$top/README.md")" = "$image"
+check "docs/orchestrators.md builds the same image" test "$(build_tag "$top/docs/orchestrators.md")" = "$image"
+version=$("$ZCFS_BIN/zcfs-csi" --version | awk '{print $2}')
+check "the tag is zcfs-csi's version ($version)" test "${image##*:}" = "$version"
+check "the image label says the same version" grep -q "org.opencontainers.image.version=\"$version\"" "$CF"
+check "Debian 12 base" grep -qE '^FROM [^ ]*debian:12(-slim)?$' "$CF"
+# every zcfs image: line of the manifests (the examples' busybox is the
+# user's workload, not ours)
+mapfile -t images < <(grep -h '^[[:space:]-]*image:' "$D"/kubernetes/*.yaml | sed 's/.*image:[[:space:]]*//; s/["'\'']//g' | grep -v '^busybox:' | sort -u)
+check "the manifests name images" test "${#images[@]}" -gt 0
+for i in "${images[@]}"; do
+	check "manifest image $i is the one the Containerfile builds" test "$i" = "$image"
+done
+while read -r src; do
+	check "COPY source $src exists in the tree" test -e "$top/$src"
+done < <(sed -n 's/^COPY \([^ ]*\) .*/\1/p' "$CF")
+run=$(sed -n 's/^RUN \/tmp\/zcfs\/deploy\/install.sh \(.*\) &&.*/\1/p' "$CF")
+check "the image runs install.sh --prefix /usr/local --no-systemd" bash -c \
+	"grep -q -- '--prefix /usr/local' <<<'$run' && grep -q -- '--no-systemd' <<<'$run'"
+# what that RUN installs, staged here with the same options
+check "install.sh as the Containerfile runs it (into a DESTDIR)" env DESTDIR="$W/image" \
+	"$D/install.sh" --prefix /usr/local --from "$ZCFS_BIN" --no-systemd >/dev/null
+while read -r p; do
+	check "image has $p (the manifests run it)" test -x "$W/image$p"
+done < <(grep -ho '/usr/local/bin/[a-z-]*' "$D"/kubernetes/*.yaml | sort -u)
+if command -v dpkg >/dev/null && command -v readelf >/dev/null; then
+	pkgs=$(sed -n '/apt-get install/,/rm -rf/p' "$CF" | tr -s ' \\&' '\n' | grep -E '^lib[a-z0-9.+-]+$' | sort -u)
+	for b in zcfsd zcfs-serve zcfsctl zcfs-csi zcfs-volume-plugin; do
+		for so in $(readelf -d "$ZCFS_BIN/$b" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p'); do
+			case $so in libc.so.*|ld-linux*|libasan*|libubsan*|libm.so.*|libgcc_s*|libstdc++*) continue;; esac
+			pkg=$(dpkg -S "*/$so" 2>/dev/null | head -n 1 | cut -d: -f1)
+			check "$b needs $so: its package ${pkg:-?} is installed in the image" grep -qx "${pkg:-none}" <<<"$pkgs"
+		done
+	done
+else
+	log "dpkg or readelf missing: the image's library list is not checked"
+fi
 
 log "Kubernetes manifests"
 PY=
@@ -65,7 +115,9 @@ else
 	                mounts.append({"path": m["mountPath"], "prop": m.get("mountPropagation", ""),
 	                               "volume": vols[m["name"]]})
 	            print(json.dumps({"file": path, "kind": d["kind"], "name": c["name"], "argv": argv,
-	                              "probes": probes, "mounts": mounts,
+	                              "probes": probes, "mounts": mounts, "image": c.get("image", ""),
+	                              "update": spec.get("updateStrategy", {}).get("type", ""),
+	                              "hostPID": pod.get("hostPID", False),
 	                              "privileged": c.get("securityContext", {}).get("privileged", False)}))
 	PYEOF
 	rc=$?
@@ -89,8 +141,12 @@ else
 			check "$base: $p lies in a volume mounted into the container" \
 				jqe --arg p "$p" 'any(.mounts[]; .path as $m | ($p == $m) or ($p | startswith($m + "/")))' <<<"$zcfsd_c"
 		done < <(jq -r '.[1:][] | select(startswith("/"))' <<<"$argv")
-	done < <(jq -c '.argv, .probes[]' "$W/containers.jsonl" | grep -v '^\[\]$')
+	done < <(jq -c '(.argv // empty), (.probes // [])[]' "$W/containers.jsonl" | grep -v '^\[\]$')
 	check "zcfsd is privileged" jqe '.privileged == true' <<<"$zcfsd_c"
+	check "DaemonSet updateStrategy OnDelete (a restart kills the node's servers)" \
+		jqe '.kind == "DaemonSet" and .update == "OnDelete" and .hostPID == false' <<<"$zcfsd_c"
+	check "YAML: every container of the DaemonSet runs the built image ($image)" \
+		test "$(jq -r 'select(.kind == "DaemonSet") | .image' "$W/containers.jsonl" | sort -u)" = "$image"
 	check "kubelet dir mounted with Bidirectional propagation" \
 		jqe 'any(.mounts[]; .path == "/var/lib/kubelet" and .prop == "Bidirectional" and .volume.hostPath.path == "/var/lib/kubelet")' <<<"$zcfsd_c"
 	check "/dev/fuse from the host" jqe 'any(.mounts[]; .path == "/dev/fuse" and .volume.hostPath.type == "CharDevice")' <<<"$zcfsd_c"
@@ -108,6 +164,21 @@ else
 	check "ConfigMap policy passes zcfsctl policy check" "$ZCFS_BIN/zcfsctl" policy check "$W/cm-policy.json"
 	check "ConfigMap policy allows targets under /var/lib/kubelet/pods" \
 		jqe 'all(.tenants[]; any(.allowed_target_prefixes[]; . == "/var/lib/kubelet/pods"))' "$W/cm-policy.json"
+fi
+
+log "examples name tenants that exist"
+tenants=$(jq -r '.tenants[].name' "$top"/policy/examples/*.json | sort -u)
+mapfile -t named < <(grep -ohE '(tenant=|--tenant )[A-Za-z0-9._-]+' "$top/README.md" "$top/docs/orchestrators.md" |
+	sed 's/^tenant=//; s/^--tenant //' | sort -u)
+check "README.md and docs/orchestrators.md name tenants in examples" test "${#named[@]}" -gt 0
+for t in "${named[@]}"; do
+	check "tenant '$t' of the docs' examples is in policy/examples" grep -qx -- "$t" <<<"$tenants"
+done
+if [ -f "$W/cm-policy.json" ]; then
+	while read -r t; do
+		check "tenant '$t' of the example manifests is in the ConfigMap policy" \
+			jqe --arg t "$t" 'any(.tenants[]; .name == $t)' "$W/cm-policy.json"
+	done < <(sed -n 's/^ *tenant: *//p' "$D"/kubernetes/example-*.yaml | sort -u)
 fi
 
 log "install.sh into a DESTDIR root"

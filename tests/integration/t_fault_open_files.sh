@@ -28,16 +28,45 @@ conn=$(vol_field v1 conn)
 ( exec 3<"$TGT/a/d/data"; while dd bs=64k skip=0 <&3 >/dev/null 2>&1 && [ -e /proc/self/fd/3 ]; do
 	exec 3<&-; exec 3<"$TGT/a/d/data" || exit 0; done; exit 0 ) 2>/dev/null &
 READER=$!
-# Writer: appends through an open fd until a write fails.
-( exec 4>>"$TGT/a2/log"; while echo line >&4; do sleep 0.01; done ) 2>/dev/null &
+# Writer: appends through an open fd and fsyncs each line, until that
+# fails. (Under writeback caching a write(2) alone lands in the kernel's
+# cache and succeeds even after the abort; fsync and close report it.)
+python3 - "$TGT/a2/log" <<'EOF' 2>/dev/null &
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+try:
+    while True:
+        os.write(fd, b"line\n")
+        os.fsync(fd)
+        time.sleep(0.01)
+except OSError:
+    sys.exit(0)
+EOF
 WRITER=$!
+# A buffered writer that never fsyncs: what it wrote before the
+# unpublish must still reach the storage (zcfsd syncs before it aborts).
+python3 - "$TGT/a/lazy" <<'EOF' 2>/dev/null &
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)
+try:
+    for i in range(1000000):
+        os.write(fd, b"lazy %08d\n" % i)
+        time.sleep(0.001)
+except OSError:
+    pass
+time.sleep(3600)
+EOF
+LAZY=$!
 # A process whose cwd is a directory of the volume.
 ( cd "$TGT/a/d" && while ls . >/dev/null 2>&1; do sleep 0.05; done ) &
 CWD=$!
 exec 5<"$TGT/a/d/data"
 sleep 0.5
-check "clients are running" kill -0 "$READER" "$WRITER" "$CWD"
+lines() { grep -c "$1" "$2" 2>/dev/null || echo 0; }
+wait_for "writers started" 20 bash -c "[ \$(grep -c lazy '$TGT/a/lazy' 2>/dev/null || echo 0) -ge 20 ] && grep -q line '$TGT/a/log'"
+check "clients are running" kill -0 "$READER" "$WRITER" "$CWD" "$LAZY"
 
+lazy_before=$(lines lazy "$TGT/a/lazy")
 start=$(date +%s%N)
 timeout 20 "$ZCFS_BIN/zcfsctl" --socket "$SOCK" volume unpublish v1 "$TGT/a2" >/dev/null
 rc2=$?
@@ -54,7 +83,7 @@ check "the reader gets an error and exits" wait_for "reader" 10 bash -c "! kill 
 check "the writer gets an error and exits" wait_for "writer" 10 bash -c "! kill -0 $WRITER 2>/dev/null"
 check "the process in the volume's cwd gets an error and exits" \
 	wait_for "cwd process" 10 bash -c "! kill -0 $CWD 2>/dev/null"
-kill -9 "$READER" "$WRITER" "$CWD" 2>/dev/null
+kill -9 "$READER" "$WRITER" "$CWD" "$LAZY" 2>/dev/null
 check "no mount of the volume left" bash -c "! grep -qE ' $TGT/a2? ' /proc/self/mounts"
 check "the connection is gone" wait_for "connection $conn gone" 5 test ! -e "/sys/fs/fuse/connections/$conn"
 check "the server exited" bash -c "! kill -0 $P1 2>/dev/null"
@@ -62,6 +91,9 @@ check "status: created, no targets" test "$(vol_field v1 state)" = created
 check "publish again" ctlq volume publish v1 "$TGT/a"
 check "... fsynced data intact" bash -c "[ \"\$(md5sum <'$TGT/a/d/data')\" = '$sum' ]"
 check "... the writer's lines are there" grep -q line "$TGT/a/log"
+lazy_after=$(lines lazy "$TGT/a/lazy")
+check "... and all the buffered writer had written before the unpublish ($lazy_after >= $lazy_before lines)" \
+	test "$lazy_after" -ge "$lazy_before" -a "$lazy_before" -ge 20
 ctlq volume unpublish v1 "$TGT/a"
 check "nothing left mounted under W" bash -c "! grep -q ' $W' /proc/self/mounts"
 check "no server left" bash -c "! pgrep -f '[z]cfs-serve .*$W/' >/dev/null"

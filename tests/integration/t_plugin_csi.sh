@@ -2,11 +2,14 @@
 # zcfs-csi as a CSI node plugin against a real zcfsd: every method's
 # success path, publish/unpublish idempotency, each error code with
 # nothing changed on failure (files under the work dir, mount table,
-# servers), read-only targets, SINGLE_NODE_SINGLE_WRITER, ephemeral inline
-# volumes (created on publish, deleted with their storage on unpublish),
-# NodeGetVolumeStats usage and volume_condition (stopped and restarting
-# server), and hostile requests (malformed, oversized, unknown fields,
-# ../ ids, paths outside the tenant's prefixes).
+# servers, the plugin's publish records), read-only targets made by zcfsd
+# (volume.publish read_only; zcfs-csi without any capability publishes
+# them), SINGLE_NODE_SINGLE_WRITER, ephemeral inline volumes (created on
+# publish, deleted with their storage on unpublish), NodeGetVolumeStats
+# usage and volume_condition (stopped and restarting server), zcfsd down
+# (UNAVAILABLE), the tenant's max_volumes (RESOURCE_EXHAUSTED), and hostile
+# requests (malformed, oversized, unknown fields, ../ ids, paths outside
+# the tenant's prefixes).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
 # Stop zcfsd without bash's "Killed" notice becoming the log's last line.
@@ -21,6 +24,7 @@ trap quiet_cleanup EXIT
 require_root
 require_fuse
 require_cmd jq
+require_cmd setpriv
 require_uring_transport
 [ -x "$ZCFS_BIN/zcfs-csi" ] || fail "$ZCFS_BIN/zcfs-csi not built"
 
@@ -30,11 +34,17 @@ mkdir -p "$W/outside"
 zcfsd_start
 export ZCFS_NODE_ID=node-under-test
 
-# csi METHOD [JSON]: OUT = stdout, RC = exit status
+# csi METHOD [JSON]: OUT = stdout, RC = exit status. CSISOCK overrides the
+# socket, CSIWRAP is put in front (e.g. setpriv dropping every capability).
 csi() {
-	OUT=$(printf '%s' "${2:-}" | "$ZCFS_BIN/zcfs-csi" --socket "$SOCK" --state-dir "$CSISTATE" "$1" 2>>"$W/state/csi.err")
+	OUT=$(printf '%s' "${2:-}" | ${CSIWRAP:-} "$ZCFS_BIN/zcfs-csi" --socket "${CSISOCK:-$SOCK}" \
+		--state-dir "$CSISTATE" "$1" 2>>"$W/state/csi.err")
 	RC=$?
 }
+# root without any capability: what an unprivileged plugin could do
+NOCAPS="setpriv --bounding-set -all --inh-caps -all --ambient-caps -all"
+# zcfsd down: nothing listens there
+DOWN=$W/down.sock
 code() { jq -r 'if .error then .error.code else "OK" end' <<<"$OUT" 2>/dev/null || echo "UNPARSEABLE:$OUT"; }
 # expect CODE METHOD [JSON]: answered CODE with the matching exit status
 expect() {
@@ -44,12 +54,13 @@ expect() {
 	if [ "$got" != "$want" ]; then echo "# $2: want $want, got $OUT (rc $RC)"; return 1; fi
 	if [ "$want" = OK ]; then [ "$RC" -eq 0 ]; else [ "$RC" -eq 1 ]; fi
 }
-# expect_nochange CODE DESC METHOD JSON: also nothing changed
+# expect_nochange CODE DESC METHOD JSON: also nothing changed (files,
+# mounts, servers and the publish records)
 expect_nochange() {
 	local want=$1 desc=$2 before
-	before=$(snapshot)
+	before=$(plugin_snapshot "$CSISTATE")
 	check "$desc -> $want" expect "$want" "$3" "$4"
-	check "$desc changed nothing" test "$(snapshot)" = "$before"
+	check "$desc changed nothing" test "$(plugin_snapshot "$CSISTATE")" = "$before"
 }
 # pubreq ID TARGET [READONLY] [MODE] [CONTEXT-JSON merged over tenant+transport]
 pubreq() {
@@ -107,15 +118,44 @@ expect_nochange OK "same publish, fs_type zcfs (equivalent)" NodePublishVolume \
 expect_nochange ALREADY_EXISTS "same target, readonly now" NodePublishVolume "$(pubreq v1 "$P1" true)"
 expect_nochange ALREADY_EXISTS "same target, other access mode" NodePublishVolume \
 	"$(pubreq v1 "$P1" false SINGLE_NODE_MULTI_WRITER)"
-check "publish v1 read-only at a second target" expect OK NodePublishVolume "$(pubreq v1 "$P2" true)"
-check "second target is mounted read-only" bash -c "grep ' $P2 ' /proc/self/mounts | grep -q ' ro,'"
+CSIWRAP=$NOCAPS check "publish v1 read-only at a second target, zcfs-csi without capabilities" \
+	expect OK NodePublishVolume "$(pubreq v1 "$P2" true)"
+check "second target is mounted read-only (by zcfsd)" bash -c "grep ' $P2 ' /proc/self/mounts | grep -q ' ro,'"
 check "second target sees the data" grep -q "written through csi" "$P2/hello"
 check "writing through the read-only target fails" bash -c "! echo x >'$P2/nope' 2>/dev/null"
 check "first target stays read-write" bash -c "echo again >'$P1/again'"
 check "reader-only mode publishes read-only" expect OK NodePublishVolume \
 	"$(pubreq v1 "$P3" false SINGLE_NODE_READER_ONLY)"
 check "reader-only target is read-only" bash -c "grep ' $P3 ' /proc/self/mounts | grep -q ' ro,'"
+check "... the other targets keep theirs" bash -c "grep ' $P1 ' /proc/self/mounts | grep -q ' rw,'"
 check "unpublish the reader-only target" expect OK NodeUnpublishVolume "$(unpubreq v1 "$P3")"
+expect_nochange ALREADY_EXISTS "same target, other size (512M, v1 has the tenant's 1G)" NodePublishVolume \
+	"$(pubreq v1 "$P1" false SINGLE_NODE_WRITER '{"size":"512M"}')"
+expect_nochange ALREADY_EXISTS "new target, other size" NodePublishVolume \
+	"$(pubreq v1 "$P3" false SINGLE_NODE_WRITER '{"size":"512M"}')"
+check "new target, the same size spelled out (1G)" expect OK NodePublishVolume \
+	"$(pubreq v1 "$P3" false SINGLE_NODE_WRITER '{"size":"1G"}')"
+check "unpublish it" expect OK NodeUnpublishVolume "$(unpubreq v1 "$P3")"
+
+log "zcfsd's per-target read_only (volume.publish), which the plugins use"
+pub() { code_of ctl call volume.publish "$1"; }
+ctl volume create ro1 --tenant t1 --transport "$ZCFS_TRANSPORT" >/dev/null || fail "create ro1"
+check "first target read-only" test "$(pub "{\"id\":\"ro1\",\"target\":\"$TGT/ro-a\",\"read_only\":true}")" = OK
+check "... mounted ro" bash -c "grep ' $TGT/ro-a ' /proc/self/mounts | grep -q ' ro,'"
+check "... writes fail" bash -c "! touch '$TGT/ro-a/x' 2>/dev/null"
+check "a second target without read_only is writable (not the first's flag)" \
+	test "$(pub "{\"id\":\"ro1\",\"target\":\"$TGT/ro-b\"}")" = OK
+check "... mounted rw, writes work" bash -c "grep ' $TGT/ro-b ' /proc/self/mounts | grep -q ' rw,' && touch '$TGT/ro-b/x'"
+check "... and are seen read-only at the first" test -e "$TGT/ro-a/x"
+before=$(snapshot)
+check "same target, read_only true again: OK" test "$(pub "{\"id\":\"ro1\",\"target\":\"$TGT/ro-a\",\"read_only\":true}")" = OK
+check "same read-only target asked read-write: ALREADY_EXISTS" test "$(pub "{\"id\":\"ro1\",\"target\":\"$TGT/ro-a\"}")" = ALREADY_EXISTS
+check "same read-write target asked read-only: ALREADY_EXISTS" test "$(pub "{\"id\":\"ro1\",\"target\":\"$TGT/ro-b\",\"read_only\":true}")" = ALREADY_EXISTS
+check "read_only not a boolean: INVALID_ARGUMENT" test "$(pub "{\"id\":\"ro1\",\"target\":\"$TGT/ro-c\",\"read_only\":\"yes\"}")" = INVALID_ARGUMENT
+check "... none of these changed anything" test "$(snapshot)" = "$before"
+ctl volume unpublish ro1 "$TGT/ro-b" >/dev/null && ctl volume unpublish ro1 "$TGT/ro-a" >/dev/null &&
+	ctl volume delete ro1 >/dev/null || fail "cleaning up ro1"
+rmdir "$TGT/ro-a" "$TGT/ro-b"
 
 log "publish: errors change nothing"
 expect_nochange INVALID_ARGUMENT "malformed JSON" NodePublishVolume '{"volume_id": '
@@ -149,6 +189,22 @@ check "v9 was not left behind" bash -c "! $ZCFS_BIN/zcfsctl --socket $SOCK volum
 expect_nochange ALREADY_EXISTS "v1 for another tenant" NodePublishVolume "$(pubreq v1 "$TGT/pod9" false SINGLE_NODE_WRITER '{"tenant":"t2"}')"
 expect_nochange ALREADY_EXISTS "persistent v1 as an ephemeral volume" NodePublishVolume \
 	"$(pubreq v1 "$TGT/pod9" false SINGLE_NODE_WRITER '{"csi.storage.k8s.io/ephemeral":"true"}')"
+
+log "zcfsd down: UNAVAILABLE, records unchanged"
+CSISOCK=$DOWN expect_nochange UNAVAILABLE "publish a new volume" NodePublishVolume "$(pubreq v9 "$TGT/pod9/m")"
+CSISOCK=$DOWN expect_nochange UNAVAILABLE "publish v1 at a new target" NodePublishVolume "$(pubreq v1 "$P3")"
+CSISOCK=$DOWN expect_nochange UNAVAILABLE "unpublish v1" NodeUnpublishVolume "$(unpubreq v1 "$P2")"
+CSISOCK=$DOWN expect_nochange UNAVAILABLE "stats of v1" NodeGetVolumeStats "$(statsreq v1 "$P1")"
+check "v1 still published at both targets" bash -c "is() { awk -v m=\"\$1\" '\$2 == m' /proc/self/mounts | grep -q .; }; is '$P1' && is '$P2'"
+
+log "tenant at max_volumes: RESOURCE_EXHAUSTED"
+check "fill t1 up to its max_volumes" fill_tenant t1
+expect_nochange RESOURCE_EXHAUSTED "publish of a new volume" NodePublishVolume "$(pubreq v9 "$TGT/pod9/m")"
+expect_nochange RESOURCE_EXHAUSTED "ephemeral publish" NodePublishVolume \
+	"$(pubreq eph9 "$TGT/pod9/m" false SINGLE_NODE_WRITER '{"csi.storage.k8s.io/ephemeral":"true"}')"
+check "an existing volume still publishes" expect OK NodePublishVolume "$(pubreq v1 "$P3")"
+check "... and unpublishes" expect OK NodeUnpublishVolume "$(unpubreq v1 "$P3")"
+check "remove the fillers" unfill_tenant
 
 log "SINGLE_NODE_SINGLE_WRITER"
 check "publish sw at podA" expect OK NodePublishVolume "$(pubreq sw "$TGT/podA/m" false SINGLE_NODE_SINGLE_WRITER)"
@@ -226,10 +282,10 @@ check "unpublish ephemeral again" expect OK NodeUnpublishVolume "$(unpubreq $EID
 log "failure after zcfsd's publish is undone"
 chattr +i "$CSISTATE/volumes" 2>/dev/null && immutable=yes || immutable=no
 if [ $immutable = yes ]; then
-	before=$(snapshot)
+	before=$(plugin_snapshot "$CSISTATE")
 	check "publish with an unwritable record dir -> INTERNAL" expect INTERNAL NodePublishVolume "$(pubreq v8 "$TGT/pod1/m")"
 	chattr -i "$CSISTATE/volumes"
-	check "... nothing changed" test "$(snapshot)" = "$before"
+	check "... nothing changed" test "$(plugin_snapshot "$CSISTATE")" = "$before"
 	check "... v8 not left in zcfsd" bash -c "! $ZCFS_BIN/zcfsctl --socket $SOCK volume get v8 >/dev/null 2>&1"
 else
 	log "chattr +i not supported here: record-failure rollback not exercised"

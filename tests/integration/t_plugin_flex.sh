@@ -3,8 +3,11 @@
 # calls it: installed as <plugindir>/zcfs.io~zcfs/zcfs, argv `init`,
 # `mount <dir> <json>`, `unmount <dir>`, stdout+stderr parsed together as
 # one JSON object. Per-pod volumes are created on mount and deleted on
-# unmount; volumeID volumes persist; readwrite=ro mounts read-only;
-# hostile options fail with "Failure" and change nothing.
+# unmount; volumeID volumes persist; readwrite=ro mounts read-only (zcfsd
+# makes the mount: the driver needs no capability); `size` is what df
+# shows and writes past it get ENOSPC; zcfsd down (UNAVAILABLE), the
+# tenant's max_volumes (RESOURCE_EXHAUSTED) and hostile options fail with
+# "Failure" and change nothing (files, mounts, servers, publish records).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
 # Stop zcfsd without bash's "Killed" notice becoming the log's last line.
@@ -19,6 +22,7 @@ trap quiet_cleanup EXIT
 require_root
 require_fuse
 require_cmd jq
+require_cmd setpriv
 require_uring_transport
 [ -x "$ZCFS_BIN/zcfs-csi" ] || fail "$ZCFS_BIN/zcfs-csi not built"
 
@@ -37,7 +41,14 @@ flex() { OUT=$(cd / && "$DRIVER" "$@" 2>&1 </dev/null); RC=$?; }
 status_is() { jq -e --arg s "$1" '.status == $s' <<<"$OUT" >/dev/null 2>&1; }
 ok_flex() { flex "$@"; status_is Success && [ "$RC" -eq 0 ] || { echo "# $1: $OUT (rc $RC)"; return 1; }; }
 fail_flex() { flex "$@"; status_is Failure && [ "$RC" -eq 1 ] || { echo "# $1: $OUT (rc $RC)"; return 1; }; }
-nochange() { local before; before=$(snapshot); "$@"; local r=$?; [ "$(snapshot)" = "$before" ] && return $r; echo "# changed something"; return 1; }
+nochange() {
+	local before r
+	before=$(plugin_snapshot "$ZCFS_CSI_STATE_DIR"); "$@"; r=$?
+	[ "$(plugin_snapshot "$ZCFS_CSI_STATE_DIR")" = "$before" ] && return $r
+	echo "# changed something"; return 1
+}
+# root without any capability: the driver must not need one
+NOCAPS="setpriv --bounding-set -all --inh-caps -all --ambient-caps -all"
 jqe() { jq -e "$@" >/dev/null; }
 is_fuse_mount() { awk -v m="$1" '$2 == m && $3 ~ /^fuse/ {f=1} END {exit !f}' /proc/self/mounts; }
 # opts UID NAME [extra JSON]: what kubelet passes for a pod's flexVolume
@@ -73,8 +84,10 @@ check "unmount again (idempotent)" nochange ok_flex unmount "$D1"
 check "unmount of a dir never mounted" nochange ok_flex unmount "$TGT/pods/none/volumes/zcfs.io~zcfs/x"
 
 D2=$(mdir $UID1 shared)
-check "mount a persistent volume (volumeID) read-only" ok_flex mount "$D2" "$(opts $UID1 shared '{"volumeID":"pv-shared","kubernetes.io/readwrite":"ro"}')"
-check "mounted read-only" bash -c "grep ' $D2 ' /proc/self/mounts | grep -q ' ro,'"
+flex_nocaps() { OUT=$(cd / && $NOCAPS "$DRIVER" "$@" 2>&1 </dev/null); RC=$?; status_is Success && [ "$RC" -eq 0 ] || { echo "# $1: $OUT (rc $RC)"; return 1; }; }
+check "mount a persistent volume (volumeID) read-only, driver without capabilities" \
+	flex_nocaps mount "$D2" "$(opts $UID1 shared '{"volumeID":"pv-shared","kubernetes.io/readwrite":"ro"}')"
+check "mounted read-only (by zcfsd)" bash -c "grep ' $D2 ' /proc/self/mounts | grep -q ' ro,'"
 check "write fails" bash -c "! echo x >'$D2/x' 2>/dev/null"
 check "same dir, now read-write -> Failure" nochange fail_flex mount "$D2" "$(opts $UID1 shared '{"volumeID":"pv-shared"}')"
 check "unmount the persistent volume" ok_flex unmount "$D2"
@@ -101,8 +114,25 @@ for op in attach detach waitforattach isattached mountdevice unmountdevice getvo
 	flex $op a b c
 	check "$op -> Not supported" status_is "Not supported"
 done
-ZCFS_SOCKET=$W/nosuch.sock flex mount "$D3" "$(opts $UID1 bad)"
-check "zcfsd down -> Failure UNAVAILABLE, still one JSON object" jqe '.status == "Failure" and (.message | startswith("UNAVAILABLE"))' <<<"$OUT"
+ZCFS_SOCKET=$W/nosuch.sock check "zcfsd down: mount -> Failure" nochange fail_flex mount "$D3" "$(opts $UID1 bad)"
+check "... UNAVAILABLE, still one JSON object" jqe '.status == "Failure" and (.message | startswith("UNAVAILABLE"))' <<<"$OUT"
+
+log "size"
+D4=$(mdir $UID1 sized)
+check "mount a per-pod volume with size 16M" ok_flex mount "$D4" "$(opts $UID1 sized '{"size":"16M"}')"
+check "zcfsd has the size" test "$(vol_field "flex-$UID1-sized" size)" = 16777216
+check "df shows 16M" test "$(df --output=size -k "$D4" | tail -n 1 | tr -d ' ')" = 16384
+check "writing past it fails with ENOSPC" bash -c "dd if=/dev/zero of='$D4/big' bs=1M count=20 2>&1 | grep -q 'No space left'"
+check "what fits was written" test "$(stat -c %s "$D4/big")" -gt $((8 << 20))
+check "unmount the sized volume" ok_flex unmount "$D4"
+check "... deleted" bash -c "! $ZCFS_BIN/zcfsctl --socket $SOCK volume get flex-$UID1-sized >/dev/null 2>&1"
+
+log "tenant at max_volumes"
+check "fill t1 up to its max_volumes" fill_tenant t1
+D5=$(mdir $UID1 full)
+check "mount a per-pod volume -> Failure" nochange fail_flex mount "$D5" "$(opts $UID1 full)"
+check "... RESOURCE_EXHAUSTED" jqe '.message | startswith("RESOURCE_EXHAUSTED")' <<<"$OUT"
+check "remove the fillers" unfill_tenant
 
 ctl volume delete pv-shared >/dev/null
 check "no mount left" bash -c "! grep -q ' $W/' /proc/self/mounts"

@@ -4,7 +4,8 @@
 # import`, --network none, private containers.conf and --root/--runroot)
 # writes to the volume; the data lands in the tenant's storage with the
 # tenant's uid; Podman's Mount/Unmount pairs publish and unpublish through
-# zcfsd (two containers share one mount); `podman volume rm` removes the
+# zcfsd (two containers share one mount); a write past the volume's size
+# fails with ENOSPC inside the container; `podman volume rm` removes the
 # server, the mount and the storage. Exits 77 with the reason when Podman
 # cannot run containers here (t_plugin_volume.sh covers the volume
 # commands without containers).
@@ -16,6 +17,7 @@ require_cmd jq
 require_cmd curl
 require_cmd podman
 require_cmd runc
+require_cmd setpriv
 require_uring_transport
 BUSYBOX=$(command -v busybox || true)
 [ -x /bin/busybox ] && BUSYBOX=/bin/busybox
@@ -50,7 +52,9 @@ plugin_cleanup() {
 trap plugin_cleanup EXIT
 
 zcfsd_start
-"$ZCFS_BIN/zcfs-volume-plugin" --listen "$VPSOCK" --socket "$SOCK" --state-dir "$W/state/vp" \
+# without any capability: zcfsd makes every mount
+setpriv --bounding-set -all --inh-caps -all --ambient-caps -all \
+	"$ZCFS_BIN/zcfs-volume-plugin" --listen "$VPSOCK" --socket "$SOCK" --state-dir "$W/state/vp" \
 	--mount-root "$TGT" 2>>"$W/state/vp.log" &
 VP_PID=$!
 wait_for "plugin socket" 5 test -S "$VPSOCK" || fail "plugin did not start"
@@ -74,9 +78,9 @@ export CONTAINERS_CONF=$W/podman/containers.conf
 PM_READY=yes
 
 # A busybox image without pulling anything.
-mkdir -p "$W/rootfs/bin" "$W/rootfs/data"
+mkdir -p "$W/rootfs/bin" "$W/rootfs/data" "$W/rootfs/tmp"
 cp "$BUSYBOX" "$W/rootfs/bin/busybox"
-for c in sh ls cat echo mkdir sleep stat id true; do ln -s busybox "$W/rootfs/bin/$c"; done
+for c in sh ls cat echo mkdir sleep stat id true dd grep rm; do ln -s busybox "$W/rootfs/bin/$c"; done
 tar -C "$W/rootfs" -cf "$W/bbx.tar" . || fail "tar rootfs"
 pm import "$W/bbx.tar" localhost/zcfs-bbx:1 >/dev/null 2>"$W/import.err" ||
 	skip "podman import failed: $(tail -n 1 "$W/import.err")"
@@ -88,8 +92,8 @@ fi
 T=$ZCFS_TRANSPORT
 MP=$TGT/t1/pvol
 mounted() { awk -v m="$MP" '$2 == m && $3 ~ /^fuse/ {f=1} END {exit !f}' /proc/self/mounts; }
-check "podman volume create --driver zcfs -o tenant=t1" pm volume create --driver zcfs -o tenant=t1 \
-	-o size=256M -o transport="$T" pvol
+check "podman volume create --driver zcfs -o tenant=t1 -o size=32M" pm volume create --driver zcfs -o tenant=t1 \
+	-o size=32M -o transport="$T" pvol
 check "zcfsd has pvol" test "$(vol_field pvol state)" = created
 check "container writes to the volume" pm run --rm --network none -v pvol:/data localhost/zcfs-bbx:1 \
 	/bin/sh -c 'echo hello-from-a-container >/data/hello && mkdir /data/dir && echo x >/data/dir/y && stat -c %u /data/hello >/data/uid'
@@ -99,6 +103,11 @@ check "... backing files belong to the tenant" test "$(stat -c %u "$STORE/t1/pvo
 check "the container sees its file as root's (ownership record)" grep -qx 0 "$STORE/t1/pvol/uid"
 check "after --rm: Unmount reached zcfsd (not mounted)" bash -c "! awk -v m='$MP' '\$2 == m' /proc/self/mounts | grep -q ."
 check "zcfsd: created, no server" test "$(vol_field pvol state)" = created
+
+check "in a container, a write past the volume's size fails with ENOSPC" pm run --rm --network none \
+	-v pvol:/data localhost/zcfs-bbx:1 /bin/sh -c \
+	'if dd if=/dev/zero of=/data/big bs=1M count=40 2>/tmp/err; then exit 1; fi; grep -q "No space left" /tmp/err && rm /data/big'
+check "... and the volume is usable again after removing the file" test ! -e "$STORE/t1/pvol/big"
 
 log "two containers, one mount"
 check "a long-running container" pm run -d --name zcfs-long --network none -v pvol:/data \

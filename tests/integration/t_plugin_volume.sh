@@ -3,7 +3,9 @@
 # (every endpoint, mount reference counting per caller ID, a plugin
 # restart keeping registry and mounts, errors as HTTP 500 + Err that
 # change nothing, hostile bodies, a mount root outside the tenant's
-# prefixes, a damaged registry) and by Podman's volume commands (create,
+# prefixes, zcfsd down or stuck (UNAVAILABLE, answered before Podman's 5 s),
+# the tenant's max_volumes, a volume's size (ENOSPC past it), a damaged
+# registry) and by Podman's volume commands (create,
 # inspect, ls, reload, rm, through a private containers.conf). Containers
 # are t_plugin_podman.sh's part.
 . "$(dirname "$0")/../lib.sh"
@@ -12,6 +14,7 @@ require_root
 require_fuse
 require_cmd jq
 require_cmd curl
+require_cmd setpriv
 require_uring_transport
 [ -x "$ZCFS_BIN/zcfs-volume-plugin" ] || fail "$ZCFS_BIN/zcfs-volume-plugin not built"
 
@@ -36,9 +39,12 @@ plugin_cleanup() {
 }
 trap plugin_cleanup EXIT
 
-# vp_start: plugin on VPSOCK, waits until it answers
+# vp_start [ZCFSD_SOCKET]: plugin on VPSOCK, waits until it answers. It
+# runs without any capability (setpriv execs it: VP_PID is the plugin's):
+# every mount is zcfsd's.
 vp_start() {
-	"$ZCFS_BIN/zcfs-volume-plugin" --listen "$VPSOCK" --socket "$SOCK" --state-dir "$VPSTATE" \
+	setpriv --bounding-set -all --inh-caps -all --ambient-caps -all \
+		"$ZCFS_BIN/zcfs-volume-plugin" --listen "$VPSOCK" --socket "${1:-$SOCK}" --state-dir "$VPSTATE" \
 		--mount-root "$TGT" 2>>"$W/state/vp.log" &
 	VP_PID=$!
 	wait_for "plugin socket" 5 curl -sf --unix-socket "$VPSOCK" -X POST http://plugin/Plugin.Activate -o /dev/null ||
@@ -65,8 +71,7 @@ err() {
 	[ "$HTTP" = 500 ] && jqe --arg c "$want" '(.Err | type == "string") and (.Err | startswith($c))' ||
 		{ echo "# $1: want 500 $want, got $HTTP $OUT"; return 1; }
 }
-reg() { cat "$VPSTATE/volumes.json" 2>/dev/null; }
-state_now() { snapshot; reg; }
+state_now() { plugin_snapshot "$VPSTATE"; }
 # nochange CMD...: CMD succeeds and files, mounts, servers, registry are as before
 nochange() {
 	local before r; before=$(state_now)
@@ -104,6 +109,35 @@ check "List" ok VolumeDriver.List '{}'
 check "... has c0 and c1" jqe '[.Volumes[].Name] | sort == ["c0","c1"]'
 check "Remove c0" ok VolumeDriver.Remove '{"Name":"c0"}'
 check "c0 gone from zcfsd" gone_in_zcfsd c0
+
+log "zcfsd down: UNAVAILABLE, registry and files unchanged"
+vp_stop
+vp_start "$W/down.sock"
+check "Create -> UNAVAILABLE" nochange err UNAVAILABLE VolumeDriver.Create '{"Name":"c3","Opts":{"tenant":"t1"}}'
+check "Mount c1 -> UNAVAILABLE" nochange err UNAVAILABLE VolumeDriver.Mount '{"Name":"c1","ID":"A"}'
+check "... MOUNT_ROOT/TENANT it made for the mount removed again" test ! -e "$TGT/t1"
+check "Remove c1 -> UNAVAILABLE" nochange err UNAVAILABLE VolumeDriver.Remove '{"Name":"c1"}'
+check "Get c1 still answers, saying why zcfsd was not asked" ok VolumeDriver.Get '{"Name":"c1"}'
+check "... " jqe '.Volume.Status.zcfsd | test("not reachable")'
+vp_stop
+vp_start
+check "c1 untouched in zcfsd" test "$(vol_field c1 state)" = created
+
+log "zcfsd stuck: the plugin answers within Podman's 5 s"
+before=$(state_now)
+kill -STOP "$ZCFSD_PID"
+t0=$(date +%s%N)
+check "Create while zcfsd does not answer -> UNAVAILABLE" err UNAVAILABLE VolumeDriver.Create '{"Name":"c4"}' -m 30
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+kill -CONT "$ZCFSD_PID"
+check "... answered in ${ms} ms (< 5000)" test "$ms" -lt 5000
+check "... changed nothing" test "$(state_now)" = "$before"
+check "zcfsd answers again" wait_for "zcfsd" 5 bash -c "$ZCFS_BIN/zcfsctl --socket $SOCK status >/dev/null"
+
+log "tenant at max_volumes: RESOURCE_EXHAUSTED"
+check "fill t1 up to its max_volumes" fill_tenant t1
+check "Create -> RESOURCE_EXHAUSTED" nochange err RESOURCE_EXHAUSTED VolumeDriver.Create '{"Name":"c5","Opts":{"tenant":"t1"}}'
+check "remove the fillers" unfill_tenant
 
 log "hostile requests: 500 + Err, nothing changed"
 ctl volume create foreign >/dev/null || fail "zcfsctl create foreign"
@@ -185,9 +219,11 @@ OUT_PID=$!
 _zcfs_pids+=("$OUT_PID")
 wait_for "second plugin" 5 test -S "$PSOCK"
 check "Create o1" ok VolumeDriver.Create '{"Name":"o1","Opts":{"tenant":"t1"}}'
-before=$(snapshot)
+before=$(plugin_snapshot "$W/state/vp-out")
 check "Mount o1 -> PERMISSION_DENIED from zcfsd" err PERMISSION_DENIED VolumeDriver.Mount '{"Name":"o1","ID":"A"}'
 check "... nothing mounted" bash -c "! grep -q ' $W/outside' /proc/self/mounts"
+check "... nothing changed (no MOUNT_ROOT/TENANT left behind, registry as it was)" \
+	test "$(plugin_snapshot "$W/state/vp-out")" = "$before"
 check "Get o1: not mounted" ok VolumeDriver.Get '{"Name":"o1"}'
 check "... " jqe '.Volume.Status.mounts == 0'
 check "Remove o1" ok VolumeDriver.Remove '{"Name":"o1"}'
@@ -208,6 +244,18 @@ check "c1 gone from zcfsd" gone_in_zcfsd c1
 check "c1's storage removed" test ! -e "$STORE/t1/c1"
 check "c1's mountpoint dir removed" test ! -e "$MP"
 check "Remove c1 again (tolerated)" nochange ok VolumeDriver.Remove '{"Name":"c1"}'
+
+log "size"
+check "Create s1 with size 16M" ok VolumeDriver.Create "{\"Name\":\"s1\",\"Opts\":{\"size\":\"16M\",\"transport\":\"$T\"}}"
+check "zcfsd has the size" test "$(vol_field s1 size)" = 16777216
+check "Mount s1" ok VolumeDriver.Mount '{"Name":"s1","ID":"A"}'
+SMP=$TGT/t1/s1
+check "df shows 16M" test "$(df --output=size -k "$SMP" | tail -n 1 | tr -d ' ')" = 16384
+check "writing past the size fails with ENOSPC" bash -c "dd if=/dev/zero of='$SMP/big' bs=1M count=20 2>&1 | grep -q 'No space left'"
+check "what fits was written" test "$(stat -c %s "$SMP/big")" -gt $((8 << 20))
+check "Unmount s1" ok VolumeDriver.Unmount '{"Name":"s1","ID":"A"}'
+check "Remove s1" ok VolumeDriver.Remove '{"Name":"s1"}'
+check "s1's storage removed" test ! -e "$STORE/t1/s1"
 
 if ! command -v podman >/dev/null 2>&1; then
 	log "podman not installed: the podman volume part is not run"

@@ -117,7 +117,7 @@ check "xattr mount: device node is not a real device on the backing store ($(sta
 	[ "$(stat -c %F "$SRC2/own/cdev" 2>&1)" != "character special file" ]
 
 # 4. each cache mode and kernel passthrough: the whole suite per mode
-for mode in "--cache=exclusive" "--cache=exclusive --writeback" "--cache=none" "--passthrough"; do
+for mode in "--cache=exclusive --no-writeback" "--cache=exclusive" "--cache=none" "--passthrough"; do
 	tmpdir S 6G
 	tmpdir M
 	# shellcheck disable=SC2086

@@ -12,7 +12,7 @@ require_fuse
 need_serve
 require_cmd python3
 
-new_tmpdir SRC 256M
+new_tmpdir SRC	# ext4: backing writes go through the ring
 new_tmpdir MNT
 new_tmpdir WORK
 M=$((1024 * 1024))
@@ -75,6 +75,15 @@ sleep 0.2	# RELEASE is asynchronous to close(2)
 check "count matches after an unlinked open file" near "$(used_kib "$MNT")" "$(backing_kib)"
 mkdir -p "$MNT/dir/sub" && echo hi >"$MNT/dir/sub/x" && ln -s x "$MNT/dir/sub/l"
 check "count matches with directories and symlinks" near "$(used_kib "$MNT")" "$(backing_kib)"
+
+log "writers in flight together cannot overshoot"
+pids=()
+for i in 1 2 3 4; do dd if=/dev/zero of="$MNT/par$i" bs=1M count=4 oflag=direct status=none 2>/dev/null & pids+=($!); done
+wait "${pids[@]}"	# not a bare wait: the server is a background job too
+check "backing tree within the limit after 4 parallel 4M writers ($(backing_kib) KiB)" \
+	[ "$(backing_kib)" -le $((LIMIT / 1024 + 64)) ]
+check "count matches after parallel writers" near "$(used_kib "$MNT")" "$(backing_kib)"
+rm -f "$MNT"/par*
 before=$(used_kib "$MNT")
 check "clean unmount" zcfs_umount "$MNT"
 

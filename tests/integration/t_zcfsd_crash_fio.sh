@@ -37,7 +37,7 @@ check "fio completes and verifies" wait "$FIO"
 kill "$WATCHDOG" 2>/dev/null
 check "the server was restarted" test "$(vol_field v1 restarts)" -ge 1
 check "fio saw no verify error" bash -c "! grep -qi 'verify.*fail\|bad magic\|crc32c' '$W/fio.out'"
-sed 's/^/# fio: /' "$W/fio.out" | tail -n 8
+if [ "$_zcfs_failed" -eq 0 ]; then sed 's/^/# fio: /' "$W/fio.out" | tail -n 8; else sed 's/^/# fio: /' "$W/fio.out" | head -n 30; fi
 ctl volume unpublish v1 "$TGT/a" >/dev/null
 [ "$_zcfs_failed" -eq 0 ] || show_zcfsd_log
 finish

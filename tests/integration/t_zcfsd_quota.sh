@@ -21,6 +21,10 @@ check "create v1 with size 16M" ctl volume create v1 --transport "$ZCFS_TRANSPOR
 check "volume get shows the size" test "$(vol_field v1 size)" = $((16 * M))
 check "publish v1" ctl volume publish v1 "$TGT/a" >/dev/null
 check "a second target" ctl volume publish v1 "$TGT/a2" >/dev/null
+check "a read-only third target (zcfsctl --read-only)" ctl volume publish v1 "$TGT/ro" --read-only >/dev/null
+check "... refuses writes" bash -c "! touch '$TGT/ro/x' 2>/dev/null"
+check "... shows the size too" test "$(size_kib "$TGT/ro")" = $((16 * 1024))
+check "unpublish the read-only target" ctl volume unpublish v1 "$TGT/ro" >/dev/null
 check "statfs of the target is the size" test "$(size_kib "$TGT/a")" = $((16 * 1024))
 check "... and of the bind mount" test "$(size_kib "$TGT/a2")" = $((16 * 1024))
 check "the server was started with it" grep -q -- "--quota-bytes=$((16 * M))" "/proc/$(server_pid v1)/cmdline"

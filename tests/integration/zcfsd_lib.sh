@@ -10,6 +10,9 @@
 #   code_of CMD...                  the error code of a zcfsctl call/raw
 #   vol_json ID / vol_field ID JQ   volume.get result
 #   snapshot                        files under W (state excluded) + mounts
+#   plugin_snapshot DIR...          snapshot + the plugins' state dirs (CSI
+#                                   records, volume plugin registry)
+#   fill_tenant T / unfill_tenant   zcfsctl volumes up to T's max_volumes
 # The EXIT trap stops zcfsd, every server it started (by pid from the
 # state file and by command line under W) and lazily unmounts under W.
 
@@ -111,6 +114,38 @@ snapshot() {
 		-printf '%p %y %m %U:%G\n' | sort)
 	grep " $W" /proc/self/mounts
 	pgrep -f "[z]cfs-serve .*$W/" | sort
+}
+
+# plugin_snapshot DIR...: snapshot, plus each plugin state DIR (kept
+# under state/, which snapshot leaves out): names, modes and contents, so
+# a failed plugin call that rewrote a CSI record or the registry shows.
+plugin_snapshot() {
+	local d
+	snapshot
+	for d in "$@"; do
+		echo "== $d"
+		[ -d "$d" ] || continue
+		(cd "$d" && find . -printf '%p %y %m\n' | sort && find . -type f -exec sha256sum {} + | sort -k2)
+	done
+}
+
+# fill_tenant T: creates volumes fill-N of tenant T until it is at its
+# max_volumes (the next volume.create is RESOURCE_EXHAUSTED);
+# unfill_tenant deletes them again.
+FILLED=()
+fill_tenant() {
+	local n i
+	n=$(ctl call tenant.list | jq --arg t "$1" '.result.tenants[] | select(.name == $t) | .max_volumes - .volumes')
+	[ "$n" -ge 0 ] 2>/dev/null || return 1
+	for ((i = 0; i < n; i++)); do
+		ctl volume create "fill-$i" --tenant "$1" >/dev/null || return 1
+		FILLED+=("fill-$i")
+	done
+}
+unfill_tenant() {
+	local id
+	for id in "${FILLED[@]}"; do ctl volume delete "$id" >/dev/null || return 1; done
+	FILLED=()
 }
 
 # create_publish ID TARGET [create options...]
