@@ -12,7 +12,7 @@ enum {
 	OPT_OWNERSHIP, OPT_CACHE, OPT_WRITEBACK, OPT_PASSTHROUGH, OPT_ALLOW_OTHER,
 	OPT_NO_ALLOW_OTHER, OPT_FD, OPT_PRINT_PINNED, OPT_SANDBOX, OPT_RESUME, OPT_STATS_FD,
 	OPT_BUFFER_POOL, OPT_ZERO_COPY, OPT_POOL_BUFFERS, OPT_QUOTA_BYTES,
-	OPT_BROKER_FD, OPT_NO_WRITEBACK, OPT_DIRTY_LIMIT,
+	OPT_BROKER_FD, OPT_NO_WRITEBACK, OPT_DIRTY_LIMIT, OPT_RING_MEMFD,
 };
 
 static const struct option long_opts[] = {
@@ -26,6 +26,7 @@ static const struct option long_opts[] = {
 	{ "writeback", no_argument, NULL, OPT_WRITEBACK },
 	{ "no-writeback", no_argument, NULL, OPT_NO_WRITEBACK },
 	{ "dirty-limit", required_argument, NULL, OPT_DIRTY_LIMIT },
+	{ "ring-memfd", required_argument, NULL, OPT_RING_MEMFD },
 	{ "passthrough", no_argument, NULL, OPT_PASSTHROUGH },
 	{ "allow-other", no_argument, NULL, OPT_ALLOW_OTHER },
 	{ "no-allow-other", no_argument, NULL, OPT_NO_ALLOW_OTHER },
@@ -91,6 +92,9 @@ void options_usage(const char *prog)
 	       "                        are not allowed inside it\n"
 	       "  --stats-fd=N          count requests, errors, bytes and latency in the\n"
 	       "                        shared memory of fd N (zcfsd's metrics)\n"
+	       "  --ring-memfd=N        io_uring buffers in memfd N (zcfsd keeps it): with\n"
+	       "                        --resume, requests the previous server's ring\n"
+	       "                        entries held are answered too\n"
 	       "  --resume              with --fd: take over a live connection whose server\n"
 	       "                        died (INIT done; node ids and open files found again)\n"
 	       "  --print-pinned        print the bytes of memory this volume would pin with\n"
@@ -135,7 +139,7 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 	int c, e, npos, wb = -1;
 
 	*o = (struct zcfs_options){ .fuse_fd = -1, .stats_fd = -1, .allow_other = true, .queue_depth = 8,
-				    .max_write = 1u << 20, .broker_fd = -1, .dirty_limit = 1ULL << 30 };
+				    .max_write = 1u << 20, .broker_fd = -1, .ring_memfd = -1, .dirty_limit = 1ULL << 30 };
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":fdhV", long_opts, NULL)) != -1) {
@@ -189,6 +193,11 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 			if (parse_u64(optarg, 0, 1 << 20, &v) < 0)
 				return fail(errbuf, errlen, "--fd: '%s' is not a file descriptor number", optarg);
 			o->fuse_fd = (int)v;
+			break;
+		case OPT_RING_MEMFD:
+			if (parse_u64(optarg, 0, 1 << 20, &v) < 0)
+				return fail(errbuf, errlen, "--ring-memfd: '%s' is not a file descriptor number", optarg);
+			o->ring_memfd = (int)v;
 			break;
 		case OPT_BROKER_FD:
 			if (parse_u64(optarg, 0, 1 << 20, &v) < 0)

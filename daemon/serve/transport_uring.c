@@ -14,6 +14,7 @@
 #include "log.h"
 #include "transport.h"
 #include "uring_geometry.h"
+#include "uring_ringmem.h"
 #include "uring_queue.h"
 #include "uring_zerocopy.h"
 
@@ -30,6 +31,7 @@ struct uring_transport {
 	bool offered;			/* kernel offered FUSE_OVER_IO_URING */
 	uint64_t offered_flags;		/* everything INIT offered */
 	struct uring_ext_plan plan;	/* 7.46 pools / zero-copy, decided at INIT */
+	struct ringmem *rm;		/* --ring-memfd */
 	atomic_bool readers_gone;
 };
 
@@ -113,6 +115,8 @@ static void stop_queues(struct uring_transport *t)
 	free(t->queues);
 	t->queues = NULL;
 	t->queues_ok = false;
+	ringmem_detach(t->rm);
+	t->rm = NULL;
 }
 
 /* Serve on /dev/fuse from now on; `why` ends up in the init log line. */
@@ -147,7 +151,15 @@ static int start_queues(struct zcfs_session *se, struct uring_transport *t, cons
 	t->queues = calloc(t->g.nr_queues, sizeof(*t->queues));
 	if (!t->queues)
 		return -ENOMEM;
+	if (se->opts->ring_memfd >= 0 && !t->rm) {
+		r = ringmem_attach(se->opts->ring_memfd, &t->g, se->opts->resume, &t->rm);
+		if (r < 0) {
+			*step = "ring-memfd";
+			return r;
+		}
+	}
 	for (n = 0; n < t->g.nr_queues && r == 0; n++) {
+		t->queues[n].rm = t->rm;
 		t->queues[n].ext = &t->plan;	/* read once asked to register */
 		r = uring_queue_spawn(&t->queues[n], se, &t->g, n);
 	}

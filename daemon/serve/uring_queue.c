@@ -15,6 +15,7 @@
 #include "quota.h"
 #include "sandbox.h"
 #include "uring_queue.h"
+#include "uring_ringmem.h"
 #include "uring_userdata.h"
 #include "uring_zerocopy.h"
 
@@ -94,7 +95,30 @@ static int submit_fuse_cmd(struct uring_queue *q, struct uring_entry *e, uint32_
 	sqe->user_data = ud_encode(UD_FUSE_CMD, e->index);
 	e->cmd_op = op;
 	e->state = ENT_IN_KERNEL;
+	if (q->rm && op == ZCFS_URING_CMD_COMMIT_AND_FETCH) {
+		e->committed_id = e->commit_id;
+		if (!e->clear_after_submit) {
+			e->clear_after_submit = true;
+			q->n_clear++;
+		}
+	}
 	return 0;
+}
+
+/* After a submit: the COMMITs it carried are the kernel's now, so a
+ * successor must not serve those requests again. */
+static void clear_submitted(struct uring_queue *q)
+{
+	unsigned i;
+
+	for (i = 0; i < q->g->depth && q->n_clear; i++) {
+		struct uring_entry *e = &q->ents[i];
+		if (!e->clear_after_submit)
+			continue;
+		e->clear_after_submit = false;
+		q->n_clear--;
+		atomic_store(&ringmem_slot(q->rm, q->qid, i)->done_id, e->committed_id);
+	}
 }
 
 /* The reply function of ring requests: out header into in_out, payload
@@ -322,10 +346,19 @@ static void entry_serve(struct uring_queue *q, struct uring_entry *e)
 static void fuse_cmd_done(struct uring_queue *q, struct uring_entry *e, int res)
 {
 	if (res == 0) {
+		e->recovered = false;
 		e->state = ENT_IN_SERVER;
 		entry_serve(q, e);
 		return;
 	}
+	if (e->recovered && e->cmd_op == ZCFS_URING_CMD_COMMIT_AND_FETCH && res == -ENOENT) {
+		/* The predecessor had committed it after all: nothing held it;
+		 * this buffer slot becomes a new entry. */
+		e->recovered = false;
+		if (submit_fuse_cmd(q, e, ZCFS_URING_CMD_REGISTER) == 0)
+			return;
+	}
+	e->recovered = false;
 	if (res == -EAGAIN || res == -EINTR) {
 		if (submit_fuse_cmd(q, e, e->cmd_op) == 0)
 			return;
@@ -435,10 +468,22 @@ static int register_entries(struct uring_queue *q)
 	unsigned i;
 	int r;
 
+	unsigned held = 0;
+
 	/* Pools, zero-copy, or a layout change decided at INIT. */
 	r = uring_queue_ext_setup(q);
-	for (i = 0; i < q->g->depth && r == 0; i++)
-		r = submit_fuse_cmd(q, &q->ents[i], ZCFS_URING_CMD_REGISTER);
+	for (i = 0; i < q->g->depth && r == 0; i++) {
+		struct uring_entry *e = &q->ents[i];
+		if (q->rm && q->rm->recovering) {
+			uint64_t id = e->hdr->ring_ent_in_out.commit_id;
+			if (id && id != atomic_load(&ringmem_slot(q->rm, q->qid, i)->done_id)) {
+				e->recovered = true;	/* the kernel still has this entry */
+				held++;
+				continue;
+			}
+		}
+		r = submit_fuse_cmd(q, e, ZCFS_URING_CMD_REGISTER);
+	}
 	if (r == 0) {
 		r = io_uring_submit(&q->ring);
 		r = r < 0 ? r : 0;
@@ -446,6 +491,17 @@ static int register_entries(struct uring_queue *q)
 	if (r == 0) {
 		reap(q);
 		r = q->register_err;
+	}
+	/* Answer what the dead server's entries held, with its commit ids:
+	 * header and payload are still in the shared buffers. */
+	for (i = 0; i < q->g->depth && r == 0 && held; i++) {
+		struct uring_entry *e = &q->ents[i];
+		if (!e->recovered)
+			continue;
+		log_info("qid=%u entry=%u: serving commit_id=%llu, held by the previous server",
+			 q->qid, i, (unsigned long long)e->hdr->ring_ent_in_out.commit_id);
+		e->state = ENT_IN_SERVER;
+		entry_serve(q, e);
 	}
 	q->registered = true;
 	return r;
@@ -496,13 +552,20 @@ int uring_queue_layout(struct uring_queue *q)
 	char *mem = q->mem;
 	unsigned i;
 
+	if (q->rm && pool) {
+		/* Pools are registered memory of their own: no take-over. */
+		if (mem == ringmem_queue_mem(q->rm, q->qid))
+			mem = NULL;
+		q->rm = NULL;
+	}
 	if (mem && q->mem_size == size)
 		goto entries;	/* same bytes, maybe split differently */
-	if (mem)
+	if (mem && !q->rm)
 		munmap(mem, q->mem_size);
 	q->mem = NULL;
 	/* Allocated by the pinned thread, so first touch is on its node. */
-	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	mem = q->rm ? ringmem_queue_mem(q->rm, q->qid) :
+		      mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
 		return -errno;
 	q->mem = mem;
@@ -605,6 +668,8 @@ static void *queue_main(void *arg)
 			session_exit(q->se, 1);
 			break;
 		}
+		if (q->n_clear && r >= 0)
+			clear_submitted(q);
 		reap(q);
 		if (atomic_load(&q->want_register) && !q->registered)
 			report(q, &q->register_done, &q->register_err, register_entries(q));
@@ -672,7 +737,7 @@ void uring_queue_stop(struct uring_queue *q)
 		io_uring_queue_exit(&q->ring);
 	q->ring_ok = false;
 	uring_queue_ext_free(q);
-	if (q->mem)
+	if (q->mem && !q->rm)
 		munmap(q->mem, q->mem_size);
 	q->mem = NULL;
 	free(q->ents);

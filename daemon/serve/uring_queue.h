@@ -39,7 +39,12 @@ struct uring_entry {
 	enum uring_payload_kind pkind;
 	int pool_id;
 	uint64_t quota_held;	/* bytes the in-flight backing WRITE holds (quota.h) */
+	bool clear_after_submit;	/* its COMMIT is queued: mark it done once submitted */
+	uint64_t committed_id;	/* the commit id that COMMIT carries */
+	bool recovered;		/* serving a request a dead predecessor held */
 };
+
+struct ringmem;
 
 struct uring_queue {
 	struct zcfs_session *se;
@@ -52,6 +57,8 @@ struct uring_queue {
 	bool ring_ok;
 	bool fixed_fuse_fd;	/* /dev/fuse is fixed file 0 */
 	void *mem;		/* headers, then payloads (or the pool) */
+	struct ringmem *rm;	/* --ring-memfd: mem lives there, NULL otherwise */
+	unsigned n_clear;	/* entries with clear_after_submit */
 	size_t mem_size;	/* as mapped: the layout may change before REGISTER */
 	bool locked;		/* mem is mlocked (RLIMIT_MEMLOCK allowed it) */
 	/* 7.46 extensions (uring_zerocopy.c): the transport's plan, read by

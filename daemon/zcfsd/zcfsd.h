@@ -22,6 +22,7 @@
  * take it back with pidfd_getfd(2), like the fuse fd and the counters. */
 #define ZCFSD_SERVER_BROKER_FD 6
 #define ZCFSD_SERVER_BROKER_PARK_FD 7
+#define ZCFSD_SERVER_RING_FD 8		/* io_uring buffers (zcfsd_ringfd.c) */
 
 /* An error for the client: CSI code and a message a person can act on. */
 struct zcfsd_err {
@@ -64,6 +65,9 @@ struct zcfsd_volume {
 	 * while stats is set. Kept across server restarts. */
 	struct zcfs_stats *stats;
 	int stats_fd;
+	/* io_uring volumes: the ring-buffer memfd of the current connection. */
+	bool has_ring_fd;
+	int ring_fd;
 	struct zcfsd_volume *next;
 };
 
@@ -138,6 +142,9 @@ int zcfsd_only_params(json_object *params, const char *const *allowed, struct zc
 int zcfsd_stats_ensure(struct zcfsd_volume *v);
 int zcfsd_stats_adopt(struct zcfsd_volume *v, int pidfd);
 void zcfsd_stats_release(struct zcfsd_volume *v);
+int zcfsd_ringfd_ensure(struct zcfsd_volume *v);
+void zcfsd_ringfd_adopt(struct zcfsd_volume *v, int pidfd);
+void zcfsd_ringfd_release(struct zcfsd_volume *v);
 
 int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
 		       struct zcfsd_err *e);

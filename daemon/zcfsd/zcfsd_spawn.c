@@ -46,12 +46,12 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 				 const struct policy_tenant *t, int log_fd, int errfd,
 				 uint64_t memlock, char *src)
 {
-	char fdarg[32], tr[32], qd[32], mw[32], sarg[32], barg[32];
+	char fdarg[32], tr[32], qd[32], mw[32], sarg[32], barg[32], rarg[32];
 	char *argv[24];
 	char quota[48];
 	char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 	struct rlimit rl = { memlock, memlock };
-	int fd, lfd, efd, sfd, bfd = -1, pfd = -1, k = 0, err = 0, null;
+	int fd, lfd, efd, sfd, bfd = -1, pfd = -1, rfd = -1, k = 0, err = 0, null;
 	bool sys_admin = zcfsd_server_gets_sys_admin(v, t);
 
 	(void)setsid();
@@ -70,6 +70,8 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 		if (bfd < 0 || pfd < 0)
 			goto fail;
 	}
+	if (v->has_ring_fd && (rfd = fcntl(v->ring_fd, F_DUPFD, 10)) < 0)
+		goto fail;
 	null = open("/dev/null", O_RDWR);
 	if (fd < 0 || lfd < 0 || sfd < 0 || null < 0 || dup2(null, 0) < 0 || dup2(lfd, 1) < 0 ||
 	    dup2(lfd, 2) < 0 || dup2(fd, ZCFSD_SERVER_FUSE_FD) < 0 || dup3(efd, 4, O_CLOEXEC) < 0 ||
@@ -79,7 +81,9 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 	if (v->broker && (dup2(bfd, ZCFSD_SERVER_BROKER_FD) < 0 ||
 			  dup2(pfd, ZCFSD_SERVER_BROKER_PARK_FD) < 0))
 		goto fail;
-	if (syscall(SYS_close_range, ZCFSD_SERVER_BROKER_PARK_FD + 1, ~0U, 0) < 0)
+	if (rfd >= 0 && dup2(rfd, ZCFSD_SERVER_RING_FD) < 0)
+		goto fail;
+	if (syscall(SYS_close_range, ZCFSD_SERVER_RING_FD + 1, ~0U, 0) < 0)
 		goto fail;
 	/* io_uring charges pinned pages to the uid and compares the uid's
 	 * total with the caller's limit, so the limit is what the tenant
@@ -120,6 +124,10 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 	argv[k++] = "--threads=1";
 	if (v->read_only)
 		argv[k++] = "--read-only";
+	if (rfd >= 0) {
+		snprintf(rarg, sizeof(rarg), "--ring-memfd=%d", ZCFSD_SERVER_RING_FD);
+		argv[k++] = rarg;
+	}
 	/* Exclusive volumes cache writes back unless the policy says no. */
 	if (!d->policy->dirty_limit)
 		argv[k++] = "--no-writeback";
@@ -197,6 +205,13 @@ int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 	if (r < 0)
 		return zcfsd_fail(e, ZCFS_INTERNAL, r, "request counters of volume %s: %s", v->id,
 				  strerror(-r));
+	/* Kept for the connection: a restarted server takes the ring over. */
+	if (zcfsd_uses_uring(v->transport, t)) {
+		r = zcfsd_ringfd_ensure(v);
+		if (r < 0)
+			return zcfsd_fail(e, ZCFS_INTERNAL, r, "ring memfd of volume %s: %s", v->id,
+					  strerror(-r));
+	}
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "pipe: %m");
 	zcfsd_broker_prepare(d, v, t, src);

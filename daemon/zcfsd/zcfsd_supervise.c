@@ -235,6 +235,7 @@ static int readopt_one(struct zcfsd *d, struct zcfsd_volume *v, const char **why
 	(void)fcntl(v->fuse_fd, F_SETFD, FD_CLOEXEC);
 	/* The counters it keeps: the same memory, if it has them. */
 	(void)zcfsd_stats_adopt(v, v->srv.pidfd);
+	zcfsd_ringfd_adopt(v, v->srv.pidfd);
 	readopt_broker(d, v);
 	*why = "connection-gone";
 	if (!zcfsd_conn_exists(v->conn))

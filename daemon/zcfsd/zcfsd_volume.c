@@ -30,6 +30,7 @@ void zcfsd_volume_free(struct zcfsd_volume *v)
 	if (!v)
 		return;
 	zcfsd_stats_release(v);
+	zcfsd_ringfd_release(v);
 	for (size_t i = 0; i < v->n_targets; i++)
 		free(v->targets[i]);
 	free(v->targets);
@@ -664,6 +665,7 @@ void zcfsd_volume_teardown(struct zcfsd *d, struct zcfsd_volume *v, bool lazy)
 		remove_target(v, v->n_targets - 1);
 	}
 	zcfsd_stop_server(d, v);
+	zcfsd_ringfd_release(v);	/* the next publish is a new connection */
 	v->pinned = 0;
 }
 
