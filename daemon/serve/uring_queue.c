@@ -4,16 +4,21 @@
  * into or out of the entry's payload buffer, and are committed from that
  * completion, so the thread never blocks on file data. Every other opcode
  * runs synchronously through session_dispatch. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include "handle.h"
+#include "inode.h"
 #include "log.h"
 #include "quota.h"
 #include "sandbox.h"
+#include "transport.h"
 #include "uring_queue.h"
 #include "uring_ringmem.h"
 #include "uring_userdata.h"
@@ -463,6 +468,54 @@ int uring_queue_run_sync(struct uring_queue *q, struct io_uring_sqe *sqe)
 
 /* REGISTER every entry; failures that the kernel reports at issue time
  * are already in the CQ when submit returns. */
+/* NOTIFY_RETRIEVE of a regular file the kernel has cached: 0 once one
+ * was found (the kernel then sends us a NOTIFY_REPLY request). The kernel
+ * knows files by node id = inode number (inode.c); which ones it still
+ * caches only it knows, so SOURCE is walked (bounded) until one is. */
+static int retrieve_any(struct uring_queue *q, int dfd, int depth, unsigned *tries)
+{
+	DIR *d;
+	struct dirent *de;
+	struct stat st;
+	int r = -ENOENT;
+
+	d = fdopendir(dfd);
+	if (!d) {
+		safe_close(dfd);
+		return -errno;
+	}
+	while (r < 0 && *tries < 4096 && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISREG(st.st_mode)) {
+			struct fuse_notify_retrieve_out rt = {
+				.nodeid = inode_nodeid_for(q->se->inodes, st.st_dev, st.st_ino) };
+			struct iovec iov = { .iov_base = &rt, .iov_len = sizeof(rt) };
+			(*tries)++;
+			if (rt.nodeid)
+				r = fuse_notify(q->se, FUSE_NOTIFY_RETRIEVE, &iov, 1);
+		} else if (S_ISDIR(st.st_mode) && depth < 16) {
+			int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0)
+				r = retrieve_any(q, fd, depth + 1, tries);
+		}
+	}
+	closedir(d);
+	return r;
+}
+
+static void kick_waiting(struct uring_queue *q)
+{
+	unsigned tries = 0;
+	int fd = openat(q->se->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = fd < 0 ? -errno : retrieve_any(q, fd, 0, &tries);
+
+	if (r < 0)
+		log_info("qid=%u: no cached file to kick requests that waited for a server (%u tried): "
+			 "they go out with the next new request", q->qid, tries);
+}
+
 static int register_entries(struct uring_queue *q)
 {
 	unsigned i;
@@ -492,6 +545,14 @@ static int register_entries(struct uring_queue *q)
 		reap(q);
 		r = q->register_err;
 	}
+	/* A restarted server: requests that reached this queue while no
+	 * entry was registered wait in its list, and the kernel hands them
+	 * out only on a COMMIT_AND_FETCH (REGISTER does not look). Kick it:
+	 * NOTIFY_RETRIEVE makes the kernel send us a request on this CPU's
+	 * queue, and committing that fetches the first waiting one; each
+	 * commit after it fetches the next. */
+	if (r == 0 && q->se->resume)
+		kick_waiting(q);
 	/* Answer what the dead server's entries held, with its commit ids:
 	 * header and payload are still in the shared buffers. */
 	for (i = 0; i < q->g->depth && r == 0 && held; i++) {
@@ -521,7 +582,11 @@ static int ring_create(struct uring_queue *q)
 	size_t i;
 	int r = -EINVAL;
 
-	for (i = 0; i < ARRAY_SIZE(modes) && r == -EINVAL; i++) {
+	/* With a ring memfd (a successor takes over), deliveries must not
+	 * wait in DEFER_TASKRUN's list: a killed thread drops those without
+	 * writing their headers. Plain task work runs before the kill takes
+	 * effect, so every delivered request can be found again. */
+	for (i = q->rm ? 1 : 0; i < ARRAY_SIZE(modes) && r == -EINVAL; i++) {
 		memset(&p, 0, sizeof(p));
 		p.flags = IORING_SETUP_SQE128 | modes[i];
 		/* Sandboxed: start disabled so the opcode allowlist is in
