@@ -469,7 +469,7 @@ static void reset_daemon(void)
  * and inputs of hundreds of lines ran at a hundred per second. What
  * follows the MAX_REQUESTS-th line is sent only if it is an unterminated
  * last line (never answered; it may be longer than the 64 KiB cap). */
-#define MAX_REQUESTS 4
+#define MAX_REQUESTS 3
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

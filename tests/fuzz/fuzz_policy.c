@@ -1,7 +1,7 @@
 /* libFuzzer target: arbitrary bytes as a node policy, through the same
  * loader zcfsd and `zcfsctl policy check` use (daemon/common/policy.c).
  * The first byte picks how it is read: from memory, from one file, or
- * split at "\n--\n" into up to 8 files of a policy directory (merging,
+ * split at "\n--\n" into up to 4 files of a policy directory (merging,
  * sections claimed by two files). Whatever the bytes: either an error
  * list (every message "FILE: FIELD: message") or a policy whose every
  * value is inside the documented ranges (policy/README.md). */
@@ -18,7 +18,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static char dir[] = "/dev/shm/zcfs-fuzz-policy.XXXXXX";
 static char pdir[sizeof(dir) + 16];
 
-/* The single file, then the policy directory's 00.json..07.json. They
+/* Files of the policy directory: four are enough for merging and
+ * conflicts between files, and a directory input costs a file read and
+ * parse per file (with eight, most of the run). */
+#define DIR_FILES 4
+
+/* The single file, then the policy directory's 00.json..03.json. They
  * stay open and are rewritten in place (pwrite, ftruncate) when their
  * content changes; a directory file is unlinked only when an input has
  * fewer files than the one before: creating, truncating and removing
@@ -28,7 +33,7 @@ static struct {
 	int fd;
 	size_t size;
 	uint8_t text[64 * 1024];	/* what the file holds: unchanged files are not rewritten */
-} files[9];
+} files[1 + DIR_FILES];
 
 static void cleanup(void)
 {
@@ -140,15 +145,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const uint8_t *s = data, *end = data + size;
 		size_t i;
 
-		for (i = 0; i < 8; i++) {
+		for (i = 0; i < DIR_FILES; i++) {
 			const uint8_t *sep = memmem(s, (size_t)(end - s), "\n--\n", 4);
-			const uint8_t *e = sep && i < 7 ? sep : end;
+			const uint8_t *e = sep && i < DIR_FILES - 1 ? sep : end;
 			put_file(1 + i, s, (size_t)(e - s));
 			if (e == end)
 				break;
 			s = e + 4;
 		}
-		while (++i < 8)
+		while (++i < DIR_FILES)
 			drop_file(1 + i);
 		r = policy_load(pdir, &p, &errs);
 	}
