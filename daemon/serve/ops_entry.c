@@ -193,7 +193,11 @@ int op_setattr(struct zcfs_req *req)
 		if (r < 0)
 			goto out;
 	}
-	if ((a->valid & FATTR_KILL_SUIDGID) && !(a->valid & FATTR_MODE)) {
+	/* With KILLPRIV_V2 the kernel turns "a caller without CAP_FSETID
+	 * writes a set-id file" (also through passthrough, which we never
+	 * see) into a SETATTR that changes nothing: drop the bits then. */
+	if (((a->valid & FATTR_KILL_SUIDGID) && !(a->valid & FATTR_MODE)) ||
+	    !(a->valid & ~(FATTR_FH | FATTR_LOCKOWNER))) {
 		r = inode_kill_suidgid(req->se, inode);
 		if (r < 0)
 			goto out;

@@ -29,14 +29,16 @@ static uint64_t wanted_flags(struct zcfs_session *se)
 		f |= FUSE_AUTO_INVAL_DATA;
 		break;
 	}
-	/* The kernel treats writeback caching and passthrough as exclusive.
-	 * Passthrough writes never reach us, so the kernel must keep killing
-	 * set-id bits itself; otherwise we do it (KILLPRIV_V2), which also
-	 * covers direct-I/O writes the kernel does not check. */
+	/* We kill set-id bits (KILLPRIV_V2): the kernel then skips its
+	 * security.capability lookup (a GETXATTR round trip) on every write
+	 * of a file without them. Passthrough writes never reach us; for a
+	 * caller without CAP_FSETID the kernel asks first with an empty
+	 * SETATTR (op_setattr). Writeback caching and passthrough exclude
+	 * each other in the kernel. */
+	f |= FUSE_HANDLE_KILLPRIV_V2;
 	if (se->opts->passthrough && !se->quota) {
 		f |= FUSE_PASSTHROUGH;
 	} else {
-		f |= FUSE_HANDLE_KILLPRIV_V2;
 		if (se->opts->writeback)
 			f |= FUSE_WRITEBACK_CACHE;
 	}
