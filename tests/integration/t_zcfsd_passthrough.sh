@@ -109,10 +109,9 @@ check "its READs went through the server (read_bytes=$rb2)" test "${rb2:-0}" -ge
 check "its data path has no +passthrough" test "$(vol_field v2 data_path_effective)" = "$(vol_field v2 data_path)"
 
 # --- a server restart: a file held open in passthrough stays usable --------
-# Only on /dev/fuse: on io_uring, requests the dead server's ring held are
-# not replayed (docs/supervision.md), and the FLUSH of a held file can be
-# one of them.
-if [ "$ZCFS_TRANSPORT" = devfuse ]; then
+# On both transports: on io_uring the restarted server answers what the
+# dead server's ring entries held (ring memfd, docs/supervision.md).
+{
 	exec {held}<"$TGT/a/f"
 	idsbefore=$(pt_field v1 backing_ids)
 	kill -KILL "$P"
@@ -133,9 +132,7 @@ if [ "$ZCFS_TRANSPORT" = devfuse ]; then
 	drop_caches
 	check "passthrough after the restart: same bytes" test "$(md5sum <"$TGT/a/g")" = "$SUM"
 	check "... and still none through the server" test "$(counter zcfs_volume_read_bytes_total v1)" = 0
-else
-	log "server-restart part skipped on $ZCFS_TRANSPORT: ring-held requests are not replayed across a restart"
-fi
+}
 
 # --- a zcfsd restart: the broker is taken back from the server --------------
 [ -e "$TGT/a/g" ] || dd if="$W/src" of="$TGT/a/g" bs=1M status=none conv=fsync
