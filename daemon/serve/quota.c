@@ -1,5 +1,4 @@
 /* Volume size limit: counting, reserving and refunding allocated blocks. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include "log.h"
 #include "quota.h"
 #include "session.h"
+#include "source_walk.h"
 #include "zcfs_fuse_abi.h"
 
 /* Inodes with more than one link, met once per name by the scan; summed
@@ -20,7 +20,6 @@ struct linked {
 };
 
 struct scan {
-	dev_t dev;
 	uint64_t blocks;
 	struct linked *links;
 	size_t nlinks, cap;
@@ -46,56 +45,28 @@ static int linked_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Adds the blocks of everything below the directory dirfd (consumed). */
-static int scan_dir(struct scan *s, int dirfd)
+/* Directories and single-link files count where met; inodes with more
+ * links once, after the walk. */
+static int scan_entry(const struct source_entry *e, void *ctx)
 {
-	DIR *d = fdopendir(dirfd);
-	struct dirent *de;
-	struct stat st;
-	int r = 0;
+	struct scan *s = ctx;
 
-	if (!d) {
-		r = -errno;
-		safe_close(dirfd);
-		return r;
-	}
-	while (r == 0 && (errno = 0, de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			r = errno == ENOENT ? 0 : -errno;
-			continue;
-		}
-		if (st.st_dev != s->dev)	/* a mount inside SOURCE is not the volume's */
-			continue;
-		if (S_ISDIR(st.st_mode)) {
-			int fd = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			s->blocks += (uint64_t)st.st_blocks;
-			r = fd < 0 ? -errno : scan_dir(s, fd);
-		} else if (st.st_nlink > 1) {
-			r = add_linked(s, &st);
-		} else {
-			s->blocks += (uint64_t)st.st_blocks;
-		}
-	}
-	if (r == 0 && errno)
-		r = -errno;
-	closedir(d);
-	return r;
+	if (!S_ISDIR(e->st->st_mode) && e->st->st_nlink > 1)
+		return add_linked(s, e->st);
+	s->blocks += (uint64_t)e->st->st_blocks;
+	return SOURCE_WALK_NEXT;
 }
 
 int quota_scan(int dirfd, uint64_t *ret)
 {
 	struct scan s = { 0 };
 	struct stat st;
-	int fd, r;
+	int r;
 
 	if (fstat(dirfd, &st) < 0)
 		return -errno;
-	s.dev = st.st_dev;
 	s.blocks = (uint64_t)st.st_blocks;
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	r = fd < 0 ? -errno : scan_dir(&s, fd);
+	r = source_walk(dirfd, scan_entry, &s);
 	if (r == 0) {
 		if (s.nlinks)
 			qsort(s.links, s.nlinks, sizeof(*s.links), linked_cmp);

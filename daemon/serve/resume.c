@@ -8,6 +8,7 @@
 #include "backend.h"
 #include "log.h"
 #include "resume.h"
+#include "source_walk.h"
 
 #define NBUCKETS 4096
 #define MAX_DEPTH 256
@@ -71,45 +72,17 @@ static int index_add(struct resume_index *ri, ino_t ino, const char *path)
 	return 0;
 }
 
-/* Records every entry below dfd (path prefix rel) on SOURCE's file
- * system; never follows symlinks, never leaves the device. */
-static int index_walk(struct resume_index *ri, int dfd, const char *rel, dev_t dev, int depth)
+/* Records an entry of SOURCE by inode number and path. */
+static int index_entry(const struct source_entry *e, void *ctx)
 {
-	_cleanup_closedir_ DIR *d = NULL;
-	struct dirent *de;
-	int fd, r = 0;
+	int r;
 
-	if (depth > MAX_DEPTH)
-		return 0;
-	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		safe_close(fd);
-		return -errno;
-	}
-	while (r == 0 && (de = readdir(d))) {
-		char path[4096];
-		struct stat st;
-		int sub;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (snprintf(path, sizeof(path), "%s%s%s", rel, *rel ? "/" : "", de->d_name) >=
-		    (int)sizeof(path))
-			continue;
-		r = index_add(ri, de->d_ino, path);
-		if (r < 0 || de->d_type != DT_DIR)
-			continue;
-		sub = openat(dirfd(d), de->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0)
-			continue;
-		if (fstat(sub, &st) == 0 && st.st_dev == dev)
-			r = index_walk(ri, sub, path, dev, depth + 1);
-		safe_close(sub);
-	}
-	return r;
+	if (!e->path)
+		return SOURCE_WALK_PRUNE;	/* cannot be opened by path */
+	r = index_add(ctx, e->st->st_ino, e->path);
+	if (r < 0)
+		return r;
+	return e->depth < MAX_DEPTH ? SOURCE_WALK_NEXT : SOURCE_WALK_PRUNE;
 }
 
 /* Opens path below SOURCE without following any symlink. */
@@ -166,7 +139,7 @@ int resume_find_inode(struct zcfs_session *se, uint64_t nodeid, struct zcfs_inod
 		/* Not indexed yet, or moved since: walk SOURCE (again). */
 		root = inode_get(se->inodes, FUSE_ROOT_ID);
 		index_clear(ri);
-		r = root ? index_walk(ri, root->fd, "", root->dev, 0) : -ESTALE;
+		r = root ? source_walk(root->fd, index_entry, ri) : -ESTALE;
 		inode_put(se->inodes, root);
 		ri->built = true;
 		if (r == 0)

@@ -4,7 +4,6 @@
  * into or out of the entry's payload buffer, and are committed from that
  * completion, so the thread never blocks on file data. Every other opcode
  * runs synchronously through session_dispatch. */
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -18,6 +17,7 @@
 #include "log.h"
 #include "quota.h"
 #include "sandbox.h"
+#include "source_walk.h"
 #include "transport.h"
 #include "uring_queue.h"
 #include "uring_ringmem.h"
@@ -71,15 +71,12 @@ struct io_uring_sqe *uring_queue_sqe(struct uring_queue *q)
 	return queue_sqe(q);
 }
 
-static int submit_fuse_cmd(struct uring_queue *q, struct uring_entry *e, uint32_t op)
+struct io_uring_sqe *uring_queue_fuse_cmd_sqe(struct uring_queue *q, uint32_t op)
 {
 	struct io_uring_sqe *sqe = queue_sqe(q);
-	struct zcfs_uring_cmd_req cmd;
 
 	if (!sqe)
-		return -EBUSY;
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.qid = (uint16_t)q->qid;
+		return NULL;
 	sqe->opcode = IORING_OP_URING_CMD;
 	if (q->fixed_fuse_fd) {
 		sqe->fd = 0;
@@ -88,6 +85,18 @@ static int submit_fuse_cmd(struct uring_queue *q, struct uring_entry *e, uint32_
 		sqe->fd = q->se->fuse_fd;
 	}
 	sqe->cmd_op = op;
+	return sqe;
+}
+
+static int submit_fuse_cmd(struct uring_queue *q, struct uring_entry *e, uint32_t op)
+{
+	struct io_uring_sqe *sqe = uring_queue_fuse_cmd_sqe(q, op);
+	struct zcfs_uring_cmd_req cmd;
+
+	if (!sqe)
+		return -EBUSY;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.qid = (uint16_t)q->qid;
 	if (op == ZCFS_URING_CMD_REGISTER) {
 		sqe->addr = (uint64_t)(uintptr_t)e->iov;
 		sqe->len = ZCFS_URING_REGISTER_IOVS;
@@ -466,56 +475,46 @@ int uring_queue_run_sync(struct uring_queue *q, struct io_uring_sqe *sqe)
 	return r < 0 ? r : res;
 }
 
-/* REGISTER every entry; failures that the kernel reports at issue time
- * are already in the CQ when submit returns. */
-/* NOTIFY_RETRIEVE of a regular file the kernel has cached: 0 once one
- * was found (the kernel then sends us a NOTIFY_REPLY request). The kernel
- * knows files by node id = inode number (inode.c); which ones it still
- * caches only it knows, so SOURCE is walked (bounded) until one is. */
-static int retrieve_any(struct uring_queue *q, int dfd, int depth, unsigned *tries)
-{
-	DIR *d;
-	struct dirent *de;
-	struct stat st;
-	int r = -ENOENT;
+/* Kicking requests that waited for a server: NOTIFY_RETRIEVE of a
+ * regular file the kernel has cached (it then sends us a NOTIFY_REPLY
+ * request, and the commit of that drains its queue). The kernel knows
+ * files by node id = inode number (inode.c); which ones it still caches
+ * only it knows, so SOURCE is walked (bounded) until one is. */
+struct kick {
+	struct uring_queue *q;
+	unsigned tries;
+};
 
-	d = fdopendir(dfd);
-	if (!d) {
-		safe_close(dfd);
-		return -errno;
-	}
-	while (r < 0 && *tries < 4096 && (de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (S_ISREG(st.st_mode)) {
-			struct fuse_notify_retrieve_out rt = {
-				.nodeid = inode_nodeid_for(q->se->inodes, st.st_dev, st.st_ino) };
-			struct iovec iov = { .iov_base = &rt, .iov_len = sizeof(rt) };
-			(*tries)++;
-			if (rt.nodeid)
-				r = fuse_notify(q->se, FUSE_NOTIFY_RETRIEVE, &iov, 1);
-		} else if (S_ISDIR(st.st_mode) && depth < 16) {
-			int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (fd >= 0)
-				r = retrieve_any(q, fd, depth + 1, tries);
-		}
-	}
-	closedir(d);
-	return r;
+static int kick_entry(const struct source_entry *e, void *ctx)
+{
+	struct kick *k = ctx;
+	struct fuse_notify_retrieve_out rt;
+	struct iovec iov = { .iov_base = &rt, .iov_len = sizeof(rt) };
+
+	if (S_ISDIR(e->st->st_mode))
+		return e->depth < 16 ? SOURCE_WALK_NEXT : SOURCE_WALK_PRUNE;
+	if (!S_ISREG(e->st->st_mode))
+		return SOURCE_WALK_NEXT;
+	if (++k->tries > 4096)
+		return -ENOENT;
+	memset(&rt, 0, sizeof(rt));
+	rt.nodeid = inode_nodeid_for(k->q->se->inodes, e->st->st_dev, e->st->st_ino);
+	if (rt.nodeid && fuse_notify(k->q->se, FUSE_NOTIFY_RETRIEVE, &iov, 1) == 0)
+		return SOURCE_WALK_STOP;
+	return SOURCE_WALK_NEXT;
 }
 
 static void kick_waiting(struct uring_queue *q)
 {
-	unsigned tries = 0;
-	int fd = openat(q->se->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int r = fd < 0 ? -errno : retrieve_any(q, fd, 0, &tries);
+	struct kick k = { .q = q };
 
-	if (r < 0)
+	if (source_walk(q->se->root_fd, kick_entry, &k) != SOURCE_WALK_STOP)
 		log_info("qid=%u: no cached file to kick requests that waited for a server (%u tried): "
-			 "they go out with the next new request", q->qid, tries);
+			 "they go out with the next new request", q->qid, k.tries);
 }
 
+/* REGISTER every entry; failures that the kernel reports at issue time
+ * are already in the CQ when submit returns. */
 static int register_entries(struct uring_queue *q)
 {
 	unsigned i;

@@ -101,6 +101,9 @@ int uring_queue_wait_register(struct uring_queue *q) _must_check_;
 int uring_queue_layout(struct uring_queue *q) _must_check_;
 /* A cleared SQE of q's ring, or NULL. */
 struct io_uring_sqe *uring_queue_sqe(struct uring_queue *q);
+/* A zeroed SQE holding the FUSE io_uring command op on the /dev/fuse fd
+ * (fixed file when registered); NULL when the SQ stays full. */
+struct io_uring_sqe *uring_queue_fuse_cmd_sqe(struct uring_queue *q, uint32_t op);
 /* Submits sqe and waits for its completion (other completions that
  * arrive meanwhile are handled as usual); its res. */
 int uring_queue_run_sync(struct uring_queue *q, struct io_uring_sqe *sqe) _must_check_;

@@ -23,24 +23,6 @@ static int fail_step(struct uring_queue *q, const char *step, int r)
 	return r;
 }
 
-/* A setup command (ADD_QUEUE / ADD_BUFPOOL) on the /dev/fuse fd. */
-static struct io_uring_sqe *setup_sqe(struct uring_queue *q, uint32_t op)
-{
-	struct io_uring_sqe *sqe = uring_queue_sqe(q);
-
-	if (!sqe)
-		return NULL;
-	sqe->opcode = IORING_OP_URING_CMD;
-	if (q->fixed_fuse_fd) {
-		sqe->fd = 0;
-		sqe->flags = IOSQE_FIXED_FILE;
-	} else {
-		sqe->fd = q->se->fuse_fd;
-	}
-	sqe->cmd_op = op;
-	return sqe;
-}
-
 static uint8_t *cmd_area(struct io_uring_sqe *sqe)
 {
 	return (uint8_t *)sqe + ZCFS_URING_CMD_AREA_OFF;
@@ -87,7 +69,7 @@ int uring_queue_ext_setup(struct uring_queue *q)
 		if (r < 0)
 			return r;
 	}
-	sqe = setup_sqe(q, ZCFS_URING_CMD_ADD_QUEUE);
+	sqe = uring_queue_fuse_cmd_sqe(q, ZCFS_URING_CMD_ADD_QUEUE);
 	if (!sqe)
 		return fail_step(q, "ADD_QUEUE", -EBUSY);
 	uring_cmd_add_queue(cmd_area(sqe), (uint16_t)q->qid, p->zero_copy);
@@ -98,7 +80,7 @@ int uring_queue_ext_setup(struct uring_queue *q)
 		log_warn("qid=%u: could not drop CAP_SYS_ADMIN", q->qid);
 	if (r < 0)
 		return r;
-	sqe = setup_sqe(q, ZCFS_URING_CMD_ADD_BUFPOOL);
+	sqe = uring_queue_fuse_cmd_sqe(q, ZCFS_URING_CMD_ADD_BUFPOOL);
 	if (!sqe)
 		return fail_step(q, "ADD_BUFPOOL", -EBUSY);
 	r = uring_cmd_add_bufpool(cmd_area(sqe), (uint16_t)q->qid, (uint64_t)(uintptr_t)pool_iov.iov_base,
