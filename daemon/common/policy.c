@@ -110,12 +110,8 @@ static void check_keys(struct loader *ld, json_object *obj, const char *where,
 		       const char *const *allowed)
 {
 	json_object_object_foreach(obj, key, val) {
-		const char *const *a;
 		(void)val;
-		for (a = allowed; *a; a++)
-			if (!strcmp(*a, key))
-				break;
-		if (!*a) {
+		if (!strv_contains(allowed, key)) {
 			char f[256];
 			snprintf(f, sizeof(f), "%s%s%s", where, *where ? "." : "", key);
 			err(ld, f, "unknown field");

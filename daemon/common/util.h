@@ -5,7 +5,9 @@
 #define ZCFS_UTIL_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <dirent.h>
@@ -38,6 +40,15 @@ static inline void closedirp(DIR **d) { if (*d) closedir(*d); }
 #define _cleanup_close_ __attribute__((cleanup(closep)))
 #define _cleanup_fclose_ __attribute__((cleanup(fclosep)))
 #define _cleanup_closedir_ __attribute__((cleanup(closedirp)))
+
+/* Whether the NULL-terminated list STRV holds S. */
+static inline bool strv_contains(const char *const *strv, const char *s)
+{
+	for (; *strv; strv++)
+		if (!strcmp(*strv, s))
+			return true;
+	return false;
+}
 
 /* Hand an owned value to someone else and leave the sentinel behind. */
 #define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })

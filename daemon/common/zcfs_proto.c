@@ -22,6 +22,16 @@ const char *zcfs_code_name(enum zcfs_code c)
 	return (unsigned)c < ARRAY_SIZE(names) ? names[c] : "INTERNAL";
 }
 
+const char *zcfs_json_unknown_key(json_object *o, const char *const *allowed)
+{
+	json_object_object_foreach(o, key, val) {
+		(void)val;
+		if (!strv_contains(allowed, key))
+			return key;
+	}
+	return NULL;
+}
+
 const char *zcfs_socket_path(const char *explicit_path)
 {
 	const char *e;

@@ -26,6 +26,10 @@ enum zcfs_code {
 
 const char *zcfs_code_name(enum zcfs_code c);
 
+/* The first key of object O that is not in the NULL-terminated ALLOWED,
+ * or NULL: both sides refuse requests with fields they do not know. */
+const char *zcfs_json_unknown_key(json_object *o, const char *const *allowed);
+
 /* Socket path: explicit > $ZCFS_SOCKET > default. */
 const char *zcfs_socket_path(const char *explicit_path);
 

@@ -39,6 +39,18 @@ int check_name(const char *name)
 	return 0;
 }
 
+int req_entry_parent(struct zcfs_req *req, const char *name, struct zcfs_inode **parent)
+{
+	int r;
+
+	if (req->se->opts->read_only)
+		return -EROFS;
+	r = check_name(name);
+	if (r < 0)
+		return r;
+	return req_inode(req, req->in.nodeid, parent);
+}
+
 void proc_fd_path(int fd, char buf[static 32])
 {
 	snprintf(buf, 32, "/proc/self/fd/%d", fd);

@@ -17,6 +17,11 @@ void req_inode_put(struct zcfs_req *req, struct zcfs_inode *inode);
  * -ENAMETOOLONG past NAME_MAX. */
 int check_name(const char *name) _must_check_;
 
+/* The directory of a request that makes or removes NAME in it: -EROFS on
+ * a read-only volume, NAME checked with check_name(). The parent is held:
+ * release with req_inode_put(). */
+int req_entry_parent(struct zcfs_req *req, const char *name, struct zcfs_inode **parent) _must_check_;
+
 /* "/proc/self/fd/N" for reopening an O_PATH handle. */
 void proc_fd_path(int fd, char buf[static 32]);
 

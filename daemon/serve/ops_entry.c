@@ -287,20 +287,23 @@ static int finish_create(struct zcfs_req *req, struct zcfs_inode *parent, const 
 	return reply_buf(req, &e, sizeof(e));
 }
 
-static int make_node(struct zcfs_req *req, const char *name, mode_t mode, dev_t rdev,
-		     const char *link_target)
+/* MKNOD, MKDIR and SYMLINK: the name, then a symlink's target. */
+static int make_node(struct zcfs_req *req, mode_t mode, dev_t rdev)
 {
 	struct zcfs_session *se = req->se;
+	const char *name, *link_target = NULL;
 	struct zcfs_inode *parent;
 	_cleanup_close_ int fd = -1;
+	size_t off = 0;
 	int r;
 
-	if (se->opts->read_only)
-		return -EROFS;
-	r = check_name(name);
-	if (r < 0)
-		return r;
-	r = req_inode(req, req->in.nodeid, &parent);
+	r = req_next_string(req, &off, &name);
+	if (r == 0 && S_ISLNK(mode))
+		r = req_next_string(req, &off, &link_target);
+	if (r == 0 && link_target && strlen(link_target) >= PATH_MAX)
+		r = -ENAMETOOLONG;
+	if (r == 0)
+		r = req_entry_parent(req, name, &parent);
 	if (r < 0)
 		return r;
 	if (S_ISDIR(mode)) {
@@ -330,43 +333,22 @@ static int make_node(struct zcfs_req *req, const char *name, mode_t mode, dev_t 
 int op_mknod(struct zcfs_req *req)
 {
 	const struct fuse_mknod_in *a = req->arg;
-	const char *name;
-	size_t off = 0;
-	int r = req_next_string(req, &off, &name);
 
-	if (r < 0)
-		return r;
 	if (S_ISDIR(a->mode) || S_ISLNK(a->mode))
 		return -EINVAL;
-	return make_node(req, name, a->mode ? a->mode : (S_IFREG | 0644), a->rdev, NULL);
+	return make_node(req, a->mode ? a->mode : (S_IFREG | 0644), a->rdev);
 }
 
 int op_mkdir(struct zcfs_req *req)
 {
 	const struct fuse_mkdir_in *a = req->arg;
-	const char *name;
-	size_t off = 0;
-	int r = req_next_string(req, &off, &name);
 
-	if (r < 0)
-		return r;
-	return make_node(req, name, S_IFDIR | (a->mode & 07777), 0, NULL);
+	return make_node(req, S_IFDIR | (a->mode & 07777), 0);
 }
 
 int op_symlink(struct zcfs_req *req)
 {
-	const char *name, *target;
-	size_t off = 0;
-	int r;
-
-	r = req_next_string(req, &off, &name);
-	if (r == 0)
-		r = req_next_string(req, &off, &target);
-	if (r < 0)
-		return r;
-	if (strlen(target) >= PATH_MAX)
-		return -ENAMETOOLONG;
-	return make_node(req, name, S_IFLNK | 0777, 0, target);
+	return make_node(req, S_IFLNK | 0777, 0);
 }
 
 static int remove_entry(struct zcfs_req *req, int flags)
@@ -377,15 +359,9 @@ static int remove_entry(struct zcfs_req *req, int flags)
 	size_t off = 0;
 	int r;
 
-	if (req->se->opts->read_only)
-		return -EROFS;
 	r = req_next_string(req, &off, &name);
-	if (r < 0)
-		return r;
-	r = check_name(name);
-	if (r < 0)
-		return r;
-	r = req_inode(req, req->in.nodeid, &parent);
+	if (r == 0)
+		r = req_entry_parent(req, name, &parent);
 	if (r < 0)
 		return r;
 	quota_victim_get(req->se, parent->fd, name, &victim);
@@ -463,16 +439,11 @@ int op_link(struct zcfs_req *req)
 	size_t off = 0;
 	int r;
 
-	if (req->se->opts->read_only)
-		return -EROFS;
 	r = req_next_string(req, &off, &name);
 	if (r == 0)
-		r = check_name(name);
-	if (r < 0)
-		return r;
-	r = req_inode(req, a->oldnodeid, &inode);
+		r = req_entry_parent(req, name, &parent);
 	if (r == 0)
-		r = req_inode(req, req->in.nodeid, &parent);
+		r = req_inode(req, a->oldnodeid, &inode);
 	if (r < 0)
 		goto out;
 	r = RET_NERRNO(linkat(inode->fd, "", parent->fd, name, AT_EMPTY_PATH));

@@ -131,14 +131,9 @@ int op_create(struct zcfs_req *req)
 	bool created = true;
 	int fd = -1, flags, r;
 
-	if (se->opts->read_only)
-		return -EROFS;
 	r = req_next_string(req, &off, &name);
 	if (r == 0)
-		r = check_name(name);
-	if (r < 0)
-		return r;
-	r = req_inode(req, req->in.nodeid, &parent);
+		r = req_entry_parent(req, name, &parent);
 	if (r < 0)
 		return r;
 	flags = backing_open_flags(se, a->flags);
@@ -241,10 +236,25 @@ int op_read(struct zcfs_req *req)
 	return reply_buf(req, buf, (size_t)n);
 }
 
+/* End of a WRITE or COPY_FILE_RANGE into fh: the file's blocks recounted
+ * and the quota reservation dropped whatever happened, then the reply.
+ * n: bytes written or -errno. */
+static int write_done(struct zcfs_req *req, uint64_t fh, uint64_t held, ssize_t n)
+{
+	struct fuse_write_out out;
+
+	quota_recount_fh(req->se, fh);
+	quota_unreserve(req->se, held);
+	if (n < 0)
+		return (int)n;
+	memset(&out, 0, sizeof(out));
+	out.size = (uint32_t)n;
+	return reply_buf(req, &out, sizeof(out));
+}
+
 int op_write(struct zcfs_req *req)
 {
 	const struct fuse_write_in *a = req->arg;
-	struct fuse_write_out out;
 	size_t len = a->size;
 	uint64_t held;
 	ssize_t n;
@@ -263,14 +273,7 @@ int op_write(struct zcfs_req *req)
 	if (r < 0)
 		return r;
 	n = pwrite(fd, req->data, len, (off_t)a->offset);
-	r = n < 0 ? -errno : 0;
-	quota_recount_fh(req->se, a->fh);
-	quota_unreserve(req->se, held);
-	if (r < 0)
-		return r;
-	memset(&out, 0, sizeof(out));
-	out.size = (uint32_t)n;
-	return reply_buf(req, &out, sizeof(out));
+	return write_done(req, a->fh, held, n < 0 ? -errno : n);
 }
 
 int op_release(struct zcfs_req *req)
@@ -369,7 +372,6 @@ int op_lseek(struct zcfs_req *req)
 int op_copy_file_range(struct zcfs_req *req)
 {
 	const struct fuse_copy_file_range_in *a = req->arg;
-	struct fuse_write_out out;
 	loff_t in_off = (loff_t)a->off_in, out_off = (loff_t)a->off_out;
 	int r, in = file_fd(req, a->fh_in), outfd = file_fd(req, a->fh_out);
 	size_t len = (size_t)a->len;
@@ -384,12 +386,5 @@ int op_copy_file_range(struct zcfs_req *req)
 	if (r < 0)
 		return r;
 	n = copy_file_range(in, &in_off, outfd, &out_off, len, (unsigned)a->flags);
-	r = n < 0 ? -errno : 0;
-	quota_recount_fh(req->se, a->fh_out);
-	quota_unreserve(req->se, held);
-	if (r < 0)
-		return r;
-	memset(&out, 0, sizeof(out));
-	out.size = (uint32_t)n;
-	return reply_buf(req, &out, sizeof(out));
+	return write_done(req, a->fh_out, held, n < 0 ? -errno : n);
 }

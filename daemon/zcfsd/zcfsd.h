@@ -168,6 +168,12 @@ int zcfsd_state_load(struct zcfsd *d);
 json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bool for_state);
 
 /* control socket (zcfsd_control.c) and methods (zcfsd_methods.c) */
+/* A listening unix socket at PATH for root and the admin group, its
+ * directory made when missing. What a previous zcfsd left at PATH is
+ * removed: anything when REPLACE_ANY, else only a socket (-EEXIST for
+ * anything else). */
+int zcfsd_listen_unix(struct zcfsd *d, const char *path, int backlog, bool replace_any,
+		      int *ret) _must_check_;
 int zcfsd_control_listen(struct zcfsd *d);
 void zcfsd_control_accept(struct zcfsd *d);
 void zcfsd_control_client_event(struct zcfsd *d, int fd, uint32_t events);

@@ -24,18 +24,19 @@ struct client {
 
 static struct client *clients[MAX_CLIENTS];
 
-int zcfsd_control_listen(struct zcfsd *d)
+int zcfsd_listen_unix(struct zcfsd *d, const char *path, int backlog, bool replace_any, int *ret)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_LISTEN };
 	_cleanup_free_ char *dir = NULL;
 	_cleanup_close_ int fd = -1;
+	struct stat st;
 	char *slash;
 
-	if (strlen(d->socket_path) >= sizeof(sa.sun_path))
+	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, d->socket_path);
-	dir = strdup(d->socket_path);
+	strcpy(sa.sun_path, path);
+	/* /run/zcfs may not exist yet (after a reboot). */
+	dir = strdup(path);
 	if (!dir)
 		return -ENOMEM;
 	slash = strrchr(dir, '/');
@@ -47,17 +48,31 @@ int zcfsd_control_listen(struct zcfsd *d)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	/* A socket left by a previous (crashed) zcfsd. */
-	(void)unlink(d->socket_path);
+	/* What a previous (crashed) zcfsd left. */
+	if (!replace_any && lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	(void)unlink(path);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return -errno;
 	/* The kernel checks write permission on connect: root and the admin
-	 * group only; the peer check below is the real gate. */
-	if (chmod(d->socket_path, 0660) < 0 ||
-	    chown(d->socket_path, 0, d->policy->has_admin_gid ? d->policy->admin_gid : 0) < 0)
+	 * group only; the peer checks are the real gate. */
+	if (chmod(path, 0660) < 0 ||
+	    chown(path, 0, d->policy->has_admin_gid ? d->policy->admin_gid : 0) < 0 ||
+	    listen(fd, backlog) < 0)
 		return -errno;
-	if (listen(fd, 64) < 0)
-		return -errno;
+	*ret = TAKE_FD(fd);
+	return 0;
+}
+
+int zcfsd_control_listen(struct zcfsd *d)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_LISTEN };
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	r = zcfsd_listen_unix(d, d->socket_path, 64, true, &fd);
+	if (r < 0)
+		return r;
 	if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return -errno;
 	d->listen_fd = TAKE_FD(fd);

@@ -15,15 +15,10 @@ const char *zcfsd_param_string(json_object *params, const char *key)
 
 int zcfsd_only_params(json_object *params, const char *const *allowed, struct zcfsd_err *e)
 {
-	json_object_object_foreach(params, key, val) {
-		const char *const *a;
-		(void)val;
-		for (a = allowed; *a; a++)
-			if (!strcmp(*a, key))
-				break;
-		if (!*a)
-			return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "unknown parameter '%.64s'", key);
-	}
+	const char *key = zcfs_json_unknown_key(params, allowed);
+
+	if (key)
+		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "unknown parameter '%.64s'", key);
 	return 0;
 }
 

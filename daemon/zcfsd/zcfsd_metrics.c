@@ -9,8 +9,6 @@
 #include <sys/epoll.h>
 #include <sys/pidfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <microhttpd.h>
 #include "log.h"
 #include "zcfsd_metrics.h"
@@ -230,48 +228,6 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 	log_warn("event=metrics-http message=\"%s\"", line);
 }
 
-static int listen_unix(struct zcfsd *d, const char *path, int *ret)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	_cleanup_free_ char *dir = NULL;
-	_cleanup_close_ int fd = -1;
-	struct stat st;
-	char *slash;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	/* /run/zcfs may not exist yet (the control socket makes it too). */
-	dir = strdup(path);
-	if (!dir)
-		return -ENOMEM;
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			return -errno;
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	/* Replace a socket a previous zcfsd left, never anything else. */
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode))
-			return -EEXIST;
-		(void)unlink(path);
-	}
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return -errno;
-	/* Volume ids and tenant names are not for everyone: root and the
-	 * admin group, like the control socket. */
-	if (chmod(path, 0660) < 0 ||
-	    chown(path, 0, d->policy->has_admin_gid ? d->policy->admin_gid : 0) < 0 ||
-	    listen(fd, 16) < 0)
-		return -errno;
-	*ret = TAKE_FD(fd);
-	return 0;
-}
-
 int zcfsd_metrics_start(struct zcfsd *d)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_METRICS };
@@ -280,7 +236,9 @@ int zcfsd_metrics_start(struct zcfsd *d)
 
 	if (!d->policy->metrics_listen)
 		return 0;
-	r = listen_unix(d, d->policy->metrics_listen, &fd);
+	/* Volume ids and tenant names are not for everyone: root and the
+	 * admin group, like the control socket; never replace a non-socket. */
+	r = zcfsd_listen_unix(d, d->policy->metrics_listen, 16, false, &fd);
 	if (r < 0)
 		return r;
 	mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, d,

@@ -49,16 +49,11 @@ int pj_parse_object(const char *buf, size_t len, bool empty_ok, json_object **re
 
 int pj_only_keys(json_object *o, const char *what, const char *const *allowed, struct perr *e)
 {
-	json_object_object_foreach(o, key, val) {
-		const char *const *a;
-		(void)val;
-		for (a = allowed; *a; a++)
-			if (!strcmp(*a, key))
-				break;
-		if (!*a)
-			return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "unknown field '%s%s%.64s'",
-					what ? what : "", what ? "." : "", key);
-	}
+	const char *key = zcfs_json_unknown_key(o, allowed);
+
+	if (key)
+		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "unknown field '%s%s%.64s'",
+				what ? what : "", what ? "." : "", key);
 	return 0;
 }
 

@@ -8,18 +8,14 @@
 # new publish of the same volume serves the data written before.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_uring_transport
+zcfsd_require
 
 zcfsd_env 64M true
-ctlq() { ctl "$@" >/dev/null; }
 zcfsd_start
 # zcfsd mounts fusectl when missing; the test needs it too.
 [ -d /sys/fs/fuse/connections ] && ! mountpoint -q /sys/fs/fuse/connections &&
 	mount -t fusectl fusectl /sys/fs/fuse/connections
-create_publish v1 "$TGT/a" || { show_zcfsd_log; fail "publish v1"; }
+create_publish_or_fail v1 "$TGT/a"
 ctl volume publish v1 "$TGT/a2" >/dev/null || fail "bind v1 at a2"
 create_publish v2 "$TGT/b" || fail "publish v2"
 dd if=/dev/urandom of="$TGT/a/data" bs=64k count=16 conv=fsync status=none || fail "write v1 data"

@@ -11,15 +11,11 @@
 # volumes keep serving, and unpublish and delete work.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_uring_transport
+zcfsd_require
 
 zcfsd_env 64M true
-ctlq() { ctl "$@" >/dev/null; }
 zcfsd_start
-for v in v1 v2 v3 v4; do create_publish "$v" "$TGT/$v" || { show_zcfsd_log; fail "publish $v"; }; done
+for v in v1 v2 v3 v4; do create_publish_or_fail "$v" "$TGT/$v"; done
 for v in v1 v2 v3 v4; do mkdir "$TGT/$v/d" && echo "old-$v" >"$TGT/$v/d/f" && echo top >"$TGT/$v/top"; done
 mkdir "$W/outside" && echo secret >"$W/outside/top" && chmod 755 "$W/outside" && chmod 644 "$W/outside/top"
 # A directory outside every volume, where the symlink will point.

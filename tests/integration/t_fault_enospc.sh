@@ -7,19 +7,15 @@
 # fsynced before is intact after an unpublish and a new publish.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_uring_transport
+zcfsd_require
 
 zcfsd_env 64M true
-ctlq() { ctl "$@" >/dev/null; }
 # zcfsd creates STORAGE_ROOT/ID only when missing: the tmpfs stands in.
 mkdir -p "$STORE/t1/v1"
 chmod 0711 "$STORE/t1"
 mount -t tmpfs -o size=8m,nr_inodes=256,mode=0700 zcfs-enospc "$STORE/t1/v1" || fail "tmpfs"
 zcfsd_start
-create_publish v1 "$TGT/a" || { show_zcfsd_log; fail "publish v1"; }
+create_publish_or_fail v1 "$TGT/a"
 create_publish v2 "$TGT/b" || fail "publish v2"
 P1=$(server_pid v1)
 

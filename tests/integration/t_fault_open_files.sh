@@ -8,15 +8,11 @@
 # A new publish serves the data fsynced before.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_uring_transport
+zcfsd_require
 
 zcfsd_env 64M true
-ctlq() { ctl "$@" >/dev/null; }
 zcfsd_start
-create_publish v1 "$TGT/a" || { show_zcfsd_log; fail "publish v1"; }
+create_publish_or_fail v1 "$TGT/a"
 ctlq volume publish v1 "$TGT/a2" || fail "bind v1 at a2"
 mkdir "$TGT/a/d"
 dd if=/dev/urandom of="$TGT/a/d/data" bs=64k count=16 conv=fsync status=none || fail "write"

@@ -7,15 +7,11 @@
 # once the file is restored a new zcfsd re-adopts it.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_uring_transport
+zcfsd_require
 
 zcfsd_env 64M true
-ctlq() { ctl "$@" >/dev/null; }
 zcfsd_start
-create_publish v1 "$TGT/a" || { show_zcfsd_log; fail "publish v1"; }
+create_publish_or_fail v1 "$TGT/a"
 ctlq volume create v2 --transport devfuse || fail "create v2"
 echo precious >"$TGT/a/f"
 P1=$(server_pid v1)

@@ -12,20 +12,8 @@
 # the tenant's prefixes).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-# Stop zcfsd without bash's "Killed" notice becoming the log's last line.
-quiet_cleanup() {
-	local rc=$?
-	[ -n "$ZCFSD_PID" ] && kill -KILL "$ZCFSD_PID" 2>/dev/null && wait "$ZCFSD_PID" 2>/dev/null
-	ZCFSD_PID=
-	(exit $rc)
-	zcfsd_cleanup
-}
-trap quiet_cleanup EXIT
-require_root
-require_fuse
-require_cmd jq
-require_cmd setpriv
-require_uring_transport
+trap zcfsd_quiet_cleanup EXIT
+zcfsd_require setpriv
 [ -x "$ZCFS_BIN/zcfs-csi" ] || fail "$ZCFS_BIN/zcfs-csi not built"
 
 zcfsd_env 64M true yes

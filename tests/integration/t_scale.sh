@@ -9,16 +9,11 @@
 # SCALE_VOLUMES (multiple of 4) shrinks or grows the run.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_cmd fio
-require_uring_transport
+zcfsd_require fio
 
 N=${SCALE_VOLUMES:-64}
 PER=$((N / 4))
 zcfsd_env 64M true
-ctlq() { ctl "$@" >/dev/null; }
 mount -t tmpfs -o size=1g,mode=755 zcfs-scale "$STORE" || fail "tmpfs"
 {
 	echo '{"admin_group": "0", "defaults": {"queue_depth": 2, "max_write": "64K", "transport": "devfuse"}, "tenants": ['

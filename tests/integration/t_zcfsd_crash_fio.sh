@@ -6,11 +6,7 @@
 # initialized by an earlier server); skipped with that reason otherwise.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_cmd fio
-require_uring_transport
+zcfsd_require fio
 "$ZCFS_BIN/zcfs-serve" --help | grep -q -- --resume ||
 	skip "zcfs-serve cannot resume a live connection after a restart (no --resume: no INIT is replayed, node ids and file handles die with the server)"
 # On io_uring, FUSE_NOTIFY_RESEND (6.18) does not replay what the dead
@@ -19,7 +15,7 @@ require_uring_transport
 
 zcfsd_env 256M true
 zcfsd_start
-create_publish v1 "$TGT/a" || { show_zcfsd_log; fail "publish v1"; }
+create_publish_or_fail v1 "$TGT/a"
 # Rate-limited so the kill lands in the middle of the write phase.
 fio --name=crash --directory="$TGT/a" --rw=write --bs=64k --size=96M --rate=48m --ioengine=psync \
 	--verify=crc32c --do_verify=1 --verify_fatal=1 --end_fsync=1 >"$W/fio.out" 2>&1 &

@@ -7,14 +7,11 @@
 # zcfsd reports it and lazily unmounts its targets, leaving nothing stale.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_uring_transport
+zcfsd_require
 
 zcfsd_env 64M true
 zcfsd_start
-create_publish v1 "$TGT/a" || { show_zcfsd_log; fail "publish v1"; }
+create_publish_or_fail v1 "$TGT/a"
 ctl volume publish v1 "$TGT/a2" >/dev/null || fail "publish v1 at a2"
 create_publish v2 "$TGT/b" || fail "publish v2"
 echo one >"$TGT/a/f"

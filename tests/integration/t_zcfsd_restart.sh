@@ -7,14 +7,11 @@
 # when zcfs-serve offers it, and reported as missing otherwise.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_uring_transport
+zcfsd_require
 
 zcfsd_env 64M true
 zcfsd_start
-create_publish v1 "$TGT/a" || { show_zcfsd_log; fail "publish v1"; }
+create_publish_or_fail v1 "$TGT/a"
 ctl volume publish v1 "$TGT/b" >/dev/null || fail "publish v1 at b"
 echo before-crash >"$TGT/a/f"
 conn_at() { awk -v t="$1" '$5 == t { split($3, d, ":"); print d[2] }' /proc/self/mountinfo | tail -n 1; }

@@ -7,14 +7,11 @@
 # the tenant's total, because the kernel charges pinned pages per uid).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_uring_transport
+zcfsd_require
 
 zcfsd_env 64M true
 zcfsd_start
-create_publish v1 "$TGT/a" || { show_zcfsd_log; fail "publish v1"; }
+create_publish_or_fail v1 "$TGT/a"
 P=$(server_pid v1)
 st=/proc/$P/status
 field() { awk -v k="$1:" '$1 == k { $1 = ""; sub(/^ /, ""); print }' "$st"; }

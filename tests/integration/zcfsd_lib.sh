@@ -3,10 +3,12 @@
 # private work dir W with its own policy, socket and state dir; a real
 # zcfsd runs in the foreground in the background of the test shell.
 #
+#   zcfsd_require [cmd...]          root, /dev/fuse, jq, each cmd, transport
 #   zcfsd_env [budget] [io_uring]   W, POLICY, SOCK, STATE, TGT (allowed
 #                                   target prefix), STORE (storage_root)
 #   zcfsd_start / zcfsd_kill9       start (waits for the socket) / SIGKILL
-#   ctl ARGS...                     zcfsctl on this socket
+#   ctl ARGS... / ctlq ARGS...      zcfsctl on this socket / output dropped
+#   create_publish ID TARGET        volume create + publish (or _or_fail)
 #   code_of CMD...                  the error code of a zcfsctl call/raw
 #   vol_json ID / vol_field ID JQ   volume.get result
 #   snapshot                        files under W (state excluded) + mounts
@@ -15,6 +17,8 @@
 #   fill_tenant T / unfill_tenant   zcfsctl volumes up to T's max_volumes
 # The EXIT trap stops zcfsd, every server it started (by pid from the
 # state file and by command line under W) and lazily unmounts under W.
+# zcfsd_quiet_cleanup is the same for tests whose log must end with their
+# own last line (trap zcfsd_quiet_cleanup EXIT).
 
 TENANT_UID=${TENANT_UID:-2001}
 TENANT_UID2=${TENANT_UID2:-2002}
@@ -34,6 +38,26 @@ zcfsd_cleanup() {
 	_zcfs_cleanup
 }
 trap zcfsd_cleanup EXIT
+
+# Stop zcfsd without bash's "Killed" notice becoming the log's last line.
+zcfsd_quiet_cleanup() {
+	local rc=$?
+	[ -n "$ZCFSD_PID" ] && kill -KILL "$ZCFSD_PID" 2>/dev/null && wait "$ZCFSD_PID" 2>/dev/null
+	ZCFSD_PID=
+	(exit $rc)
+	zcfsd_cleanup
+}
+
+# zcfsd_require [CMD...]: what every zcfsd test needs, and each CMD; skips
+# with the reason otherwise.
+zcfsd_require() {
+	local c
+	require_root
+	require_fuse
+	require_cmd jq
+	for c in "$@"; do require_cmd "$c"; done
+	require_uring_transport
+}
 
 # write_policy FILE BUDGET IO_URING [second tenant: yes|no]
 write_policy() {
@@ -95,6 +119,7 @@ zcfsd_kill9() {
 }
 
 ctl() { "$ZCFS_BIN/zcfsctl" --socket "$SOCK" "$@"; }
+ctlq() { ctl "$@" >/dev/null; }
 
 # code_of CMD...: runs a zcfsctl subcommand that prints a raw response
 # (call/raw) and prints the error code, or OK.
@@ -153,6 +178,12 @@ create_publish() {
 	local id=$1 target=$2; shift 2
 	ctl volume create "$id" --transport "${ZCFS_TRANSPORT:-devfuse}" "$@" >/dev/null &&
 		ctl volume publish "$id" "$target" >/dev/null
+}
+
+# create_publish_or_fail ID TARGET [create options...]: the test cannot go
+# on without it; zcfsd's log says why.
+create_publish_or_fail() {
+	create_publish "$@" || { show_zcfsd_log; fail "publish $1"; }
 }
 
 # wait_for DESC SECS CMD...: polls CMD until it succeeds
