@@ -35,6 +35,24 @@ int handle_table_new(struct handle_table **ret)
 	return 0;
 }
 
+static bool is_writer(const struct zcfs_handle *h, uint64_t nodeid, uid_t uid)
+{
+	return h && h->writable && h->nodeid == nodeid && h->opener == uid;
+}
+
+bool handle_writer_exists(struct handle_table *t, uint64_t nodeid, uid_t uid)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&t->lock);
+	for (uint32_t i = 0; i < t->nslots && !found; i++)
+		found = is_writer(t->slots[i].h, nodeid, uid);
+	for (struct adopted *a = t->adopted; a && !found; a = a->next)
+		found = is_writer(a->h, nodeid, uid);
+	pthread_mutex_unlock(&t->lock);
+	return found;
+}
+
 int handle_new(int fd, bool dir, struct zcfs_handle **ret)
 {
 	struct zcfs_handle *h = calloc(1, sizeof(*h));

@@ -16,6 +16,8 @@ struct zcfs_inode;
 struct zcfs_handle {
 	int fd;
 	uint64_t nodeid;	/* inode the handle was opened on */
+	uid_t opener;		/* fsuid of the client that opened it */
+	bool writable;		/* the client opened it for writing */
 	/* directories */
 	DIR *dir;
 	off_t dir_off;		/* offset the stream is positioned at */
@@ -44,6 +46,8 @@ int handle_adopt(struct handle_table *t, uint64_t fh, struct zcfs_handle *h,
 int handle_new(int fd, bool dir, struct zcfs_handle **ret) _must_check_;
 /* Closes a handle of either kind (file or directory stream) and frees it. */
 void handle_free(struct zcfs_handle *h);
+/* Whether uid holds an open of node nodeid for writing. */
+bool handle_writer_exists(struct handle_table *t, uint64_t nodeid, uid_t uid);
 /* Removes fh and returns the handle (the caller closes it). */
 struct zcfs_handle *handle_unregister(struct handle_table *t, uint64_t fh);
 

@@ -173,6 +173,30 @@ static int set_mode_owner(struct zcfs_session *se, struct zcfs_inode *inode,
 	return 0;
 }
 
+/* With KILLPRIV_V2 the kernel leaves set-id bits to us and turns two
+ * things into a SETATTR that changes nothing (or only ctime, under
+ * writeback): a write by a caller without CAP_FSETID (also through
+ * passthrough, which we never see; and fallocate, copy_file_range) and
+ * chown(f, -1, -1). Both drop the bits on a local file system, but the
+ * latter only for the owner (EPERM for others), so: the owner, root, or
+ * a caller holding the file open for writing. After --resume the
+ * writer's fh may not be adopted yet: any caller with write permission
+ * by mode (primary group only) then, who could write the file anyway. */
+static int kill_request(struct zcfs_req *req, struct zcfs_inode *inode, const struct stat *st)
+{
+	uid_t uid = req->in.uid;
+	bool may;
+
+	if (!S_ISREG(st->st_mode) || !((st->st_mode & S_ISUID) ||
+					(st->st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)))
+		return 0;	/* nothing inode_kill_suidgid would drop */
+	may = uid == 0 || uid == st->st_uid ||
+	      handle_writer_exists(req->se->handles, inode->nodeid, uid);
+	if (!may && req->se->opts->resume)
+		may = (st->st_mode & S_IWOTH) || (req->in.gid == st->st_gid && (st->st_mode & S_IWGRP));
+	return may ? inode_kill_suidgid(req->se, inode) : -EPERM;
+}
+
 int op_setattr(struct zcfs_req *req)
 {
 	const struct fuse_setattr_in *a = req->arg;
@@ -193,12 +217,12 @@ int op_setattr(struct zcfs_req *req)
 		if (r < 0)
 			goto out;
 	}
-	/* With KILLPRIV_V2 the kernel turns "a caller without CAP_FSETID
-	 * writes a set-id file" (also through passthrough, which we never
-	 * see) into a SETATTR that changes nothing: drop the bits then. */
-	if (((a->valid & FATTR_KILL_SUIDGID) && !(a->valid & FATTR_MODE)) ||
-	    !(a->valid & ~(FATTR_FH | FATTR_LOCKOWNER))) {
+	if ((a->valid & FATTR_KILL_SUIDGID) && !(a->valid & FATTR_MODE)) {
 		r = inode_kill_suidgid(req->se, inode);
+		if (r < 0)
+			goto out;
+	} else if (!(a->valid & ~(FATTR_FH | FATTR_LOCKOWNER | FATTR_CTIME))) {
+		r = kill_request(req, inode, &st);
 		if (r < 0)
 			goto out;
 	}

@@ -46,15 +46,18 @@ static uint32_t open_reply_flags(struct zcfs_session *se)
 
 /* Registers an open of inode on fd and fills out; consumes fd only on
  * success. */
-static int new_file_handle(struct zcfs_session *se, struct zcfs_inode *inode, int fd,
+static int new_file_handle(struct zcfs_req *req, struct zcfs_inode *inode, int fd, int client_flags,
 			   struct zcfs_open_out *out)
 {
+	struct zcfs_session *se = req->se;
 	struct zcfs_handle *h;
 	int r = handle_new(fd, false, &h);
 
 	if (r < 0)
 		return r;
 	h->nodeid = inode->nodeid;
+	h->opener = req->in.uid;
+	h->writable = (client_flags & O_ACCMODE) != O_RDONLY;
 	memset(out, 0, sizeof(*out));
 	out->open_flags = open_reply_flags(se);
 	r = passthrough_attach(se, inode, h, out);
@@ -91,9 +94,11 @@ int op_open(struct zcfs_req *req)
 	if (r < 0)
 		return r;
 	fd = reopen_inode(inode, backing_open_flags(se, a->flags));
+	r = fd;
 	if (fd >= 0 && (a->open_flags & FUSE_OPEN_KILL_SUIDGID))
-		(void)!inode_kill_suidgid(se, inode);
-	r = fd < 0 ? fd : new_file_handle(se, inode, fd, &out);
+		r = inode_kill_suidgid(se, inode);
+	if (r >= 0)
+		r = new_file_handle(req, inode, fd, a->flags, &out);
 	req_inode_put(req, inode);
 	if (r < 0) {
 		safe_close(fd);
@@ -102,15 +107,21 @@ int op_open(struct zcfs_req *req)
 	return reply_buf(req, &out, sizeof(out));
 }
 
-static int create_handle(struct zcfs_session *se, uint64_t nodeid, int fd, struct zcfs_open_out *out)
+/* kill: O_TRUNC of an existing set-id file by a caller without
+ * CAP_FSETID (FUSE_OPEN_KILL_SUIDGID). */
+static int create_handle(struct zcfs_req *req, uint64_t nodeid, int fd, int client_flags, bool kill,
+			 struct zcfs_open_out *out)
 {
-	struct zcfs_inode *inode = inode_get(se->inodes, nodeid);
-	int r;
+	struct zcfs_inode *inode = inode_get(req->se->inodes, nodeid);
+	int r = 0;
 
 	if (!inode)
 		return -ESTALE;
-	r = new_file_handle(se, inode, fd, out);
-	inode_put(se->inodes, inode);
+	if (kill)
+		r = inode_kill_suidgid(req->se, inode);
+	if (r == 0)
+		r = new_file_handle(req, inode, fd, client_flags, out);
+	inode_put(req->se->inodes, inode);
 	return r;
 }
 
@@ -155,7 +166,8 @@ int op_create(struct zcfs_req *req)
 		r = do_lookup(se, parent, name, &out.e);
 	if (r < 0)
 		goto fail;
-	r = create_handle(se, out.e.nodeid, fd, &out.o);
+	r = create_handle(req, out.e.nodeid, fd, a->flags,
+			  !created && (a->open_flags & FUSE_OPEN_KILL_SUIDGID), &out.o);
 	if (r < 0) {
 		inode_forget(se->inodes, out.e.nodeid, 1);
 		goto fail;

@@ -514,6 +514,28 @@ static int c_write1(const char *p)
 	return e;
 }
 
+static int c_creat_trunc(const char *p)
+{
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+static int c_fallocate1(const char *p)
+{
+	int fd = open(p, O_WRONLY), e = 0;
+
+	if (fd < 0)
+		return errno;
+	if (fallocate(fd, 0, 0, 8192) < 0)
+		e = errno;
+	close(fd);
+	return e;
+}
+
 /* execve(path) in a grandchild: errno of execve, or 1000 + exit status. */
 static int c_exec(const char *path)
 {
@@ -1067,6 +1089,24 @@ static void g_perm(void)
 		expect_mode("truncate by a non-owner clears set-uid and set-gid", 0777, l_mode("kp4"));
 		EXPECT_OK("uid 1002 writes a 02777 file of uid 1001", AS(&U2, c_write1("kp5")));
 		expect_mode("write by a non-owner clears set-gid", 0777, l_mode("kp5"));
+	}
+	/* ... also through a supplementary group and by fallocate; chown(-1, -1)
+	 * clears them for the owner but is refused to anyone else */
+	if (SETUP(mkfile("kp6", 02775, 1003, 2001, "data")) && SETUP(mkfile("kp7", 06777, 1001, 1001, "data")) &&
+	    SETUP(mkfile("kp8", 04755, 1001, 1001, "data")) && SETUP(mkfile("kp9", 04755, 1001, 1001, "data"))) {
+		EXPECT_OK("uid 1002 writes a 02775 file through its supplementary group", AS(&U2G, c_write1("kp6")));
+		expect_mode("write by a supplementary-group member clears set-gid", 0775, l_mode("kp6"));
+		EXPECT_OK("uid 1002 fallocates in a 06777 file of uid 1001", AS(&U2, c_fallocate1("kp7")));
+		expect_mode("fallocate by a non-owner clears set-uid and set-gid", 0777, l_mode("kp7"));
+		EXPECT("chown(-1, -1) of another's 04755 file -> EPERM", AS(&U2, ERR(chown("kp8", (uid_t)-1, (gid_t)-1))),
+		       EPERM);
+		expect_mode("... and its set-uid bit stays", 04755, l_mode("kp8"));
+		EXPECT_OK("owner chown(-1, -1) of its 04755 file", AS(&U1, ERR(chown("kp9", (uid_t)-1, (gid_t)-1))));
+		expect_mode("chown(-1, -1) by the owner clears set-uid", 0755, l_mode("kp9"));
+	}
+	if (SETUP(mkfile("kpa", 06777, 1001, 1001, "data"))) {
+		EXPECT_OK("uid 1002 open(O_CREAT|O_TRUNC) of an existing 06777 file", AS(&U2, c_creat_trunc("kpa")));
+		expect_mode("O_CREAT|O_TRUNC by a non-owner clears set-uid and set-gid", 0777, l_mode("kpa"));
 	}
 
 	/* sticky directory */
