@@ -50,6 +50,15 @@
 #ifndef FUSE_NOTIFY_RESEND
 #define FUSE_NOTIFY_RESEND 7
 #endif
+/* 7.45: ask the kernel to drop its dentries and inodes for these node ids
+ * (those in use stay); each one it evicts comes back as a FORGET. */
+#define ZCFS_FUSE_NOTIFY_PRUNE 9
+struct zcfs_notify_prune_out {
+	uint32_t count;		/* node ids (uint64_t) that follow */
+	uint32_t padding;
+	uint64_t spare;
+};
+
 /* Set by the kernel in the unique of a request replayed by RESEND. */
 #define ZCFS_FUSE_UNIQUE_RESEND (1ULL << 63)
 

@@ -81,9 +81,11 @@ make_tmpdir() {
 # foreground (background job) on the test's transport and waits until MNT
 # is a live FUSE mount. Sets ZCFS_PID. Its stderr goes to MNT's log file
 # "$MNT.log" (read it with `cat "$MNT.log"`).
+# ZCFS_SERVE_NOFILE=N runs the server with RLIMIT_NOFILE N (soft and hard).
 zcfs_mount() {
-	local src=$1 mnt=$2; shift 2
-	"$ZCFS_BIN/zcfs-serve" --foreground --transport="$ZCFS_TRANSPORT" "$@" "$src" "$mnt" \
+	local src=$1 mnt=$2 wrap=(); shift 2
+	[ -n "${ZCFS_SERVE_NOFILE:-}" ] && wrap=(prlimit --nofile="$ZCFS_SERVE_NOFILE:$ZCFS_SERVE_NOFILE")
+	"${wrap[@]}" "$ZCFS_BIN/zcfs-serve" --foreground --transport="$ZCFS_TRANSPORT" "$@" "$src" "$mnt" \
 		2>"$mnt.log" &
 	ZCFS_PID=$!
 	_zcfs_pids+=("$ZCFS_PID")

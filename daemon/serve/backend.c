@@ -9,6 +9,7 @@
 #include "backend.h"
 #include "handle.h"
 #include "log.h"
+#include "prune.h"
 #include "resume.h"
 
 int req_inode(struct zcfs_req *req, uint64_t nodeid, struct zcfs_inode **ret)
@@ -192,8 +193,12 @@ int do_lookup(struct zcfs_session *se, struct zcfs_inode *parent, const char *na
 	int fd, r;
 
 	fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		r = -errno;
+		if (r == -EMFILE || r == -ENFILE)
+			prune_check(se->prune, SIZE_MAX);
+		return r;
+	}
 	if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
 		r = -errno;
 		safe_close(fd);
@@ -202,6 +207,7 @@ int do_lookup(struct zcfs_session *se, struct zcfs_inode *parent, const char *na
 	r = inode_lookup_insert(se->inodes, fd, &st, &inode);
 	if (r < 0)
 		return r;
+	prune_check(se->prune, inode_table_count(se->inodes));
 	/* st is fresh from the handle we just opened: no second stat. */
 	apply_ovr(se, inode, &st);
 	fill_entry(se, inode, &st, e);

@@ -3,8 +3,10 @@
  * malformed message is answered with an error, never read out of bounds. */
 #include <string.h>
 #include <time.h>
+#include "inode.h"
 #include "log.h"
 #include "ops.h"
+#include "prune.h"
 #include "session.h"
 #include "zcfs_stats.h"
 
@@ -13,25 +15,29 @@ struct opcode_desc {
 	int arg_size;		/* fixed argument struct; 0 for none */
 	zcfs_op_fn fn;
 	bool no_reply;
+	/* Fails cleanly (nothing changed) when it cannot open a descriptor:
+	 * worth one more try once the kernel forgot some inodes (prune.h). */
+	bool retry_emfile;
 };
 
 #define OP(code, nm, sz, f) [code] = { .name = nm, .arg_size = (sz), .fn = (f) }
 #define OP_NOREPLY(code, nm, sz, f) [code] = { .name = nm, .arg_size = (sz), .fn = (f), .no_reply = true }
+#define OP_OPENS(code, nm, sz, f) [code] = { .name = nm, .arg_size = (sz), .fn = (f), .retry_emfile = true }
 
 static const struct opcode_desc opcodes[] = {
-	OP(FUSE_LOOKUP, "LOOKUP", 0, op_lookup),
+	OP_OPENS(FUSE_LOOKUP, "LOOKUP", 0, op_lookup),
 	OP_NOREPLY(FUSE_FORGET, "FORGET", sizeof(struct fuse_forget_in), op_forget),
-	OP(FUSE_GETATTR, "GETATTR", sizeof(struct fuse_getattr_in), op_getattr),
+	OP_OPENS(FUSE_GETATTR, "GETATTR", sizeof(struct fuse_getattr_in), op_getattr),
 	OP(FUSE_SETATTR, "SETATTR", sizeof(struct fuse_setattr_in), op_setattr),
-	OP(FUSE_READLINK, "READLINK", 0, op_readlink),
-	OP(FUSE_SYMLINK, "SYMLINK", 0, op_symlink),
-	OP(FUSE_MKNOD, "MKNOD", sizeof(struct fuse_mknod_in), op_mknod),
-	OP(FUSE_MKDIR, "MKDIR", sizeof(struct fuse_mkdir_in), op_mkdir),
+	OP_OPENS(FUSE_READLINK, "READLINK", 0, op_readlink),
+	OP_OPENS(FUSE_SYMLINK, "SYMLINK", 0, op_symlink),
+	OP_OPENS(FUSE_MKNOD, "MKNOD", sizeof(struct fuse_mknod_in), op_mknod),
+	OP_OPENS(FUSE_MKDIR, "MKDIR", sizeof(struct fuse_mkdir_in), op_mkdir),
 	OP(FUSE_UNLINK, "UNLINK", 0, op_unlink),
 	OP(FUSE_RMDIR, "RMDIR", 0, op_rmdir),
 	OP(FUSE_RENAME, "RENAME", sizeof(struct fuse_rename_in), op_rename),
-	OP(FUSE_LINK, "LINK", sizeof(struct fuse_link_in), op_link),
-	OP(FUSE_OPEN, "OPEN", sizeof(struct fuse_open_in), op_open),
+	OP_OPENS(FUSE_LINK, "LINK", sizeof(struct fuse_link_in), op_link),
+	OP_OPENS(FUSE_OPEN, "OPEN", sizeof(struct fuse_open_in), op_open),
 	OP(FUSE_READ, "READ", sizeof(struct fuse_read_in), op_read),
 	OP(FUSE_WRITE, "WRITE", sizeof(struct fuse_write_in), op_write),
 	OP(FUSE_STATFS, "STATFS", 0, op_statfs),
@@ -39,12 +45,12 @@ static const struct opcode_desc opcodes[] = {
 	OP(FUSE_FSYNC, "FSYNC", sizeof(struct fuse_fsync_in), op_fsync),
 	/* Without FUSE_SETXATTR_EXT the kernel sends the 8-byte form. */
 	OP(FUSE_SETXATTR, "SETXATTR", FUSE_COMPAT_SETXATTR_IN_SIZE, op_setxattr),
-	OP(FUSE_GETXATTR, "GETXATTR", sizeof(struct fuse_getxattr_in), op_getxattr),
-	OP(FUSE_LISTXATTR, "LISTXATTR", sizeof(struct fuse_getxattr_in), op_listxattr),
+	OP_OPENS(FUSE_GETXATTR, "GETXATTR", sizeof(struct fuse_getxattr_in), op_getxattr),
+	OP_OPENS(FUSE_LISTXATTR, "LISTXATTR", sizeof(struct fuse_getxattr_in), op_listxattr),
 	OP(FUSE_REMOVEXATTR, "REMOVEXATTR", 0, op_removexattr),
 	OP(FUSE_FLUSH, "FLUSH", sizeof(struct fuse_flush_in), op_flush),
 	OP(FUSE_INIT, "INIT", 16, op_init),
-	OP(FUSE_OPENDIR, "OPENDIR", sizeof(struct fuse_open_in), op_opendir),
+	OP_OPENS(FUSE_OPENDIR, "OPENDIR", sizeof(struct fuse_open_in), op_opendir),
 	OP(FUSE_READDIR, "READDIR", sizeof(struct fuse_read_in), op_readdir),
 	OP(FUSE_RELEASEDIR, "RELEASEDIR", sizeof(struct fuse_release_in), op_releasedir),
 	OP(FUSE_FSYNCDIR, "FSYNCDIR", sizeof(struct fuse_fsync_in), op_fsyncdir),
@@ -52,7 +58,7 @@ static const struct opcode_desc opcodes[] = {
 	OP(FUSE_SETLK, "SETLK", sizeof(struct fuse_lk_in), NULL),
 	OP(FUSE_SETLKW, "SETLKW", sizeof(struct fuse_lk_in), NULL),
 	OP(FUSE_ACCESS, "ACCESS", sizeof(struct fuse_access_in), op_access),
-	OP(FUSE_CREATE, "CREATE", sizeof(struct fuse_create_in), op_create),
+	OP_OPENS(FUSE_CREATE, "CREATE", sizeof(struct fuse_create_in), op_create),
 	OP_NOREPLY(FUSE_INTERRUPT, "INTERRUPT", sizeof(struct fuse_interrupt_in), op_interrupt),
 	OP(FUSE_BMAP, "BMAP", sizeof(struct fuse_bmap_in), NULL),
 	OP(FUSE_DESTROY, "DESTROY", 0, op_destroy),
@@ -204,6 +210,14 @@ void session_dispatch(struct zcfs_req *req)
 		r = -ENOSYS;
 	} else {
 		r = d->fn(req);
+		for (int tries = 0; (r == -EMFILE || r == -ENFILE) && !req->replied && d->retry_emfile &&
+				    tries < 3 && prune_wait(se->prune) == 0; tries++) {
+			log_debug("op=%s: out of descriptors; retrying after pruning", d->name);
+			r = d->fn(req);
+		}
+		if (r == -EMFILE || r == -ENFILE)
+			log_warn("op=%s: out of descriptors (%zu inodes held): %s", d->name,
+				 inode_table_count(se->inodes), strerror(-r));
 	}
 	if (d && d->no_reply) {
 		req->replied = true;

@@ -21,6 +21,7 @@ struct inode_table {
 	dev_t root_dev;
 	ino_t root_ino;
 	size_t count;
+	size_t prune_hand;	/* by_id bucket the next candidate sweep starts at */
 	struct zcfs_inode *by_key[NBUCKETS];
 	struct zcfs_inode *by_id[NBUCKETS];
 };
@@ -231,10 +232,23 @@ void inode_unlock(struct inode_table *t) { pthread_mutex_unlock(&t->lock); }
 
 size_t inode_table_count(struct inode_table *t)
 {
-	size_t n;
+	/* Changed under the lock; a snapshot needs none. */
+	return __atomic_load_n(&t->count, __ATOMIC_RELAXED);
+}
+
+size_t inode_prune_candidates(struct inode_table *t, uint64_t *ids, size_t max)
+{
+	size_t n = 0, b;
 
 	pthread_mutex_lock(&t->lock);
-	n = t->count;
+	for (b = 0; b < NBUCKETS && n < max; b++) {
+		size_t bucket = (t->prune_hand + b) % NBUCKETS;
+		for (struct zcfs_inode *i = t->by_id[bucket]; i && n < max; i = i->next_by_id)
+			/* Pinned (resumed) inodes stay whatever the kernel does. */
+			if (!i->refs && i->nodeid != FUSE_ROOT_ID && i->nlookup < UINT64_MAX / 4)
+				ids[n++] = i->nodeid;
+	}
+	t->prune_hand = (t->prune_hand + b) % NBUCKETS;
 	pthread_mutex_unlock(&t->lock);
 	return n;
 }

@@ -62,5 +62,8 @@ void inode_pin_lookups(struct inode_table *t, struct zcfs_inode *i);
 void inode_lock(struct inode_table *t);
 void inode_unlock(struct inode_table *t);
 size_t inode_table_count(struct inode_table *t);
+/* Up to max node ids of inodes no request is using (never the root, nor
+ * pinned ones), sweeping on from where the previous call stopped. */
+size_t inode_prune_candidates(struct inode_table *t, uint64_t *ids, size_t max);
 
 #endif

@@ -18,6 +18,7 @@
 #include "options.h"
 #include "sandbox.h"
 #include "session.h"
+#include "prune.h"
 #include "quota.h"
 #include "resume.h"
 #include "transport.h"
@@ -383,7 +384,9 @@ int main(int argc, char **argv)
 		if (r < 0)
 			goto out;
 	}
-	r = se.transport->start(&se);
+	r = prune_start(&se, &se.prune);
+	if (r == 0)
+		r = se.transport->start(&se);
 	if (r == 0 && opts.resume)
 		r = session_resume(&se);
 	if (r < 0) {
@@ -399,6 +402,7 @@ int main(int argc, char **argv)
 	log_info("exiting status=%d", status);
 stop:
 	se.transport->stop(&se);
+	prune_stop(se.prune);
 out:
 	notify_parent(&notify_fd, (char)(status ? status : 0));
 	zcfs_mount_free(mnt);

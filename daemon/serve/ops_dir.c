@@ -154,12 +154,20 @@ static int do_readdir(struct zcfs_req *req, bool plus)
 			memset(dp, 0, entlen);
 			if (strcmp(d->d_name, ".") && strcmp(d->d_name, "..")) {
 				int lr = do_lookup(se, dir_inode, d->d_name, &dp->entry_out);
-				if (lr < 0) {
+				if (lr == -ENOENT) {
 					/* Vanished since readdir: skip it. */
 					h->dir_off = d->d_off;
 					continue;
 				}
-				dp->dirent.type = (dp->entry_out.attr.mode & S_IFMT) >> 12;
+				if (lr < 0) {
+					/* Out of descriptors, say: the name without
+					 * attributes (node id 0), the kernel looks
+					 * it up when it is used. */
+					memset(&dp->entry_out, 0, sizeof(dp->entry_out));
+					dp->dirent.type = client_dtype(se, h->dir, d);
+				} else {
+					dp->dirent.type = (dp->entry_out.attr.mode & S_IFMT) >> 12;
+				}
 			} else {
 				dp->dirent.type = DT_DIR;
 			}

@@ -85,6 +85,7 @@ struct zcfs_session {
 	struct resume_index *resume;	/* set with --resume */
 	struct zcfs_stats *stats;	/* counters shared with zcfsd (--stats-fd), or NULL */
 	struct zcfs_quota *quota;	/* --quota-bytes, or NULL */
+	struct zcfs_prune *prune;	/* FUSE_NOTIFY_PRUNE under fd pressure, or NULL */
 	uid_t server_uid;
 
 	atomic_bool exiting;
