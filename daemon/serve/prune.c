@@ -34,10 +34,11 @@ struct zcfs_prune {
 
 void prune_marks(size_t nofile, size_t *high, size_t *low)
 {
-	/* Headroom for bursts (a READDIRPLUS reply takes dozens at once) and
-	 * for open files and directories, which cannot be pruned. */
-	*high = nofile / 2;
-	*low = nofile / 4;
+	/* The inodes held are the kernel's cache of the volume: prune late
+	 * and a little. Bursts past the limit (a READDIRPLUS reply takes
+	 * dozens at once) wait for the pruning (prune_wait). */
+	*high = nofile - nofile / 8;
+	*low = nofile - nofile / 4;
 }
 
 /* Waits ms for FORGETs to come in; false when asked to stop. */

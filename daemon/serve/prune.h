@@ -13,7 +13,7 @@
 struct zcfs_session;
 struct zcfs_prune;
 
-/* Marks from RLIMIT_NOFILE: prune above 1/2 of it, down to 1/4. */
+/* Marks from RLIMIT_NOFILE: prune above 7/8 of it, down to 3/4. */
 void prune_marks(size_t nofile, size_t *high, size_t *low);
 /* Starts the pruning thread (after INIT: needs the kernel's protocol). */
 int prune_start(struct zcfs_session *se, struct zcfs_prune **ret) _must_check_;
