@@ -7,6 +7,9 @@ Input (--raw DIR, written by run.sh):
   TARGET/WORKLOAD.env         fio exit, timestamps, zcfs-serve CPU ticks
   TARGET/WORKLOAD.fio.json    fio --output-format=json
   TARGET/meta.env, meta.jsonl metarate output, one JSON object per repeat
+Round 1 of a workload has no tag (WORKLOAD.env), round R > 1 (BENCH_REPEAT)
+the tag .rR (WORKLOAD.rR.env); native's second sample of a round, taken after
+the zcfs targets, adds .2 (WORKLOAD.2.env, WORKLOAD.r3.2.env, meta.r3.2.jsonl).
 
 Standard library only.
 """
@@ -130,10 +133,15 @@ def parse_fio(wl, env, fio, clk_tck):
     return r
 
 
+def round_tag(n):
+    """File tag of round n (1-based): none for the first, .rN after."""
+    return "" if n == 1 else ".r%d" % n
+
+
 def merge_samples(wl, a, b):
-    """Mean of two fio samples of one workload; keeps both and their drift."""
+    """Mean of two samples of one workload; keeps both and their drift."""
     m = dict(a)
-    for k in ("mb_s", "iops", "io_gib", "runtime_s", "clat_p50_us", "clat_p99_us",
+    for k in ("mb_s", "iops", "ops_per_s", "io_gib", "runtime_s", "clat_p50_us", "clat_p99_us",
               "clat_mean_us", "fio_cpu_s", "cpu_s_per_gib", "fio_cpu_s_per_gib"):
         if a.get(k) is not None and b.get(k) is not None:
             m[k] = (a[k] + b[k]) / 2.0
@@ -144,16 +152,21 @@ def merge_samples(wl, a, b):
     return m
 
 
-def parse_meta(tdir, env, clk_tck):
+def parse_meta(tdir, tag, clk_tck):
+    """The three metarate phases of one sample (meta[TAG].{env,jsonl}): the
+    median of its BENCH_META_REPEAT runs."""
+    env = read_env(os.path.join(tdir, "meta%s.env" % tag))
     runs = []
     try:
-        with open(os.path.join(tdir, "meta.jsonl")) as f:
+        with open(os.path.join(tdir, "meta%s.jsonl" % tag)) as f:
             for line in f:
                 line = line.strip()
                 if line:
                     runs.append(json.loads(line))
-    except FileNotFoundError:
-        pass
+    except (OSError, ValueError):
+        # (Raw output of an older run.sh has no meta.2.jsonl: it appended
+        # native's second sample to meta.jsonl, whose median covers both.)
+        runs = []
     out = {}
     ticks = fnum(env.get("server_ticks"))
     total_ops = sum(r[p]["ops"] for r in runs for p in ("create", "stat", "unlink"))
@@ -178,12 +191,68 @@ def parse_meta(tdir, env, clk_tck):
     return out
 
 
+def parse_sample(tdir, wl, tag, clk_tck):
+    """One fio sample (WORKLOAD[TAG].{env,fio.json})."""
+    env = read_env(os.path.join(tdir, wl + tag + ".env"))
+    if env.get("status") != "ok":
+        return {"status": env.get("status", "failed"), "reason": env.get("reason", "not run")}
+    try:
+        return parse_fio(wl, env, load_fio(os.path.join(tdir, wl + tag + ".fio.json")), clk_tck)
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        return {"status": "failed", "reason": "cannot parse fio output: %s" % e}
+
+
+def with_second(wl, first, second):
+    """A round's figure: the first sample, or the mean with native's second."""
+    if first.get("status") == "ok" and second.get("status") == "ok":
+        return merge_samples(wl, first, second)
+    return first
+
+
+def aggregate(wl, rounds):
+    """One workload's record over its rounds (each already has its ratio).
+    A single round is the record itself; otherwise every number is the
+    median over the usable rounds (ratio: of the per-round ratios), with
+    the ratios' range and every round kept under "rounds"."""
+    if len(rounds) == 1:
+        return rounds[0]
+    per_round = [dict(r, round=i + 1) for i, r in enumerate(rounds)]
+    ok = [r for r in rounds if r.get("status") == "ok"]
+    if not ok:
+        m = {k: v for k, v in rounds[0].items() if k in ("status", "reason")}
+        m["rounds"] = per_round
+        return m
+    m = {}
+    for k, v in ok[0].items():
+        if k in ("samples", "drift_pct", "ratio"):
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            if not isinstance(v, (list, dict)):
+                m[k] = v
+            continue
+        vals = [r[k] for r in ok if isinstance(r.get(k), (int, float))]
+        m[k] = max(vals) if k == "fio_errors" else statistics.median(vals)
+    ratios = [r["ratio"] for r in ok if r.get("ratio") is not None]
+    if ratios:
+        m["ratio"] = statistics.median(ratios)
+        m["ratio_min"], m["ratio_max"] = min(ratios), max(ratios)
+    drifts = [r["drift_pct"] for r in ok if r.get("drift_pct") is not None]
+    if drifts:
+        # Native's noise figure: the largest drift of any round.
+        m["drift_pct"] = max(drifts, key=abs)
+    m["rounds_ok"] = len(ok)
+    m["rounds"] = per_round
+    return m
+
+
 def collect(raw):
     run = read_env(os.path.join(raw, "run.env"))
     clk_tck = fnum(run.get("clk_tck"), 100.0)
+    repeat = max(1, int(fnum(run.get("repeat"), 1)))
     selected = run.get("targets", "").split()
     wsel = run.get("workloads", "").split()
     targets = {}
+    rounds = {}     # target -> workload -> [per-round record]
     for t in selected:
         tdir = os.path.join(raw, t)
         tenv = read_env(os.path.join(tdir, "target.env"))
@@ -196,43 +265,34 @@ def collect(raw):
                 info[k] = tenv[k]
         wls = {}
         if info["status"] == "ok":
-            for wl in DATA_WORKLOADS:
-                if wl not in wsel:
-                    continue
-                env = read_env(os.path.join(tdir, wl + ".env"))
-                if env.get("status") != "ok":
-                    wls[wl] = {"status": env.get("status", "failed"),
-                               "reason": env.get("reason", "not run")}
-                    continue
-                try:
-                    wls[wl] = parse_fio(wl, env, load_fio(os.path.join(tdir, wl + ".fio.json")), clk_tck)
-                except (OSError, ValueError, KeyError, IndexError) as e:
-                    wls[wl] = {"status": "failed", "reason": "cannot parse fio output: %s" % e}
-                    continue
-                # Native's second sample, taken after the zcfs targets.
-                env2 = read_env(os.path.join(tdir, wl + ".2.env"))
-                if env2.get("status") == "ok":
-                    try:
-                        second = parse_fio(wl, env2, load_fio(os.path.join(tdir, wl + ".2.fio.json")),
-                                           clk_tck)
-                    except (OSError, ValueError, KeyError, IndexError):
-                        second = None
-                    if second:
-                        wls[wl] = merge_samples(wl, wls[wl], second)
-            if "meta" in wsel:
-                wls.update(parse_meta(tdir, read_env(os.path.join(tdir, "meta.env")), clk_tck))
-        info["workloads"] = wls
+            for n in range(1, repeat + 1):
+                tag = round_tag(n)
+                for wl in DATA_WORKLOADS:
+                    if wl not in wsel:
+                        continue
+                    # Native's second sample, taken after the zcfs targets.
+                    r = with_second(wl, parse_sample(tdir, wl, tag, clk_tck),
+                                    parse_sample(tdir, wl, tag + ".2", clk_tck))
+                    wls.setdefault(wl, []).append(r)
+                if "meta" in wsel:
+                    first = parse_meta(tdir, tag, clk_tck)
+                    second = parse_meta(tdir, tag + ".2", clk_tck)
+                    for wl, r in first.items():
+                        wls.setdefault(wl, []).append(with_second(wl, r, second[wl]))
+        rounds[t] = wls
+        info["workloads"] = {}
         targets[t] = info
 
-    native = targets.get("native", {}).get("workloads", {})
-    for t, info in targets.items():
-        for wl, r in info["workloads"].items():
-            if r.get("status") != "ok":
-                continue
-            n = native.get(wl, {})
+    # Each round's ratio is taken against the native of the same round.
+    native = rounds.get("native", {})
+    for t, wls in rounds.items():
+        for wl, rs in wls.items():
             k = metric_key(wl)
-            if n.get("status") == "ok" and n.get(k):
-                r["ratio"] = r[k] / n[k]
+            for i, r in enumerate(rs):
+                n = native.get(wl, [])[i] if i < len(native.get(wl, [])) else {}
+                if r.get("status") == "ok" and n.get("status") == "ok" and n.get(k):
+                    r["ratio"] = r[k] / n[k]
+            targets[t]["workloads"][wl] = aggregate(wl, rs)
     return run, targets
 
 
@@ -303,6 +363,8 @@ def evaluate_goals(goals_path, targets):
             res["result"] = "not measured" if r.get("status") != "failed" else "failed"
         else:
             res["ratio"] = r["ratio"]
+            if "ratio_min" in r:
+                res["ratio_min"], res["ratio_max"] = r["ratio_min"], r["ratio_max"]
             res["result"] = "met" if r["ratio"] >= want else "missed"
         out.append(res)
     return out
@@ -401,6 +463,15 @@ def fmt_ratio(v):
     return "%.2f" % v if v < 10 else "%.1f" % v
 
 
+def fmt_ratio_range(r, fmt=fmt_ratio):
+    """Ratio, with the range of the per-round ratios when there were rounds:
+    '0.45 (0.41-0.52)'."""
+    s = fmt(r.get("ratio"))
+    if r.get("ratio_min") is not None:
+        s += " (%s-%s)" % (fmt(r["ratio_min"]), fmt(r["ratio_max"]))
+    return s
+
+
 def cell(info, wl, fn):
     if info["status"] == "unavailable":
         return "n/a"
@@ -440,6 +511,7 @@ def vs_previous(wl, targets, prev):
 
 def write_md(path, run, machine, targets, goals, prev, png_ok, scale=None):
     tnames = list(targets)
+    repeat = max(1, int(fnum(run.get("repeat"), 1)))
     rows = [w for w in WORKLOADS if any(w in targets[t]["workloads"] for t in tnames)]
     L = []
     L.append("# zcfs benchmark: latest run")
@@ -449,10 +521,13 @@ def write_md(path, run, machine, targets, goals, prev, png_ok, scale=None):
         machine["mem_gib"], machine["git_rev"], machine["fio"], machine["zcfs_serve"]))
     L.append("")
     L.append("fio sync engine, %s jobs × %s files, %ss measured after %ss ramp per job; "
-             "metadata: %s processes × %s files, median of %s runs. zcfs cache option: %s. "
+             "metadata: %s processes × %s files, median of %s runs. %s. zcfs cache option: %s. "
              "Shared, noisy machine: compare ratios, not absolute figures." % (
                  run.get("jobs"), run.get("size"), run.get("runtime"), run.get("ramp"),
-                 run.get("jobs"), run.get("meta_files"), run.get("meta_repeat"), run.get("cache")))
+                 run.get("jobs"), run.get("meta_files"), run.get("meta_repeat"),
+                 "1 round per workload" if repeat == 1 else
+                 "%d rounds per workload, figures are medians over the rounds" % repeat,
+                 run.get("cache")))
     L.append("")
     L.append("## Targets")
     L.append("")
@@ -473,9 +548,15 @@ def write_md(path, run, machine, targets, goals, prev, png_ok, scale=None):
 
     L.append("## Ratios to native")
     L.append("")
-    L.append("Native column: absolute figure. Other columns: target ÷ native (1.00 = as fast as "
-             "tmpfs). 'vs previous': change of each ratio (native: of its absolute figure) "
-             "against bench/results/previous.json.")
+    if repeat == 1:
+        L.append("Native column: absolute figure. Other columns: target ÷ native (1.00 = as fast as "
+                 "tmpfs). 'vs previous': change of each ratio (native: of its absolute figure) "
+                 "against bench/results/previous.json.")
+    else:
+        L.append("Native column: absolute figure (median of the %d rounds). Other columns: median "
+                 "of the %d per-round ratios target ÷ native of the same round (1.00 = as fast as "
+                 "tmpfs), lowest-highest in brackets. 'vs previous': change of each ratio (native: "
+                 "of its absolute figure) against bench/results/previous.json." % (repeat, repeat))
     L.append("")
     hdr = ["workload", "unit"] + tnames + ["vs previous"]
     L.append("| " + " | ".join(hdr) + " |")
@@ -487,7 +568,7 @@ def write_md(path, run, machine, targets, goals, prev, png_ok, scale=None):
             if t == "native":
                 cells.append(cell(targets[t], wl, lambda r: fmt_abs(r.get(metric_key(wl)), unit)))
             else:
-                cells.append(cell(targets[t], wl, lambda r: fmt_ratio(r.get("ratio"))))
+                cells.append(cell(targets[t], wl, fmt_ratio_range))
         cells.append(vs_previous(wl, targets, prev))
         L.append("| " + " | ".join(cells) + " |")
     L.append("")
@@ -495,10 +576,17 @@ def write_md(path, run, machine, targets, goals, prev, png_ok, scale=None):
     drifts = [(wl, nat[wl]["drift_pct"]) for wl in rows if nat.get(wl, {}).get("drift_pct") is not None]
     if drifts:
         worst = max(drifts, key=lambda d: abs(d[1]))
-        L.append("Noise: native is measured before and after the zcfs targets of each workload and "
-                 "averaged; between the two it moved by %s (largest: %s %+.0f%%). Ratios closer than "
-                 "that are within noise." % (
-                     ", ".join("%s %+.0f%%" % d for d in drifts), worst[0], worst[1]))
+        if repeat == 1:
+            L.append("Noise: native is measured before and after the zcfs targets of each workload and "
+                     "averaged; between the two it moved by %s (largest: %s %+.0f%%). Ratios closer "
+                     "than that are within noise." % (
+                         ", ".join("%s %+.0f%%" % d for d in drifts), worst[0], worst[1]))
+        else:
+            L.append("Noise: native is measured before and after the zcfs targets of each workload in "
+                     "each round and averaged; the largest move between the two in any of the %d "
+                     "rounds: %s (largest: %s %+.0f%%). The ranges in brackets show how far a single "
+                     "round's ratio can be off." % (
+                         repeat, ", ".join("%s %+.0f%%" % d for d in drifts), worst[0], worst[1]))
         L.append("")
     if png_ok:
         L.append("![ratios to native](latest.png)")
@@ -518,7 +606,7 @@ def write_md(path, run, machine, targets, goals, prev, png_ok, scale=None):
             mark = {"met": "**met**", "missed": "**MISSED**"}.get(res, res)
             L.append("| %s | %s | %.2f | %s | %s | %s |" % (
                 g["target"], g["workload"], g["min_ratio"],
-                "—" if g.get("ratio") is None else "%.3f" % g["ratio"], mark,
+                "—" if g.get("ratio") is None else fmt_ratio_range(g, lambda v: "%.3f" % v), mark,
                 g.get("source", "") + (" (cache=%s)" % g["cache"] if g.get("cache") else "")))
     else:
         L.append("No goals file.")
@@ -578,8 +666,15 @@ def write_md(path, run, machine, targets, goals, prev, png_ok, scale=None):
                 continue
             if r.get("status") != "ok":
                 problems.append("%s %s: %s" % (t, wl, r.get("reason", "failed")))
-            elif r.get("fio_errors"):
+                continue
+            if r.get("fio_errors"):
                 problems.append("%s %s: fio reported error %s" % (t, wl, r["fio_errors"]))
+            bad = [x for x in r.get("rounds", []) if x.get("status") != "ok"]
+            if bad:
+                problems.append("%s %s: %d of %d rounds not usable, figures from the others (%s)" % (
+                    t, wl, len(bad), len(r["rounds"]), "; ".join(
+                        "round %d: %s" % (x["round"], x.get("reason", x.get("status", "failed")))
+                        for x in bad)))
     # Kernel passthrough leaves the server idle during reads and writes; if
     # it burns CPU per GiB like /dev/fuse does, the option did not take.
     pt = targets.get("passthrough")
@@ -688,8 +783,8 @@ def main():
         "schema": 1,
         "machine": machine,
         "config": {k: run.get(k) for k in ("started", "finished", "runtime", "ramp", "size", "jobs",
-                                           "meta_files", "meta_repeat", "cache", "targets",
-                                           "workloads")},
+                                           "meta_files", "meta_repeat", "repeat", "cache",
+                                           "targets", "workloads")},
         "units": {w: unit_of(w) for w in WORKLOADS},
         "targets": targets,
         "goals": goals,

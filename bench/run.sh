@@ -6,6 +6,7 @@
 #   bench/run.sh                       (or `make bench`)
 #   BENCH_TARGETS="native devfuse" BENCH_WORKLOADS="direct meta" bench/run.sh
 #   BENCH_RUNTIME=30 bench/run.sh      longer, steadier runs
+#   BENCH_REPEAT=3 bench/run.sh        3 rounds per workload, median ratio
 #
 # Writes bench/results/latest.{json,md,png}; the previous latest.json is
 # rotated to previous.json when the measurements are done.  Raw fio/metarate output and server logs
@@ -22,7 +23,8 @@ root=$(cd "$here/.." && pwd)
 : "${BENCH_SIZE:=256M}"          # file size per fio job
 : "${BENCH_JOBS:=2}"             # fio numjobs / metarate processes
 : "${BENCH_META_FILES:=5000}"    # files per metarate process
-: "${BENCH_META_REPEAT:=3}"      # metarate runs per target (median reported)
+: "${BENCH_META_REPEAT:=3}"      # metarate runs per target and round (median reported)
+: "${BENCH_REPEAT:=1}"           # rounds per workload (median of per-round ratios)
 : "${BENCH_CACHE:=exclusive}"    # --cache= for zcfs targets (if the build has it)
 : "${BENCH_RESULTS:=$here/results}"
 : "${BENCH_TARGETS:=native devfuse uring-qd8 uring-qd32 passthrough bufpool zerocopy}"
@@ -83,6 +85,7 @@ for w in "${workloads[@]}"; do [ "$w" != meta ] && data_selected=1; done
 
 [[ $BENCH_RUNTIME =~ ^[0-9]+$ && $BENCH_RUNTIME -gt 0 ]] || { echo "bench: BENCH_RUNTIME must be a positive integer" >&2; exit 2; }
 [[ $BENCH_RAMP =~ ^[0-9]+$ ]] || { echo "bench: BENCH_RAMP must be an integer" >&2; exit 2; }
+[[ $BENCH_REPEAT =~ ^[0-9]+$ && $BENCH_REPEAT -gt 0 ]] || { echo "bench: BENCH_REPEAT must be a positive integer" >&2; exit 2; }
 
 # ---------------------------------------------------------------- prerequisites
 [ "$(id -u)" -eq 0 ] || die "must run as root (mounts tmpfs and FUSE)"
@@ -247,6 +250,7 @@ kv "$info" size "$BENCH_SIZE"
 kv "$info" jobs "$BENCH_JOBS"
 kv "$info" meta_files "$BENCH_META_FILES"
 kv "$info" meta_repeat "$BENCH_META_REPEAT"
+kv "$info" repeat "$BENCH_REPEAT"
 kv "$info" cache "${cache_opt:-default (zcfs-serve has no --cache)}"
 kv "$info" targets "${targets[*]}"
 kv "$info" workloads "${workloads[*]}"
@@ -317,20 +321,20 @@ run_fio() {
 	kv "$env" status ok
 }
 
-# run_meta TDIR OUT PID [TAG]: runs go to OUT/meta.jsonl (appended with a TAG)
+# run_meta TDIR OUT PID [TAG]: runs go to OUT/meta[TAG].jsonl, one line each
 run_meta() {
 	local dir=$1 out=$2 pid=$3 tag=${4:-} env=$2/meta${4:-}.env i rc c0 c1 t0 t1
 	: >"$env"
-	[ -z "$tag" ] && : >"$out/meta.jsonl"
+	: >"$out/meta$tag.jsonl"
 	c0=$(proc_cpu "$pid"); t0=$(now)
 	for i in $(seq "$BENCH_META_REPEAT"); do
 		mkdir -p "$dir/meta.$i" || { kv "$env" status failed; kv "$env" reason "mkdir $dir/meta.$i failed"; return 1; }
 		timeout -k 10 600 "$metarate" -n "$BENCH_META_FILES" -p "$BENCH_JOBS" "$dir/meta.$i" \
-			>>"$out/meta.jsonl" 2>"$out/meta.err"
+			>>"$out/meta$tag.jsonl" 2>"$out/meta$tag.err"
 		rc=$?
 		if [ $rc -ne 0 ]; then
 			kv "$env" status failed
-			kv "$env" reason "metarate exit $rc: $(tail -n 2 "$out/meta.err")"
+			kv "$env" reason "metarate exit $rc: $(tail -n 2 "$out/meta$tag.err")"
 			return 1
 		fi
 		rmdir "$dir/meta.$i" 2>/dev/null
@@ -415,7 +419,9 @@ stop_server() {
 # Targets are set up together and measured workload by workload (native,
 # then every zcfs target, for one workload before the next), so that each
 # ratio's two figures are taken seconds apart rather than minutes: the
-# machine is shared and its load drifts.
+# machine is shared and its load drifts.  With BENCH_REPEAT=N that rotation
+# is done N times in a row per workload (round 1 of every target, then
+# round 2, ...); round R > 1 is stored under the tag .rR.
 declare -A T_DIR=() T_PID=() T_DEAD=()
 live=()
 
@@ -456,15 +462,15 @@ setup_target() {
 	fi
 }
 
-measure() { # TARGET WORKLOAD [TAG]
-	local name=$1 w=$2 tag=${3:-} out=$raw/$1 tdir=${T_DIR[$1]} pid=${T_PID[$1]}
+measure() { # TARGET WORKLOAD [TAG [NOTE]]
+	local name=$1 w=$2 tag=${3:-} note=${4:-} out=$raw/$1 tdir=${T_DIR[$1]} pid=${T_PID[$1]}
 	if [ -n "${T_DEAD[$name]}" ]; then
-		: >"$out/$w.env"
-		kv "$out/$w.env" status skipped
-		kv "$out/$w.env" reason "skipped: ${T_DEAD[$name]}"
+		: >"$out/$w$tag.env"
+		kv "$out/$w$tag.env" status skipped
+		kv "$out/$w$tag.env" reason "skipped: ${T_DEAD[$name]}"
 		return 0
 	fi
-	log "$w: $name${tag:+ (again)}"
+	log "$w: $name${note:+ ($note)}"
 	if [ "$w" = meta ]; then
 		run_meta "$tdir" "$out" "$pid" "$tag" ||
 			log "$name: meta failed: $(grep '^reason=' "$out/meta$tag.env" | cut -d= -f2-)"
@@ -485,20 +491,26 @@ teardown_target() {
 	umount "$work/$name/src" 2>/dev/null || umount -l "$work/$name/src"
 }
 
-log "targets: ${targets[*]}; workloads: ${workloads[*]}; ${BENCH_RUNTIME}s + ${BENCH_RAMP}s ramp per job"
+log "targets: ${targets[*]}; workloads: ${workloads[*]}; ${BENCH_RUNTIME}s + ${BENCH_RAMP}s ramp per job; $BENCH_REPEAT round(s)"
 for t in "${targets[@]}"; do
 	setup_target "$t"
 done
-# Native is measured before and after the zcfs targets of each workload
-# (report: the mean, and the drift between the two as a noise figure).
+# Native is measured before and after the zcfs targets of each workload in
+# each round (report: the mean, and the drift between the two as a noise
+# figure; every zcfs figure is divided by the native of its own round).
 bracket=0
 for t in "${live[@]}"; do [ "$t" != native ] && bracket=1; done
 [ -n "${want_target[native]:-}" ] || bracket=0
 for w in "${workloads[@]}"; do
-	for t in "${live[@]}"; do
-		measure "$t" "$w"
+	for r in $(seq "$BENCH_REPEAT"); do
+		rtag=""; note=""
+		[ "$r" -gt 1 ] && rtag=.r$r
+		[ "$BENCH_REPEAT" -gt 1 ] && note="round $r/$BENCH_REPEAT"
+		for t in "${live[@]}"; do
+			measure "$t" "$w" "$rtag" "$note"
+		done
+		[ $bracket = 1 ] && [ -n "${T_DIR[native]:-}" ] && measure native "$w" "$rtag.2" "${note:+$note, }again"
 	done
-	[ $bracket = 1 ] && [ -n "${T_DIR[native]:-}" ] && measure native "$w" .2
 done
 for t in "${live[@]}"; do
 	teardown_target "$t"
