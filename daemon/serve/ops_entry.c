@@ -476,8 +476,11 @@ int op_link(struct zcfs_req *req)
 		proc_fd_path(inode->fd, path);
 		r = RET_NERRNO(linkat(AT_FDCWD, path, parent->fd, name, AT_SYMLINK_FOLLOW));
 	}
-	if (r == 0)
+	if (r == 0) {
 		r = do_lookup(req->se, parent, name, &e);
+		if (r < 0)	/* fail cleanly: the client was not told of it */
+			(void)unlinkat(parent->fd, name, 0);
+	}
 	if (r == 0)
 		quota_charge_new(req->se, parent, 0);	/* the directory may grow */
 out:
