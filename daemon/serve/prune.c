@@ -4,6 +4,7 @@
  * requests that the serving threads must stay free to answer. */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -141,6 +142,7 @@ static void *prune_main(void *arg)
 int prune_start(struct zcfs_session *se, struct zcfs_prune **ret)
 {
 	struct zcfs_prune *p = calloc(1, sizeof(*p));
+	sigset_t all, old;
 	struct rlimit rl;
 	int r;
 
@@ -152,7 +154,12 @@ int prune_start(struct zcfs_session *se, struct zcfs_prune **ret)
 	p->se = se;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
+	/* No signal for this thread: process-directed ones (the io_uring
+	 * transport's reader wake-up) must reach the threads meant. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	r = -pthread_create(&p->thread, NULL, prune_main, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r < 0) {
 		pthread_cond_destroy(&p->cond);
 		pthread_mutex_destroy(&p->lock);
