@@ -129,6 +129,11 @@ static void drop_handler(int sig)
 	errno = saved;
 }
 
+void caps_keep_drop_signal(sigset_t *set)
+{
+	sigdelset(set, DROP_SIGNAL);
+}
+
 /* Every thread but the caller; *sent = how many were signalled. */
 static int signal_others(unsigned *sent)
 {

@@ -7,6 +7,7 @@
 #define ZCFS_CAPS_H
 
 #include <dirent.h>
+#include <signal.h>
 #include <stdbool.h>
 #include "options.h"
 #include "util.h"
@@ -27,6 +28,9 @@ DIR *caps_open_tasks(void);
 /* Drops CAP_SYS_ADMIN (every capability when it is all the server was
  * given) from the calling thread only. */
 int caps_drop_self(void) _must_check_;
+/* For a thread that should take no signal: takes out of set the one
+ * caps_drop_sys_admin sends every thread, so the drop reaches it too. */
+void caps_keep_drop_signal(sigset_t *set);
 /* Drops CAP_SYS_ADMIN from every thread, verifies with capget(2) that
  * no thread keeps it and logs "caps: CAP_SYS_ADMIN dropped (WHY) ...".
  * 0 when done or there was nothing to drop; -errno: the server must

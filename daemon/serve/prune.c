@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/uio.h>
 #include <time.h>
+#include "caps.h"
 #include "inode.h"
 #include "log.h"
 #include "prune.h"
@@ -154,9 +155,11 @@ int prune_start(struct zcfs_session *se, struct zcfs_prune **ret)
 	p->se = se;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	/* No signal for this thread: process-directed ones (the io_uring
-	 * transport's reader wake-up) must reach the threads meant. */
+	/* No signal for this thread (process-directed ones, like the io_uring
+	 * transport's reader wake-up, must reach the threads meant) but the
+	 * per-thread CAP_SYS_ADMIN drop. */
 	sigfillset(&all);
+	caps_keep_drop_signal(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	r = -pthread_create(&p->thread, NULL, prune_main, p);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
