@@ -29,7 +29,8 @@ struct zcfs_prune {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	bool wanted, stop, unsupported;
+	bool wanted, stop;
+	atomic_bool unsupported;	/* read by request threads (prune_wait) */
 	time_t last_log;
 	uint64_t ids[PRUNE_BATCH];
 };
@@ -77,10 +78,10 @@ static void prune_round(struct zcfs_prune *p)
 	time_t now = time(NULL);
 	int r = 0;
 
-	if (!atomic_load(&se->initialized) || p->unsupported)
+	if (!atomic_load(&se->initialized) || atomic_load(&p->unsupported))
 		return;
 	if (se->proto_minor < PRUNE_MIN_MINOR) {
-		p->unsupported = true;
+		atomic_store(&p->unsupported, true);
 		log_warn("%zu inodes held, near the descriptor limit, but the kernel (FUSE 7.%u) cannot "
 			 "be asked to forget any (FUSE_NOTIFY_PRUNE needs 7.%d): raise RLIMIT_NOFILE",
 			 before, se->proto_minor, PRUNE_MIN_MINOR);
@@ -102,7 +103,7 @@ static void prune_round(struct zcfs_prune *p)
 			return;
 	}
 	if (r == -ENOSYS || r == -EINVAL) {
-		p->unsupported = true;
+		atomic_store(&p->unsupported, true);
 		log_warn("FUSE_NOTIFY_PRUNE refused by the kernel (%s): inodes are kept until the "
 			 "kernel forgets them", strerror(-r));
 	} else if (r < 0) {
@@ -189,7 +190,7 @@ int prune_wait(struct zcfs_prune *p)
 {
 	struct timespec ms = { .tv_nsec = 1000000 };
 
-	if (!p || p->unsupported)
+	if (!p || atomic_load(&p->unsupported))
 		return -EMFILE;
 	prune_check(p, SIZE_MAX);
 	for (int i = 0; i < 50; i++) {
