@@ -16,6 +16,7 @@
 #include "log.h"
 #include "mount.h"
 #include "options.h"
+#include "max_read.h"
 #include "sandbox.h"
 #include "session.h"
 #include "prune.h"
@@ -346,7 +347,8 @@ int main(int argc, char **argv)
 		se.fuse_fd = opts.fuse_fd;
 	} else {
 		r = zcfs_mount(opts.source, opts.mountpoint, opts.allow_other, opts.read_only,
-			       opts.max_write, &mnt, &se.fuse_fd);
+			       zcfs_mount_max_read(opts.max_write, se.transport == &transport_uring),
+			       &mnt, &se.fuse_fd);
 		if (r < 0) {
 			fprintf(stderr, "zcfs-serve: mount %s: %s\n", opts.mountpoint, strerror(-r));
 			goto out;

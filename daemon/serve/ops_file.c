@@ -237,6 +237,8 @@ int op_read(struct zcfs_req *req)
 		return fd;
 	if (size > req->se->max_write && size > req->outbuf_size)
 		size = MAX(req->se->max_write, req->outbuf_size);
+	if (req->reply_fd && req->reply_fd(req, fd, a->offset, size) > 0)
+		return 0;
 	if (!buf || size > req->outbuf_size) {
 		buf = own = malloc(size ? size : 1);
 		if (!buf)

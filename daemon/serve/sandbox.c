@@ -182,6 +182,9 @@ static int add_cond_rules(scmp_filter_ctx ctx, unsigned *n)
 		{ SCMP_SYS(fcntl), SCMP_ACT_ALLOW, ARG_EQ(1, F_GETFL) },
 		{ SCMP_SYS(fcntl), SCMP_ACT_ALLOW, ARG_EQ(1, F_SETFL) },
 		{ SCMP_SYS(fcntl), SCMP_ACT_ALLOW, ARG_EQ(1, F_DUPFD_CLOEXEC) },
+		/* sizing the /dev/fuse readers' splice pipes */
+		{ SCMP_SYS(fcntl), SCMP_ACT_ALLOW, ARG_EQ(1, F_SETPIPE_SZ) },
+		{ SCMP_SYS(fcntl), SCMP_ACT_ALLOW, ARG_EQ(1, F_GETPIPE_SZ) },
 	};
 	size_t i;
 	int r;
@@ -226,6 +229,7 @@ static int add_passthrough_rules(scmp_filter_ctx ctx, const struct sandbox_confi
 static const int allowed_syscalls[] = {
 	/* backing file data */
 	SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(pread64), SCMP_SYS(pwrite64),
+	SCMP_SYS(splice), SCMP_SYS(pipe2),
 	SCMP_SYS(readv), SCMP_SYS(writev), SCMP_SYS(preadv), SCMP_SYS(pwritev),
 	SCMP_SYS(preadv2), SCMP_SYS(pwritev2), SCMP_SYS(lseek), SCMP_SYS(copy_file_range),
 	SCMP_SYS(fallocate), SCMP_SYS(ftruncate), SCMP_SYS(truncate), SCMP_SYS(fsync),

@@ -24,6 +24,10 @@ struct zcfs_quota;
 
 /* How a transport sends a reply: out header + iov payload. */
 typedef int (*zcfs_reply_fn)(struct zcfs_req *req, int error, const struct iovec *iov, int iovcnt);
+/* How a transport may answer a READ straight from the backing file
+ * (size bytes of fd at off) without the server copying the data: 1 when
+ * it replied, 0 when it did not and the caller reads and replies itself. */
+typedef int (*zcfs_reply_fd_fn)(struct zcfs_req *req, int fd, uint64_t off, size_t size);
 
 /* One request, as decoded from whichever transport carried it. Pointers
  * are into transport-owned buffers that live until the reply is sent. */
@@ -37,6 +41,7 @@ struct zcfs_req {
 	void *outbuf;		/* transport buffer a reply payload may be built in */
 	size_t outbuf_size;
 	zcfs_reply_fn reply;
+	zcfs_reply_fd_fn reply_fd;	/* NULL: the transport has no such path */
 	void *tctx;		/* transport's per-request context */
 	uint64_t start_ns;	/* when it was decoded, for the latency figure */
 	bool replied;
@@ -113,6 +118,9 @@ int reply_err(struct zcfs_req *req, int error);
 int reply_buf(struct zcfs_req *req, const void *buf, size_t len);
 int reply_iov(struct zcfs_req *req, const struct iovec *iov, int iovcnt);
 void reply_none(struct zcfs_req *req);
+/* A transport sent a successful reply with len payload bytes by other
+ * means (reply_fd): count it and mark the request answered. */
+void reply_sent(struct zcfs_req *req, size_t len);
 
 /* --resume: take the connection as already initialized (INIT was the
  * previous server's) and start the transport's post-INIT work. */

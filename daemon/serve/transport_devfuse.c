@@ -7,10 +7,15 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/uio.h>
+#include "devfuse_splice.h"
 #include "log.h"
 #include "transport.h"
 
 #define WRITE_DATA_OFFSET (sizeof(struct fuse_in_header) + sizeof(struct fuse_write_in))
+/* Smallest READ answered by splice: below it the extra syscalls cost
+ * more than the copy they save (fio direct reads, 2 jobs: 4 KiB -15%,
+ * 16 KiB -9%, 32 KiB even, 64 KiB +14%, 128 KiB +27%, 1 MiB +25%). */
+#define SPLICE_READ_MIN (64u << 10)
 
 struct devfuse_worker {
 	struct zcfs_session *se;
@@ -22,6 +27,7 @@ struct devfuse_worker {
 	size_t inbuf_size;
 	void *outbuf;
 	size_t outbuf_size;
+	struct splice_pipe pipe;
 };
 
 struct devfuse_pool {
@@ -69,6 +75,20 @@ int fuse_notify(struct zcfs_session *se, int code, const struct iovec *iov, int 
 	return write_message(se->fuse_fd, 0, code, iov, iovcnt) < 0 ? -errno : 0;
 }
 
+static int devfuse_reply_fd(struct zcfs_req *req, int fd, uint64_t off, size_t size)
+{
+	struct devfuse_worker *w = req->tctx;
+	size_t sent;
+	int r;
+
+	if (size < SPLICE_READ_MIN)
+		return 0;
+	r = splice_reply_read(&w->pipe, w->fd, req->in.unique, fd, off, size, &sent);
+	if (r > 0)
+		reply_sent(req, sent);
+	return r;
+}
+
 static void *devfuse_worker_main(void *arg)
 {
 	struct devfuse_worker *w = arg;
@@ -76,7 +96,8 @@ static void *devfuse_worker_main(void *arg)
 
 	while (!atomic_load(&se->exiting)) {
 		struct zcfs_req req = { .se = se, .reply = devfuse_reply, .tctx = w,
-					.outbuf = w->outbuf, .outbuf_size = w->outbuf_size };
+					.outbuf = w->outbuf, .outbuf_size = w->outbuf_size,
+					.reply_fd = w->pipe.slots ? devfuse_reply_fd : NULL };
 		ssize_t n = read(w->fd, w->inbuf, w->inbuf_size);
 		int r;
 
@@ -136,6 +157,7 @@ void devfuse_pool_stop(struct devfuse_pool *pool)
 			safe_close(w->fd);
 		free(w->inbuf_base);
 		free(w->outbuf);
+		splice_pipe_close(&w->pipe);
 	}
 	free(pool->workers);
 	free(pool);
@@ -155,8 +177,10 @@ int devfuse_pool_start(struct zcfs_session *se, int nthreads, struct devfuse_poo
 		return -ENOMEM;
 	}
 	pool->nworkers = nthreads;
-	for (i = 0; i < nthreads; i++)
+	for (i = 0; i < nthreads; i++) {
 		pool->workers[i].fd = -1;
+		pool->workers[i].pipe = (struct splice_pipe){ .rd = -1, .wr = -1 };
+	}
 	for (i = 0; i < nthreads && r == 0; i++) {
 		struct devfuse_worker *w = &pool->workers[i];
 		w->se = se;
@@ -184,6 +208,9 @@ int devfuse_pool_start(struct zcfs_session *se, int nthreads, struct devfuse_poo
 			r = -ENOMEM;
 			break;
 		}
+		/* Under the io_uring transport READs travel on the ring. */
+		if (se->transport == &transport_devfuse && splice_pipe_open(&w->pipe) < 0)
+			log_debug("no pipe for spliced READ replies: %m");
 		r = -pthread_create(&w->thread, NULL, devfuse_worker_main, w);
 		w->started = r == 0;
 	}

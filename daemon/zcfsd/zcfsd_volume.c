@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include "bdi.h"
 #include "log.h"
+#include "max_read.h"
 #include "mountinfo.h"
 #include "parse.h"
 #include "zcfsd.h"
@@ -441,7 +442,7 @@ static int set_mount_ro(int mfd, bool ro)
 /* The first target: a new fuse connection mounted on the target fd,
  * read-only for this target alone when RO asks for it. */
 static int mount_fuse(struct zcfsd *d, struct zcfsd_volume *v, int tfd, const char *target, bool ro,
-		      struct zcfsd_err *e)
+		      bool uring, struct zcfsd_err *e)
 {
 	_cleanup_close_ int fuse_fd = -1, mfd = -1;
 	char opts[256], tpath[64], source[160];
@@ -452,7 +453,7 @@ static int mount_fuse(struct zcfsd *d, struct zcfsd_volume *v, int tfd, const ch
 		return zcfsd_fail(e, ZCFS_UNAVAILABLE, fuse_fd, "open /dev/fuse: %s", strerror(-fuse_fd));
 	snprintf(opts, sizeof(opts),
 		 "fd=%d,rootmode=40000,user_id=0,group_id=0,default_permissions,allow_other,max_read=%u",
-		 fuse_fd, v->max_write);
+		 fuse_fd, zcfs_mount_max_read(v->max_write, uring));
 	snprintf(source, sizeof(source), "zcfs:%s", v->id);
 	(void)fd_path(tfd, tpath, sizeof(tpath));
 	/* Mounting on /proc/self/fd/N mounts on what we checked, even if
@@ -605,7 +606,7 @@ int zcfsd_volume_publish_ro(struct zcfsd *d, struct zcfsd_volume *v, const char 
 	r = ensure_storage(t, v->id, &created_storage, e);
 	if (r < 0)
 		goto out;
-	r = mount_fuse(d, v, tfd, target, ro, e);
+	r = mount_fuse(d, v, tfd, target, ro, zcfsd_uses_uring(v->transport, t), e);
 	if (r < 0)
 		goto out;
 	r = add_target(v, target);
