@@ -17,6 +17,8 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
+/* v rounded up to a multiple of a */
+#define ALIGN_UP(v, a) (((v) + (a) - 1) / (a) * (a))
 
 /* libc's "-1 and errno" into "-errno", anything else passes through. */
 #define RET_NERRNO(expr) ({ __typeof__(expr) _r = (expr); _r < 0 ? -errno : _r; })

@@ -8,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <sys/uio.h>
 #include "devfuse_splice.h"
+#include "hugebuf.h"
 #include "log.h"
 #include "transport.h"
 
@@ -23,7 +24,8 @@ struct devfuse_worker {
 	bool started;
 	int fd;
 	char *inbuf;		/* inbuf_base shifted so WRITE data is page aligned */
-	char *inbuf_base;
+	char *inbuf_base;	/* inbuf_map bytes on huge pages */
+	size_t inbuf_map;
 	size_t inbuf_size;
 	void *outbuf;
 	size_t outbuf_size;
@@ -155,7 +157,8 @@ void devfuse_pool_stop(struct devfuse_pool *pool)
 		}
 		if (w->fd != pool->workers[0].fd)
 			safe_close(w->fd);
-		free(w->inbuf_base);
+		if (w->inbuf_base)
+			munmap(w->inbuf_base, w->inbuf_map);
 		free(w->outbuf);
 		splice_pipe_close(&w->pipe);
 	}
@@ -199,12 +202,21 @@ int devfuse_pool_start(struct zcfs_session *se, int nthreads, struct devfuse_poo
 		 * 16 bytes off a page was 75% of the server's CPU). So READ
 		 * replies are built in a page-aligned buffer, and the request
 		 * buffer is shifted so the data of a WRITE starts on a page. */
+		/* The kernel copies WRITE payloads into inbuf page by page:
+		 * on huge pages (hugebuf.c). Large READs are spliced, so
+		 * outbuf mostly carries small replies. */
 		w->inbuf_size = se->bufsize;
-		w->inbuf_base = aligned_alloc(4096, w->inbuf_size + 4096);
-		w->inbuf = w->inbuf_base ? w->inbuf_base + 4096 - WRITE_DATA_OFFSET : NULL;
+		w->inbuf_map = ALIGN_UP(w->inbuf_size + 4096, HUGEBUF_ALIGN);
+		w->inbuf_base = hugebuf_map(w->inbuf_map);
+		if (w->inbuf_base == MAP_FAILED) {
+			w->inbuf_base = NULL;
+			r = -ENOMEM;
+			break;
+		}
+		w->inbuf = w->inbuf_base + 4096 - WRITE_DATA_OFFSET;
 		w->outbuf_size = se->max_write;
 		w->outbuf = aligned_alloc(4096, w->outbuf_size);
-		if (!w->inbuf || !w->outbuf) {
+		if (!w->outbuf) {
 			r = -ENOMEM;
 			break;
 		}

@@ -11,11 +11,6 @@
 /* SMP_CACHE_BYTES on x86-64: the kernel aligns the SQ index array to it. */
 #define KERNEL_CACHELINE 64
 
-static size_t align_up(size_t v, size_t a)
-{
-	return (v + a - 1) / a * a;
-}
-
 static unsigned roundup_pow2(unsigned v)
 {
 	unsigned p = 1;
@@ -97,8 +92,8 @@ void uring_geometry_init(struct uring_geometry *g, unsigned nr_queues, unsigned 
 	g->nr_queues = nr_queues;
 	g->depth = depth;
 	g->page_size = page_size;
-	g->header_size = align_up(sizeof(struct zcfs_uring_req_header), page_size);
-	g->payload_size = align_up(uring_payload_size(max_write, max_pages, page_size), page_size);
+	g->header_size = ALIGN_UP(sizeof(struct zcfs_uring_req_header), page_size);
+	g->payload_size = ALIGN_UP(uring_payload_size(max_write, max_pages, page_size), page_size);
 	g->payload_bufs = g->budget_payload_bufs = depth;
 	/* Every entry has at most one SQE in flight (its FUSE command or its
 	 * backing I/O), plus the eventfd poll that wakes the thread. */
@@ -112,11 +107,11 @@ size_t uring_ring_bytes(const struct uring_geometry *g)
 {
 	size_t rings, sqes;
 
-	rings = align_up(g->cqes_off + (size_t)g->cq_entries * sizeof(struct io_uring_cqe),
+	rings = ALIGN_UP(g->cqes_off + (size_t)g->cq_entries * sizeof(struct io_uring_cqe),
 			 KERNEL_CACHELINE);
 	rings += (size_t)g->sq_entries * sizeof(uint32_t);
 	sqes = (size_t)g->sq_entries * ZCFS_URING_SQE_SIZE;
-	return align_up(rings, g->page_size) + align_up(sqes, g->page_size);
+	return ALIGN_UP(rings, g->page_size) + ALIGN_UP(sqes, g->page_size);
 }
 
 void uring_geometry_set_pool(struct uring_geometry *g, unsigned pool_bufs)

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include "handle.h"
 #include "inode.h"
+#include "hugebuf.h"
 #include "log.h"
 #include "quota.h"
 #include "sandbox.h"
@@ -86,30 +87,6 @@ struct io_uring_sqe *uring_queue_fuse_cmd_sqe(struct uring_queue *q, uint32_t op
 	}
 	sqe->cmd_op = op;
 	return sqe;
-}
-
-#define HUGE_2M (2UL << 20)
-
-/* Anonymous ring buffers on a 2 MiB boundary, transparent huge pages
- * asked for: the kernel looks up every 4 KiB page of a payload it copies
- * (get_user_pages, 17-18% of the CPU of 1 MiB direct reads), a shorter
- * walk on huge pages (measured: 7.1 vs 6.2 GB/s, one run). Unmapping
- * the slack keeps munmap(mem, size) exact. */
-static void *map_ring_buffers(size_t size)
-{
-	size_t len = size + HUGE_2M;
-	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint8_t *aligned;
-
-	if (p == MAP_FAILED)
-		return p;
-	aligned = (uint8_t *)(((uintptr_t)p + HUGE_2M - 1) & ~(HUGE_2M - 1));
-	if (aligned > p)
-		munmap(p, (size_t)(aligned - p));
-	if (aligned + size < p + len)
-		munmap(aligned + size, (size_t)(p + len - (aligned + size)));
-	(void)madvise(aligned, size, MADV_HUGEPAGE);
-	return aligned;
 }
 
 static int submit_fuse_cmd(struct uring_queue *q, struct uring_entry *e, uint32_t op)
@@ -652,7 +629,7 @@ int uring_queue_layout(struct uring_queue *q)
 		munmap(mem, q->mem_size);
 	q->mem = NULL;
 	/* Allocated by the pinned thread, so first touch is on its node. */
-	mem = q->rm ? ringmem_queue_mem(q->rm, q->qid) : map_ring_buffers(size);
+	mem = q->rm ? ringmem_queue_mem(q->rm, q->qid) : hugebuf_map(size);
 	if (mem == MAP_FAILED)
 		return -errno;
 	q->mem = mem;
