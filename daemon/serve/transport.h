@@ -8,9 +8,11 @@
 extern const struct zcfs_transport_ops transport_devfuse;
 
 /* /dev/fuse readers, usable by other transports: nthreads threads on
- * cloned fds of se->fuse_fd. */
+ * cloned fds of se->fuse_fd; splice_reads: give each a pipe for spliced
+ * READ replies (not needed where READs travel on io_uring). */
 struct devfuse_pool;
-int devfuse_pool_start(struct zcfs_session *se, int nthreads, struct devfuse_pool **ret) _must_check_;
+int devfuse_pool_start(struct zcfs_session *se, int nthreads, bool splice_reads,
+		       struct devfuse_pool **ret) _must_check_;
 void devfuse_pool_stop(struct devfuse_pool *pool);
 
 /* Writes a notification (unique 0, error = code) to /dev/fuse. */

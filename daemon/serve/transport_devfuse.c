@@ -166,7 +166,8 @@ void devfuse_pool_stop(struct devfuse_pool *pool)
 	free(pool);
 }
 
-int devfuse_pool_start(struct zcfs_session *se, int nthreads, struct devfuse_pool **ret)
+int devfuse_pool_start(struct zcfs_session *se, int nthreads, bool splice_reads,
+		       struct devfuse_pool **ret)
 {
 	struct devfuse_pool *pool;
 	int i, r = 0;
@@ -220,8 +221,7 @@ int devfuse_pool_start(struct zcfs_session *se, int nthreads, struct devfuse_poo
 			r = -ENOMEM;
 			break;
 		}
-		/* Under the io_uring transport READs travel on the ring. */
-		if (se->transport == &transport_devfuse && splice_pipe_open(&w->pipe) < 0)
+		if (splice_reads && splice_pipe_open(&w->pipe) < 0)
 			log_debug("no pipe for spliced READ replies: %m");
 		r = -pthread_create(&w->thread, NULL, devfuse_worker_main, w);
 		w->started = r == 0;
@@ -245,7 +245,7 @@ static int devfuse_start(struct zcfs_session *se)
 	snprintf(se->transport_desc, sizeof(se->transport_desc),
 		 "transport=devfuse threads=%d reason=%s", se->nthreads,
 		 se->transport_reason[0] ? se->transport_reason : "requested");
-	r = devfuse_pool_start(se, se->nthreads, &pool);
+	r = devfuse_pool_start(se, se->nthreads, true, &pool);
 	se->transport_priv = pool;
 	return r;
 }

@@ -78,14 +78,14 @@ static void wake_signal_set(sigset_t *set)
 
 /* Readers are created with the wake signal unblocked; every other thread
  * (the caller, the queues) keeps it blocked. */
-static int start_readers(struct zcfs_session *se, int n, struct devfuse_pool **pool)
+static int start_readers(struct zcfs_session *se, int n, bool splice_reads, struct devfuse_pool **pool)
 {
 	sigset_t set, old;
 	int r;
 
 	wake_signal_set(&set);
 	pthread_sigmask(SIG_UNBLOCK, &set, &old);
-	r = devfuse_pool_start(se, n, pool);
+	r = devfuse_pool_start(se, n, splice_reads, pool);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return r;
 }
@@ -135,7 +135,7 @@ static int fall_back(struct zcfs_session *se, struct uring_transport *t, const c
 		stop_queues(t);
 	t->queues_ok = false;
 	if (n > 1)
-		r = start_readers(se, n - 1, &t->fallback);
+		r = start_readers(se, n - 1, true, &t->fallback);
 	if (r < 0)
 		log_err("starting /dev/fuse readers: %s", strerror(-r));
 	snprintf(se->transport_desc, sizeof(se->transport_desc),
@@ -220,7 +220,7 @@ static int uring_start(struct zcfs_session *se)
 			 se->transport_reason[0] ? se->transport_reason : "requested");
 	}
 	if (r == 0)
-		r = start_readers(se, 1, &t->pool);
+		r = start_readers(se, 1, false, &t->pool);
 	return r;
 }
 
