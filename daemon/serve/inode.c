@@ -157,24 +157,37 @@ struct zcfs_inode *inode_get(struct inode_table *t, uint64_t nodeid)
 	return i;
 }
 
-/* Called with the lock held. */
-static void maybe_free(struct inode_table *t, struct zcfs_inode *i)
+/* Called with the lock held: takes i out of the table when nothing uses
+ * it any more and returns it for free_unlinked(), else NULL. */
+static struct zcfs_inode *unlink_unused(struct inode_table *t, struct zcfs_inode *i)
 {
 	if (i->nlookup || i->refs || i->nodeid == FUSE_ROOT_ID)
-		return;
+		return NULL;
 	table_unlink(t, i);
+	return i;
+}
+
+/* After the lock is dropped: close(2) under it made every other request
+ * thread wait for the syscall (FORGETs arrive beside LOOKUP/CREATE). */
+static void free_unlinked(struct zcfs_inode *i)
+{
+	if (!i)
+		return;
 	safe_close(i->fd);
 	free(i);
 }
 
 void inode_put(struct inode_table *t, struct zcfs_inode *i)
 {
+	struct zcfs_inode *gone;
+
 	if (!i)
 		return;
 	pthread_mutex_lock(&t->lock);
 	i->refs--;
-	maybe_free(t, i);
+	gone = unlink_unused(t, i);
 	pthread_mutex_unlock(&t->lock);
+	free_unlinked(gone);
 }
 
 int inode_lookup_insert(struct inode_table *t, int fd, const struct stat *st, struct zcfs_inode **ret)
@@ -216,15 +229,16 @@ int inode_lookup_insert(struct inode_table *t, int fd, const struct stat *st, st
 
 void inode_forget(struct inode_table *t, uint64_t nodeid, uint64_t n)
 {
-	struct zcfs_inode *i;
+	struct zcfs_inode *i, *gone = NULL;
 
 	pthread_mutex_lock(&t->lock);
 	i = find_by_id(t, nodeid);
 	if (i && i->nodeid != FUSE_ROOT_ID) {
 		i->nlookup = n >= i->nlookup ? 0 : i->nlookup - n;
-		maybe_free(t, i);
+		gone = unlink_unused(t, i);
 	}
 	pthread_mutex_unlock(&t->lock);
+	free_unlinked(gone);
 }
 
 void inode_lock(struct inode_table *t) { pthread_mutex_lock(&t->lock); }
