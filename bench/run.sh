@@ -452,9 +452,12 @@ setup_target() {
 	live+=("$name")
 	if [ $data_selected = 1 ]; then
 		log "$name: laying out $BENCH_JOBS x $BENCH_SIZE"
+		# Written, not fallocated: tmpfs answers reads of fallocated,
+		# never written pages from the zero page without touching
+		# memory (native 1 MiB reads 21.6 vs 9.3 GB/s once written).
 		if ! timeout -k 10 600 fio --name=bench --directory="${T_DIR[$name]}" --size="$BENCH_SIZE" \
 			--numjobs="$BENCH_JOBS" --ioengine=sync --rw=write --bs=1M --create_only=1 \
-			--output="$out/layout.out" 2>"$out/layout.err"; then
+			--fallocate=none --output="$out/layout.out" 2>"$out/layout.err"; then
 			T_DEAD[$name]="layout failed: $(tail -n 2 "$out/layout.err")"
 			kv "$env" problem "${T_DEAD[$name]}"
 			log "$name: ${T_DEAD[$name]}"
