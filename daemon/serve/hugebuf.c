@@ -5,6 +5,7 @@
  * 1 MiB direct writes +1 to +7% in 7 paired runs). */
 #include <stdint.h>
 #include "hugebuf.h"
+#include "util.h"
 
 void *hugebuf_map(size_t size)
 {
@@ -15,7 +16,7 @@ void *hugebuf_map(size_t size)
 	if (p == MAP_FAILED)
 		return p;
 	/* Unmapping the slack keeps munmap(aligned, size) exact. */
-	aligned = (uint8_t *)(((uintptr_t)p + HUGEBUF_ALIGN - 1) & ~(HUGEBUF_ALIGN - 1));
+	aligned = (uint8_t *)ALIGN_UP((uintptr_t)p, HUGEBUF_ALIGN);
 	if (aligned > p)
 		munmap(p, (size_t)(aligned - p));
 	if (aligned + size < p + len)

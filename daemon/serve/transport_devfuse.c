@@ -202,10 +202,10 @@ int devfuse_pool_start(struct zcfs_session *se, int nthreads, bool splice_reads,
 		 * fraction of the aligned speed (measured: pread into a buffer
 		 * 16 bytes off a page was 75% of the server's CPU). So READ
 		 * replies are built in a page-aligned buffer, and the request
-		 * buffer is shifted so the data of a WRITE starts on a page. */
-		/* The kernel copies WRITE payloads into inbuf page by page:
-		 * on huge pages (hugebuf.c). Large READs are spliced, so
-		 * outbuf mostly carries small replies. */
+		 * buffer is shifted so the data of a WRITE starts on a page.
+		 * The kernel copies WRITE payloads into it page by page: on
+		 * huge pages (hugebuf.c). Large READs are spliced, so outbuf
+		 * mostly carries small replies and stays on small pages. */
 		w->inbuf_size = se->bufsize;
 		w->inbuf_map = ALIGN_UP(w->inbuf_size + 4096, HUGEBUF_ALIGN);
 		w->inbuf_base = hugebuf_map(w->inbuf_map);
@@ -221,8 +221,11 @@ int devfuse_pool_start(struct zcfs_session *se, int nthreads, bool splice_reads,
 			r = -ENOMEM;
 			break;
 		}
-		if (splice_reads && splice_pipe_open(&w->pipe) < 0)
-			log_debug("no pipe for spliced READ replies: %m");
+		if (splice_reads) {
+			int pr = splice_pipe_open(&w->pipe);
+			if (pr < 0)
+				log_debug("no pipe for spliced READ replies: %s", strerror(-pr));
+		}
 		r = -pthread_create(&w->thread, NULL, devfuse_worker_main, w);
 		w->started = r == 0;
 	}
