@@ -24,8 +24,11 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 
-TARGETS = ["native", "devfuse", "uring-qd8", "uring-qd32", "passthrough",
-           "bufpool", "zerocopy"]
+TARGETS = ["native", "devfuse", "peer-devfuse", "uring-qd8", "peer-uring", "uring-qd32",
+           "passthrough", "peer-passthrough", "bufpool", "zerocopy"]
+# The peer (libfuse passthrough_hp) target each zcfs data path is compared with.
+PEER_OF = {"devfuse": "peer-devfuse", "uring-qd8": "peer-uring", "uring-qd32": "peer-uring",
+           "passthrough": "peer-passthrough"}
 DATA_WORKLOADS = [
     "seqread-direct", "seqwrite-direct", "randread-direct", "randwrite-direct",
     "seqread-buffered", "seqwrite-buffered", "randread-buffered", "randwrite-buffered",
@@ -293,7 +296,30 @@ def collect(raw):
                 if r.get("status") == "ok" and n.get("status") == "ok" and n.get(k):
                     r["ratio"] = r[k] / n[k]
             targets[t]["workloads"][wl] = aggregate(wl, rs)
+    for t, peer in PEER_OF.items():
+        if t in rounds and peer in rounds:
+            for wl, rs in rounds[t].items():
+                vp = vs_peer(wl, rs, rounds[peer].get(wl, []))
+                if vp:
+                    vp["peer"] = peer
+                    targets[t]["workloads"][wl]["vs_peer"] = vp
     return run, targets
+
+
+def vs_peer(wl, zrounds, prounds):
+    """zcfs figure / peer figure of the same round, over the rounds both
+    have: median, range and the peer's name; None when no round has both."""
+    k = metric_key(wl)
+    q = []
+    for z, p in zip(zrounds, prounds):
+        if z.get("status") == "ok" and p.get("status") == "ok" and z.get(k) and p.get(k):
+            q.append(z[k] / p[k])
+    if not q:
+        return None
+    vp = {"ratio": statistics.median(q), "rounds": q}
+    if len(q) > 1:
+        vp["ratio_min"], vp["ratio_max"] = min(q), max(q)
+    return vp
 
 
 def git_rev(root):
@@ -355,6 +381,15 @@ def evaluate_goals(goals_path, targets):
         res = dict(g)
         info = targets.get(t)
         r = (info or {}).get("workloads", {}).get(wl, {})
+        if g.get("vs_peer"):
+            # zcfs / peer of the same round, not zcfs / native.
+            peer = targets.get(g["vs_peer"])
+            if info is not None and peer is not None and peer["status"] != "ok" and info["status"] == "ok":
+                res["result"] = "not available (peer: %s)" % peer.get("reason", peer["status"])
+                out.append(res)
+                continue
+            r = {"status": r.get("status"), **r["vs_peer"]} if r.get("vs_peer") else {
+                "status": r.get("status") if r.get("status") == "failed" else "not measured"}
         if info is None:
             res["result"] = "not measured (target not selected)"
         elif info["status"] != "ok":
@@ -592,6 +627,31 @@ def write_md(path, run, machine, targets, goals, prev, png_ok, scale=None):
         L.append("![ratios to native](latest.png)")
         L.append("")
 
+    pairs = [(t, PEER_OF[t]) for t in tnames if t in PEER_OF and PEER_OF[t] in targets]
+    if pairs:
+        L.append("## zcfs vs the peer (libfuse passthrough_hp)")
+        L.append("")
+        L.append("Each column: a zcfs data path's figure ÷ the peer's on the same kind of path in the "
+                 "same round (> 1.00: zcfs ahead)%s. The peer targets run right after their zcfs "
+                 "counterpart, in the same rounds on the same files." % (
+                     "" if repeat == 1 else "; median of the per-round quotients, lowest-highest "
+                     "in brackets"))
+        L.append("")
+        hdr = ["workload"] + ["%s vs %s" % p for p in pairs]
+        L.append("| " + " | ".join(hdr) + " |")
+        L.append("|" + "---|" * len(hdr))
+        for wl in rows:
+            cells = [wl]
+            for t, peer in pairs:
+                pi = targets[peer]
+                if pi["status"] != "ok":
+                    cells.append("n/a" if pi["status"] == "unavailable" else "failed")
+                    continue
+                cells.append(cell(targets[t], wl, lambda r: fmt_ratio_range(r["vs_peer"])
+                                  if r.get("vs_peer") else "—"))
+            L.append("| " + " | ".join(cells) + " |")
+        L.append("")
+
     L.append("## Reference goals (bench/goals.json)")
     L.append("")
     if goals:
@@ -599,13 +659,17 @@ def write_md(path, run, machine, targets, goals, prev, png_ok, scale=None):
         missed = sum(1 for g in goals if g["result"] == "missed")
         L.append("%d met, %d missed, %d not measured/available." % (met, missed, len(goals) - met - missed))
         L.append("")
+        L.append("Goals 'goal ≥ X × peer' compare with the peer's figure of the same round, the "
+                 "others with native's.")
+        L.append("")
         L.append("| target | workload | goal ≥ | measured | result | source |")
         L.append("|---|---|---|---|---|---|")
         for g in goals:
             res = g["result"]
             mark = {"met": "**met**", "missed": "**MISSED**"}.get(res, res)
-            L.append("| %s | %s | %.2f | %s | %s | %s |" % (
-                g["target"], g["workload"], g["min_ratio"],
+            L.append("| %s | %s | %s | %s | %s | %s |" % (
+                g["target"], g["workload"], "%.2f" % g["min_ratio"] +
+                (" × %s" % g["vs_peer"] if g.get("vs_peer") else ""),
                 "—" if g.get("ratio") is None else fmt_ratio_range(g, lambda v: "%.3f" % v), mark,
                 g.get("source", "") + (" (cache=%s)" % g["cache"] if g.get("cache") else "")))
     else:

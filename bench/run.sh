@@ -27,7 +27,11 @@ root=$(cd "$here/.." && pwd)
 : "${BENCH_REPEAT:=1}"           # rounds per workload (median of per-round ratios)
 : "${BENCH_CACHE:=exclusive}"    # --cache= for zcfs targets (if the build has it)
 : "${BENCH_RESULTS:=$here/results}"
-: "${BENCH_TARGETS:=native devfuse uring-qd8 uring-qd32 passthrough bufpool zerocopy}"
+: "${BENCH_TARGETS:=native devfuse peer-devfuse uring-qd8 peer-uring uring-qd32 passthrough peer-passthrough bufpool zerocopy}"
+# The peer: libfuse's example/passthrough_hp (the peer-* targets), built by
+# ../shared/tools/build-passthrough-hp.sh into build/peer/ unless
+# BENCH_PEER_BIN names one already built.
+: "${BENCH_PEER_BIN:=}"
 : "${BENCH_WORKLOADS:=all}"
 : "${BENCH_SERVE_OPTS:=}"        # extra zcfs-serve options for every zcfs target
 : "${PYTHON:=python3}"
@@ -42,7 +46,10 @@ done
 if [ "$BENCH_SCALE" = 1 ] && [ ${#_wl[@]} -eq 0 ]; then BENCH_TARGETS=native; fi
 BENCH_WORKLOADS="${_wl[*]}"
 
-ALL_TARGETS=(native devfuse uring-qd8 uring-qd32 passthrough bufpool zerocopy)
+# Each peer target right after the zcfs target it is compared with, so the
+# two figures of a "vs peer" ratio are taken seconds apart.
+ALL_TARGETS=(native devfuse peer-devfuse uring-qd8 peer-uring uring-qd32 passthrough peer-passthrough
+             bufpool zerocopy)
 # Run order (reads first so they see the layout, writes after).
 ALL_WORKLOADS=(seqread-direct randread-direct seqwrite-direct randwrite-direct
                seqread-cold seqread-buffered randread-buffered seqwrite-buffered randwrite-buffered
@@ -164,12 +171,12 @@ now() { date +%s.%N; }
 # proc_cpu PID: utime+stime of the whole process (all threads, io_uring
 # workers included) in clock ticks; empty if it is gone.
 proc_cpu() {
-	local s f
+	local s fl
 	[ -n "$1" ] || return 0
 	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
 	s=${s##*) }
-	read -ra f <<<"$s"
-	echo $(( f[11] + f[12] ))
+	read -ra fl <<<"$s"
+	echo $(( fl[11] + fl[12] ))
 }
 
 fuse_alive() { # MNT PID
@@ -204,6 +211,55 @@ target_opts() {
 	esac
 }
 
+# peer_opts NAME: passthrough_hp options of a peer target. --nopassthrough
+# keeps the data in the server (passthrough_hp turns on writeback and long
+# cache timeouts itself, like --cache=exclusive); io_uring as zcfs's
+# uring-qd8.
+peer_opts() {
+	case $1 in
+	peer-devfuse)     echo "--foreground --nopassthrough -o allow_other";;
+	peer-uring)       echo "--foreground --nopassthrough -o allow_other,io_uring,io_uring_q_depth=8";;
+	peer-passthrough) echo "--foreground -o allow_other";;
+	esac
+}
+
+# The peer binary: BENCH_PEER_BIN, else build/peer/passthrough_hp, built
+# there by ../shared/tools/build-passthrough-hp.sh (shared/ found next to
+# the repository, as in the development checkout). Sets PEER_BIN, or
+# PEER_WHY to why the peer targets are not available.
+PEER_BIN=""
+PEER_WHY=""
+peer_prepare() {
+	local shared out rc
+	if [ -n "$BENCH_PEER_BIN" ]; then
+		if [ -x "$BENCH_PEER_BIN" ]; then PEER_BIN=$BENCH_PEER_BIN; else PEER_WHY="BENCH_PEER_BIN=$BENCH_PEER_BIN is not executable"; fi
+		return 0
+	fi
+	out=$root/build/peer
+	if [ -x "$out/passthrough_hp" ]; then PEER_BIN=$out/passthrough_hp; return 0; fi
+	shared=$(cd "$root/../shared" 2>/dev/null && pwd)
+	if [ -z "$shared" ] || [ ! -x "$shared/tools/build-passthrough-hp.sh" ]; then
+		PEER_WHY="not available: no $root/../shared/tools/build-passthrough-hp.sh (the libfuse sources are outside the repository)"
+		return 0
+	fi
+	log "building the peer (libfuse passthrough_hp) into $out"
+	mkdir -p "$out"
+	# It may apt-get its build tools: under the machine's apt lock.
+	if command -v flock >/dev/null; then
+		flock /tmp/zcfs-apt.lock "$shared/tools/build-passthrough-hp.sh" "$out" >"$raw/peer-build.log" 2>&1
+	else
+		"$shared/tools/build-passthrough-hp.sh" "$out" >"$raw/peer-build.log" 2>&1
+	fi
+	rc=$?
+	if [ $rc -eq 0 ] && [ -x "$out/passthrough_hp" ]; then
+		PEER_BIN=$out/passthrough_hp
+	elif [ $rc -eq 77 ]; then
+		PEER_WHY="not available: build-passthrough-hp.sh exit 77: $(grep -v '^$' "$raw/peer-build.log" | tail -n 1)"
+	else
+		PEER_WHY="not available: build-passthrough-hp.sh failed (exit $rc): $(grep -v '^$' "$raw/peer-build.log" | tail -n 1)"
+	fi
+}
+
 # help_lacks OPTS...: prints the first option/value --help does not mention.
 help_lacks() {
 	local o name val
@@ -231,7 +287,7 @@ fi
 # tests/run-integration.sh does: restoring it could pull it from under a
 # concurrent test run).
 need_uring=0
-for t in "${targets[@]}"; do [[ $t == uring-* || $t == bufpool || $t == zerocopy || $t == passthrough ]] && need_uring=1; done
+for t in "${targets[@]}"; do [[ $t == uring-* || $t == bufpool || $t == zerocopy || $t == passthrough || $t == peer-uring ]] && need_uring=1; done
 if [ $need_uring = 1 ] && [ -e "$_uring_param" ] && [ "$(cat "$_uring_param")" != Y ]; then
 	if echo Y >"$_uring_param" 2>/dev/null; then
 		log "enabled FUSE over io_uring ($_uring_param)"
@@ -259,6 +315,16 @@ kv "$info" fio_version "$(fio --version 2>&1)"
 kv "$info" zcfs_version "${serve_version:-not built}"
 kv "$info" enable_uring "$(cat "$_uring_param" 2>/dev/null || echo absent)"
 kv "$info" root "$root"
+
+# ---------------------------------------------------------------- the peer
+for t in "${targets[@]}"; do
+	if [[ $t == peer-* ]]; then
+		peer_prepare
+		kv "$info" peer "${PEER_BIN:-$PEER_WHY}"
+		if [ -n "$PEER_BIN" ]; then log "peer: $PEER_BIN"; else log "peer: $PEER_WHY"; fi
+		break
+	fi
+done
 
 # ---------------------------------------------------------------- metarate
 metarate=$ZCFS_BENCHBIN/metarate
@@ -350,17 +416,29 @@ run_meta() {
 # mounted, 1 with the reason in $OUT/target.env otherwise.
 SERVER_PID=""
 start_server() {
-	local name=$1 src=$2 mnt=$3 out=$4 env=$4/target.env opts lacks i rc
-	read -ra opts <<<"$(target_opts "$name")"
-	kv "$env" options "${opts[*]} ${common_opts[*]}"
-	if [ ! -x "$serve" ]; then
-		kv "$env" status unavailable
-		kv "$env" reason "not available: $serve not built"
-		return 1
+	local name=$1 src=$2 mnt=$3 out=$4 env=$4/target.env opts cmd lacks="" i rc
+	if [[ $name == peer-* ]]; then
+		read -ra opts <<<"$(peer_opts "$name")"
+		kv "$env" options "passthrough_hp ${opts[*]}"
+		if [ -z "$PEER_BIN" ]; then
+			kv "$env" status unavailable
+			kv "$env" reason "$PEER_WHY"
+			return 1
+		fi
+		cmd=("$PEER_BIN" "${opts[@]}")
+	else
+		read -ra opts <<<"$(target_opts "$name")"
+		kv "$env" options "${opts[*]} ${common_opts[*]}"
+		if [ ! -x "$serve" ]; then
+			kv "$env" status unavailable
+			kv "$env" reason "not available: $serve not built"
+			return 1
+		fi
+		lacks=$(help_lacks "${opts[@]}")
+		cmd=("$serve" "${opts[@]}" "${common_opts[@]}")
 	fi
-	lacks=$(help_lacks "${opts[@]}")
 	mkdir -p "$mnt"
-	"$serve" "${opts[@]}" "${common_opts[@]}" "$src" "$mnt" >"$out/server.log" 2>&1 </dev/null &
+	"${cmd[@]}" "$src" "$mnt" >"$out/server.log" 2>&1 </dev/null &
 	SERVER_PID=$!
 	_pids+=("$SERVER_PID")
 	_fuse+=("$mnt")
@@ -368,7 +446,11 @@ start_server() {
 		if fuse_alive "$mnt" "$SERVER_PID"; then
 			kv "$env" status ok
 			kv "$env" pid "$SERVER_PID"
-			kv "$env" datapath "$(grep -v '^$' "$out/server.log" | head -n 3)"
+			if [[ $name == peer-* ]]; then
+				kv "$env" datapath "libfuse passthrough_hp ($PEER_BIN)"
+			else
+				kv "$env" datapath "$(grep -v '^$' "$out/server.log" | head -n 3)"
+			fi
 			kv "$env" mount_type "$(awk -v m="$mnt" '$2 == m { print $3 }' /proc/self/mounts | tail -n 1)"
 			return 0
 		fi
@@ -381,7 +463,7 @@ start_server() {
 		wait "$SERVER_PID" 2>/dev/null
 		forget_pid "$SERVER_PID"
 		kv "$env" status failed
-		kv "$env" reason "zcfs-serve did not mount within 10s: $(tail -n 2 "$out/server.log")"
+		kv "$env" reason "${cmd[0]##*/} did not mount within 10s: $(tail -n 2 "$out/server.log")"
 		return 1
 	fi
 	wait "$SERVER_PID"; rc=$?
@@ -406,13 +488,13 @@ stop_server() {
 	fi
 	for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 	if kill -0 "$pid" 2>/dev/null; then
-		kv "$env" problem "zcfs-serve still running 10s after umount; killed"
+		kv "$env" problem "the server still running 10s after umount; killed"
 		kill -KILL "$pid" 2>/dev/null
 	fi
 	wait "$pid" 2>/dev/null; rc=$?
 	forget_pid "$pid"
 	kv "$env" server_exit "$rc"
-	[ $rc -ne 0 ] && kv "$env" problem "zcfs-serve exited with status $rc after umount"
+	[ $rc -ne 0 ] && kv "$env" problem "the server exited with status $rc after umount"
 	return 0
 }
 
@@ -482,7 +564,7 @@ measure() { # TARGET WORKLOAD [TAG [NOTE]]
 			log "$name: $w failed: $(grep '^reason=' "$out/$w$tag.env" | cut -d= -f2-)"
 	fi
 	if [ -n "$pid" ] && ! fuse_alive "$tdir" "$pid"; then
-		T_DEAD[$name]="zcfs-serve died or lost its mount during $w: $(tail -n 2 "$out/server.log")"
+		T_DEAD[$name]="the server died or lost its mount during $w: $(tail -n 2 "$out/server.log")"
 		kv "$out/target.env" problem "${T_DEAD[$name]}"
 		log "$name: ${T_DEAD[$name]}"
 	fi
