@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS=(build-essential pkg-config liburing-dev libfuse3-dev fuse3 libcap-ng-dev
       libjson-c-dev libseccomp-dev libmicrohttpd-dev libcmocka-dev fio
       gnuplot-nox attr clang stress-ng python3 util-linux e2fsprogs
-      jq curl podman runc conmon busybox-static python3-yaml)
+      jq curl podman runc conmon busybox-static python3-yaml strace)
 
 missing=()
 for p in "${PKGS[@]}"; do

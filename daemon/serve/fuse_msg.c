@@ -204,7 +204,11 @@ void session_dispatch(struct zcfs_req *req)
 		  (unsigned long long)req->in.unique, (unsigned long long)req->in.nodeid,
 		  req->in.uid, req->in.len);
 
-	if (!atomic_load(&se->initialized) && req->in.opcode != FUSE_INIT) {
+	/* A resumed connection was initialized by our predecessor: what we
+	 * read before session_resume() ran waits for it (its INIT is never
+	 * sent again). On a fresh mount nothing but INIT can come first. */
+	if (!atomic_load(&se->initialized) && req->in.opcode != FUSE_INIT &&
+	    !(se->opts->resume && session_wait_initialized(se))) {
 		r = -EIO;
 	} else if (!d || !d->fn) {
 		r = -ENOSYS;

@@ -267,7 +267,9 @@ static void leave_inherited_connection(struct zcfs_session *se)
 int main(int argc, char **argv)
 {
 	struct zcfs_options opts;
-	struct zcfs_session se = { .fuse_fd = -1, .root_fd = -1 };
+	struct zcfs_session se = { .fuse_fd = -1, .root_fd = -1,
+				   .init_lock = PTHREAD_MUTEX_INITIALIZER,
+				   .init_cond = PTHREAD_COND_INITIALIZER };
 	struct zcfs_mount *mnt = NULL;
 	char err[256];
 	sigset_t set;

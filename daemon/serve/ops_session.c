@@ -90,7 +90,7 @@ int op_init(struct zcfs_req *req)
 	} else if (se->opts->passthrough) {
 		log_warn("kernel passthrough requested but not offered by the kernel");
 	}
-	atomic_store(&se->initialized, true);
+	session_set_initialized(se);
 	r = reply_buf(req, &out, sizeof(out));
 	if (r < 0)
 		return r;
@@ -131,7 +131,7 @@ int session_resume(struct zcfs_session *se)
 	/* Stock level: a resumed server does not set up buffer pools. */
 	se->proto_minor = ZCFS_FUSE_MINOR_STOCK;
 	atomic_store(&se->passthrough_on, (se->conn_flags & FUSE_PASSTHROUGH) != 0);
-	atomic_store(&se->initialized, true);
+	session_set_initialized(se);
 	if (se->transport->after_init)
 		r = se->transport->after_init(se);
 	if (r == 0)

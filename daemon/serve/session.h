@@ -83,6 +83,11 @@ struct zcfs_session {
 	uint32_t max_pages;
 	size_t bufsize;		/* bytes of one /dev/fuse read buffer */
 	atomic_bool initialized;
+	/* --resume: requests read before session_resume() has assumed the
+	 * predecessor's INIT wait here instead of failing (a restarted
+	 * server's readers find requests queued while it was down). */
+	pthread_mutex_t init_lock;
+	pthread_cond_t init_cond;
 	atomic_bool passthrough_on;	/* negotiated and not refused yet */
 	struct broker_client *broker;	/* --broker-fd: zcfsd registers backing files */
 
@@ -128,6 +133,11 @@ int session_resume(struct zcfs_session *se) _must_check_;
 
 /* Marks the session as done (unmounted or fatal) and wakes main. */
 void session_exit(struct zcfs_session *se, int status);
+
+/* Marks the session initialized and releases the requests waiting for it. */
+void session_set_initialized(struct zcfs_session *se);
+/* Waits until the session is initialized or exiting; true if initialized. */
+bool session_wait_initialized(struct zcfs_session *se);
 
 /* Takes the next string from req->data at *off; -EINVAL unless it is NUL
  * terminated inside the payload. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "handle.h"
 #include "inode.h"
@@ -186,6 +187,56 @@ static void requests_before_init_fail(void **state)
 	assert_int_equal(c.error, -EIO);
 }
 
+struct waiting_dispatch {
+	struct fixture *f;
+	struct captured c;
+	atomic_bool done;
+};
+
+static void *dispatch_getattr(void *arg)
+{
+	struct waiting_dispatch *w = arg;
+
+	w->c = run(w->f, FUSE_GETATTR, 1, &(struct fuse_getattr_in){ 0 },
+		   sizeof(struct fuse_getattr_in));
+	atomic_store(&w->done, true);
+	return NULL;
+}
+
+/* A restarted server's reader may read a queued request before main has
+ * run session_resume(): it waits and is served, never EIO. */
+static void resumed_requests_wait_for_resume(void **state)
+{
+	struct waiting_dispatch w = { .f = *state };
+	pthread_t t;
+
+	w.f->opts.resume = true;
+	atomic_store(&w.f->se.initialized, false);
+	assert_int_equal(pthread_create(&t, NULL, dispatch_getattr, &w), 0);
+	usleep(50 * 1000);
+	assert_false(atomic_load(&w.done));
+	session_set_initialized(&w.f->se);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(w.c.calls, 1);
+	assert_int_equal(w.c.error, 0);
+}
+
+/* ...and a server that ends before resuming answers it (EIO) rather
+ * than leaving the reader blocked. */
+static void resumed_requests_fail_on_exit(void **state)
+{
+	struct waiting_dispatch w = { .f = *state };
+	pthread_t t;
+
+	w.f->opts.resume = true;
+	w.f->se.main_thread = pthread_self();
+	atomic_store(&w.f->se.initialized, false);
+	atomic_store(&w.f->se.exiting, true);	/* session_exit without its SIGUSR1 */
+	assert_int_equal(pthread_create(&t, NULL, dispatch_getattr, &w), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(w.c.error, -EIO);
+}
+
 static void forged_names_stay_inside(void **state)
 {
 	static const char *const names[] = { "..", ".", "../outside", "a/b", "/etc", "" };
@@ -279,6 +330,8 @@ int main(void)
 		cmocka_unit_test(next_string_needs_nul),
 		cmocka_unit_test_setup_teardown(unknown_opcode_is_enosys, setup, teardown),
 		cmocka_unit_test_setup_teardown(requests_before_init_fail, setup, teardown),
+		cmocka_unit_test_setup_teardown(resumed_requests_wait_for_resume, setup, teardown),
+		cmocka_unit_test_setup_teardown(resumed_requests_fail_on_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(forged_names_stay_inside, setup, teardown),
 		cmocka_unit_test_setup_teardown(unknown_nodeid_is_estale, setup, teardown),
 		cmocka_unit_test_setup_teardown(forged_fh_is_ebadf, setup, teardown),
