@@ -25,8 +25,7 @@
 #include "transport.h"
 #include "zcfs_stats.h"
 #include "uring_geometry.h"
-
-#define ZCFS_VERSION "0.1.0"
+#include "version.h"
 
 static int usage_error(const char *msg)
 {
@@ -282,7 +281,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (opts.version) {
-		printf("zcfs-serve %s (FUSE protocol 7.%d)\n", ZCFS_VERSION, ZCFS_FUSE_MINOR);
+		zcfs_print_version("zcfs-serve");
 		return 0;
 	}
 	log_set_ident("zcfs-serve");

@@ -1,6 +1,6 @@
 /* zcfs-volume-plugin: the Docker/Podman volume plugin of zcfs.
  *   zcfs-volume-plugin [--listen PATH] [--socket ZCFSD_SOCK] [--state-dir DIR]
- *                      [--mount-root DIR] [--debug]
+ *                      [--mount-root DIR] [--zcfsd-timeout DURATION] [--debug]
  * Serves until SIGTERM/SIGINT; the listen socket is removed on exit. */
 #include <getopt.h>
 #include <signal.h>
@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include "log.h"
+#include "parse.h"
 #include "statefile.h"
+#include "version.h"
 #include "vp.h"
 
 static void usage(FILE *out)
@@ -22,9 +24,43 @@ static void usage(FILE *out)
 		"  --state-dir DIR    volume registry (default %s)\n"
 		"  --mount-root DIR   mountpoints are DIR/TENANT/NAME; DIR must lie under the\n"
 		"                     tenants' allowed_target_prefixes (default %s)\n"
+		"  --zcfsd-timeout DURATION\n"
+		"                     all zcfsd calls of one request together, then UNAVAILABLE:\n"
+		"                     N (seconds), Ns or Nms, %d ms to %d s (default %d ms); keep\n"
+		"                     it below Podman's volume_plugin_timeout (default 5 s)\n"
 		"  --debug            log every request\n"
+		"  --version          print the version\n"
 		"Volume options (-o): tenant=NAME, size=SIZE, transport=auto|devfuse|uring\n",
-		VP_DEFAULT_LISTEN, ZCFS_DEFAULT_SOCKET, VP_DEFAULT_STATE_DIR, VP_DEFAULT_MOUNT_ROOT);
+		VP_DEFAULT_LISTEN, ZCFS_DEFAULT_SOCKET, VP_DEFAULT_STATE_DIR, VP_DEFAULT_MOUNT_ROOT,
+		VP_ZCFSD_BUDGET_MIN_MS, VP_ZCFSD_BUDGET_MAX_MS / 1000, VP_ZCFSD_BUDGET_MS);
+}
+
+/* DURATION of --zcfsd-timeout: "N" or "Ns" seconds, "Nms" milliseconds. */
+static int parse_timeout_ms(const char *s, unsigned *ret)
+{
+	size_t n = strlen(s);
+	char num[24];
+	uint64_t v, mul = 1000;
+	int r;
+
+	if (n > 2 && !strcmp(s + n - 2, "ms")) {
+		mul = 1;
+		n -= 2;
+	} else if (n > 1 && s[n - 1] == 's') {
+		n--;
+	}
+	if (n == 0 || n >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	r = parse_u64(num, 0, VP_ZCFSD_BUDGET_MAX_MS, &v);
+	if (r < 0)
+		return r;
+	v *= mul;
+	if (v < VP_ZCFSD_BUDGET_MIN_MS || v > VP_ZCFSD_BUDGET_MAX_MS)
+		return -ERANGE;
+	*ret = (unsigned)v;
+	return 0;
 }
 
 /* A bound, listening unix socket at PATH. A stale socket file (nobody
@@ -81,14 +117,17 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' },
 		{ "state-dir", required_argument, NULL, 'd' },
 		{ "mount-root", required_argument, NULL, 'm' },
+		{ "zcfsd-timeout", required_argument, NULL, 't' },
 		{ "debug", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
 	const char *listen_path = VP_DEFAULT_LISTEN, *sock = NULL, *state = VP_DEFAULT_STATE_DIR,
 		   *root = VP_DEFAULT_MOUNT_ROOT;
 	struct MHD_Daemon *d = NULL;
 	struct perr e = { 0 };
+	unsigned budget_ms = VP_ZCFSD_BUDGET_MS;
 	struct vp v;
 	sigset_t mask;
 	int o, fd, sig, r;
@@ -100,12 +139,22 @@ int main(int argc, char **argv)
 		case 's': sock = optarg; break;
 		case 'd': state = optarg; break;
 		case 'm': root = optarg; break;
+		case 't':
+			if (parse_timeout_ms(optarg, &budget_ms) < 0) {
+				fprintf(stderr, "zcfs-volume-plugin: --zcfsd-timeout '%s': want N, Ns or Nms "
+					"between %d ms and %d s\n", optarg, VP_ZCFSD_BUDGET_MIN_MS,
+					VP_ZCFSD_BUDGET_MAX_MS / 1000);
+				return 2;
+			}
+			break;
 		case 'D': log_set_level(LOG_DEBUG); break;
 		case 'h': usage(stdout); return 0;
+		case 'V': zcfs_print_version("zcfs-volume-plugin"); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
 	if (optind != argc) {
+		fprintf(stderr, "zcfs-volume-plugin: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
 		return 2;
 	}
@@ -115,6 +164,7 @@ int main(int argc, char **argv)
 		vp_done(&v);
 		return 1;
 	}
+	v.zcfsd_budget_ms = budget_ms;
 	/* Signals are taken synchronously; the HTTP thread inherits the mask. */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -137,8 +187,9 @@ int main(int argc, char **argv)
 		vp_done(&v);
 		return 1;
 	}
-	log_info("event=start listen=%s zcfsd=%s state=%s mount_root=%s volumes=%d", listen_path,
-		 v.socket, state, root, json_object_object_length(vp_registry_volumes(&v)));
+	log_info("event=start version=%s listen=%s zcfsd=%s state=%s mount_root=%s zcfsd_timeout_ms=%u volumes=%d",
+		 ZCFS_VERSION, listen_path, v.socket, state, root, budget_ms,
+		 json_object_object_length(vp_registry_volumes(&v)));
 	for (;;) {
 		if (sigwait(&mask, &sig) != 0)
 			continue;

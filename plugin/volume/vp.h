@@ -21,10 +21,13 @@
 #define VP_REGISTRY_MAX (16 * 1024 * 1024)
 #define VP_ID_MAX 256
 #define VP_CONTENT_TYPE "application/vnd.docker.plugins.v1.1+json"
-/* All zcfsd calls of one request together: below Podman's 5 s per plugin
- * request, so Podman gets our UNAVAILABLE instead of its own timeout
- * (after which it would not know what the plugin did). */
+/* All zcfsd calls of one request together (default of --zcfsd-timeout):
+ * below Podman's default volume_plugin_timeout of 5 s, so Podman gets our
+ * UNAVAILABLE instead of its own timeout (after which it would not know
+ * what the plugin did). */
 #define VP_ZCFSD_BUDGET_MS 4000
+#define VP_ZCFSD_BUDGET_MIN_MS 100
+#define VP_ZCFSD_BUDGET_MAX_MS (3600 * 1000)
 
 struct vp {
 	const char *socket;	/* zcfsd control socket */
@@ -32,6 +35,7 @@ struct vp {
 	const char *mount_root;	/* mountpoints: MOUNT_ROOT/TENANT/NAME */
 	json_object *reg;	/* {"volumes": {NAME: entry}} */
 	pthread_mutex_t lock;	/* one request at a time touches reg */
+	unsigned zcfsd_budget_ms;	/* per request; 0 = VP_ZCFSD_BUDGET_MS */
 };
 
 /* Loads (or starts) the registry. A corrupt registry is an error: the

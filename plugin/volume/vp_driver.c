@@ -22,13 +22,24 @@ struct req {
 	json_object *opts;
 };
 
-/* Parses the body: only the fields ALLOWED; Name must be a valid id. */
-static int parse_req(json_object *o, const char *const *allowed, bool need_name, struct req *q,
+static bool has_key(const char *const *keys, const char *key)
+{
+	for (; *keys; keys++)
+		if (!strcmp(*keys, key))
+			return true;
+	return false;
+}
+
+/* Parses the fields of KEYS out of the body; others are ignored, as
+ * Docker's own plugin helpers do (Docker adds fields, e.g. Labels). The
+ * fields zcfs reads are checked strictly; Name must be a valid id. */
+static int parse_req(json_object *o, const char *const *keys, bool need_name, struct req *q,
 		     struct perr *e)
 {
 	memset(q, 0, sizeof(*q));
-	if (pj_only_keys(o, NULL, allowed, e) < 0 || pj_string(o, "Name", need_name, &q->name, e) < 0 ||
-	    pj_string(o, "ID", false, &q->id, e) < 0 || pj_string_map(o, "Opts", &q->opts, e) < 0)
+	if ((has_key(keys, "Name") && pj_string(o, "Name", need_name, &q->name, e) < 0) ||
+	    (has_key(keys, "ID") && pj_string(o, "ID", false, &q->id, e) < 0) ||
+	    (has_key(keys, "Opts") && pj_string_map(o, "Opts", &q->opts, e) < 0))
 		return -EINVAL;
 	if (q->name && !name_is_valid_id(q->name))
 		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
@@ -321,15 +332,32 @@ static json_object *status_of(struct vp *v, const char *name, json_object *ent)
 	return st;
 }
 
+/* The volume object of Get and List: Name, Mountpoint and, when the
+ * registry has it, CreatedAt as RFC 3339 UTC (Docker parses it with
+ * time.RFC3339 and shows 0001-01-01T00:00:00Z without it). */
+static json_object *volume_object(const char *name, json_object *ent)
+{
+	json_object *vo = json_object_new_object(), *c;
+	char when[sizeof("9999-12-31T23:59:59Z") + 8];
+	struct tm tm;
+	time_t t;
+
+	json_object_object_add(vo, "Name", json_object_new_string(name));
+	json_object_object_add(vo, "Mountpoint", json_object_new_string(mounted_at(ent)));
+	if (json_object_object_get_ex(ent, "created_at", &c) && json_object_is_type(c, json_type_int) &&
+	    (t = (time_t)json_object_get_int64(c)) > 0 && gmtime_r(&t, &tm) &&
+	    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm) > 0)
+		json_object_object_add(vo, "CreatedAt", json_object_new_string(when));
+	return vo;
+}
+
 static int do_get(struct vp *v, struct req *q, json_object **resp, struct perr *e)
 {
 	json_object *ent = vp_registry_get(v, q->name), *vo;
 
 	if (!ent)
 		return perr_set(e, -ENOENT, ZCFS_NOT_FOUND, "no such volume '%s'", q->name);
-	vo = json_object_new_object();
-	json_object_object_add(vo, "Name", json_object_new_string(q->name));
-	json_object_object_add(vo, "Mountpoint", json_object_new_string(mounted_at(ent)));
+	vo = volume_object(q->name, ent);
 	json_object_object_add(vo, "Status", status_of(v, q->name, ent));
 	*resp = ok_empty();
 	json_object_object_add(*resp, "Volume", vo);
@@ -342,12 +370,8 @@ static int do_list(struct vp *v, struct req *q, json_object **resp, struct perr 
 
 	(void)q;
 	(void)e;
-	json_object_object_foreach(vp_registry_volumes(v), name, ent) {
-		json_object *o = json_object_new_object();
-		json_object_object_add(o, "Name", json_object_new_string(name));
-		json_object_object_add(o, "Mountpoint", json_object_new_string(mounted_at(ent)));
-		json_object_array_add(a, o);
-	}
+	json_object_object_foreach(vp_registry_volumes(v), name, ent)
+		json_object_array_add(a, volume_object(name, ent));
 	*resp = ok_empty();
 	json_object_object_add(*resp, "Volumes", a);
 	return 0;
@@ -419,7 +443,7 @@ int vp_handle(struct vp *v, const char *endpoint, const char *body, size_t len, 
 		perr_set(&e, -EFBIG, ZCFS_INVALID_ARGUMENT, "request body larger than %d bytes", VP_BODY_MAX);
 	else if (pj_parse_object(body, len, true, &o, &e) == 0 &&
 		 parse_req(o, endpoints[i].keys, endpoints[i].need_name, &q, &e) == 0) {
-		zc_set_budget_ms(VP_ZCFSD_BUDGET_MS);
+		zc_set_budget_ms(v->zcfsd_budget_ms ? v->zcfsd_budget_ms : VP_ZCFSD_BUDGET_MS);
 		pthread_mutex_lock(&v->lock);
 		r = endpoints[i].fn(v, &q, resp, &e);
 		pthread_mutex_unlock(&v->lock);

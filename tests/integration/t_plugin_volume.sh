@@ -2,8 +2,10 @@
 # zcfs-volume-plugin against a real zcfsd, driven by curl --unix-socket
 # (every endpoint, mount reference counting per caller ID, a plugin
 # restart keeping registry and mounts, errors as HTTP 500 + Err that
-# change nothing, hostile bodies, a mount root outside the tenant's
-# prefixes, zcfsd down or stuck (UNAVAILABLE, answered before Podman's 5 s),
+# change nothing, hostile bodies, unknown top-level fields ignored as
+# Docker's helpers do, CreatedAt of Get/List from the registry, a mount
+# root outside the tenant's prefixes, zcfsd down or stuck (UNAVAILABLE,
+# answered before Podman's 5 s, or within --zcfsd-timeout),
 # the tenant's max_volumes, a volume's size (ENOSPC past it), a damaged
 # registry) and by Podman's volume commands (create,
 # inspect, ls, reload, rm, through a private containers.conf). Containers
@@ -39,13 +41,14 @@ plugin_cleanup() {
 }
 trap plugin_cleanup EXIT
 
-# vp_start [ZCFSD_SOCKET]: plugin on VPSOCK, waits until it answers. It
-# runs without any capability (setpriv execs it: VP_PID is the plugin's):
-# every mount is zcfsd's.
+# vp_start [ZCFSD_SOCKET [OPTION...]]: plugin on VPSOCK, waits until it
+# answers. It runs without any capability (setpriv execs it: VP_PID is the
+# plugin's): every mount is zcfsd's.
 vp_start() {
+	local zsock=${1:-$SOCK}; shift 2>/dev/null
 	setpriv --bounding-set -all --inh-caps -all --ambient-caps -all \
-		"$ZCFS_BIN/zcfs-volume-plugin" --listen "$VPSOCK" --socket "${1:-$SOCK}" --state-dir "$VPSTATE" \
-		--mount-root "$TGT" 2>>"$W/state/vp.log" &
+		"$ZCFS_BIN/zcfs-volume-plugin" --listen "$VPSOCK" --socket "$zsock" --state-dir "$VPSTATE" \
+		--mount-root "$TGT" "$@" 2>>"$W/state/vp.log" &
 	VP_PID=$!
 	wait_for "plugin socket" 5 curl -sf --unix-socket "$VPSOCK" -X POST http://plugin/Plugin.Activate -o /dev/null ||
 		{ cat "$W/state/vp.log" >&2; fail "plugin did not start"; }
@@ -96,6 +99,7 @@ check "List, empty body (as Podman sends it)" ok VolumeDriver.List ''
 check "... no volumes" jqe '.Volumes == []'
 
 log "create, get, list"
+T0=$(date +%s)
 check "Create c1" ok VolumeDriver.Create "{\"Name\":\"c1\",\"Opts\":{\"tenant\":\"t1\",\"size\":\"1G\",\"transport\":\"$T\"}}"
 check "zcfsd has c1 for t1" test "$(vol_field c1 tenant)" = t1
 check "Create c1 again (same options)" nochange ok VolumeDriver.Create "{\"Name\":\"c1\",\"Opts\":{\"tenant\":\"t1\",\"size\":\"1G\",\"transport\":\"$T\"}}"
@@ -105,8 +109,18 @@ check "... tenant implied by zcfsd" test "$(vol_field c0 tenant)" = t1
 check "Get c1" ok VolumeDriver.Get '{"Name":"c1"}'
 check "... Name, no Mountpoint yet, Status from zcfsd" \
 	jqe '.Volume.Name == "c1" and .Volume.Mountpoint == "" and .Volume.Status.tenant == "t1" and .Volume.Status.size == "1G" and .Volume.Status.state == "created"'
+check "... CreatedAt is the creation time, RFC 3339 UTC" jqe --argjson t0 "$T0" \
+	'(.Volume.CreatedAt | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")) and (.Volume.CreatedAt | fromdateiso8601) >= $t0 and (.Volume.CreatedAt | fromdateiso8601) <= now'
+C1_CREATED=$(jq -r .Volume.CreatedAt <<<"$OUT")
 check "List" ok VolumeDriver.List '{}'
 check "... has c0 and c1" jqe '[.Volumes[].Name] | sort == ["c0","c1"]'
+check "... with c1's CreatedAt ($C1_CREATED)" jqe --arg c "$C1_CREATED" '.Volumes[] | select(.Name == "c1") | .CreatedAt == $c'
+check "Create with fields zcfs does not know (Labels, a future one): ignored" \
+	ok VolumeDriver.Create '{"Name":"c6","Labels":{"com.example":"x"},"FutureField":[1,{"a":2}]}'
+check "... created in zcfsd" test "$(vol_field c6 tenant)" = t1
+check "Get with an unknown field" ok VolumeDriver.Get '{"Name":"c6","Verbose":true}'
+check "Remove c6 with an unknown field" ok VolumeDriver.Remove '{"Name":"c6","Force":true}'
+check "c6 gone from zcfsd" gone_in_zcfsd c6
 check "Remove c0" ok VolumeDriver.Remove '{"Name":"c0"}'
 check "c0 gone from zcfsd" gone_in_zcfsd c0
 
@@ -133,6 +147,20 @@ kill -CONT "$ZCFSD_PID"
 check "... answered in ${ms} ms (< 5000)" test "$ms" -lt 5000
 check "... changed nothing" test "$(state_now)" = "$before"
 check "zcfsd answers again" wait_for "zcfsd" 5 bash -c "$ZCFS_BIN/zcfsctl --socket $SOCK status >/dev/null"
+vp_stop
+vp_start "$SOCK" --zcfsd-timeout 1500ms
+before=$(state_now)
+kill -STOP "$ZCFSD_PID"
+t0=$(date +%s%N)
+check "--zcfsd-timeout 1500ms: Create while zcfsd does not answer -> UNAVAILABLE" \
+	err UNAVAILABLE VolumeDriver.Create '{"Name":"c4"}' -m 30
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+kill -CONT "$ZCFSD_PID"
+check "... answered after the 1500 ms budget, not the default 4 s (${ms} ms)" test "$ms" -ge 1400 -a "$ms" -lt 3500
+check "... changed nothing" test "$(state_now)" = "$before"
+check "zcfsd answers again" wait_for "zcfsd" 5 bash -c "$ZCFS_BIN/zcfsctl --socket $SOCK status >/dev/null"
+vp_stop
+vp_start
 
 log "tenant at max_volumes: RESOURCE_EXHAUSTED"
 check "fill t1 up to its max_volumes" fill_tenant t1
@@ -144,7 +172,8 @@ ctl volume create foreign >/dev/null || fail "zcfsctl create foreign"
 check "malformed JSON" nochange err INVALID_ARGUMENT VolumeDriver.Create '{"Name": '
 check "a JSON array" nochange err INVALID_ARGUMENT VolumeDriver.Create '["c2"]'
 check "binary garbage" nochange err INVALID_ARGUMENT VolumeDriver.Create $'\x01\xff\xfe'
-check "unknown field" nochange err INVALID_ARGUMENT VolumeDriver.Create '{"Name":"c2","Force":true}'
+check "a known field of the wrong type" nochange err INVALID_ARGUMENT VolumeDriver.Create '{"Name":["c2"]}'
+check "Mount with ID not a string" nochange err INVALID_ARGUMENT VolumeDriver.Mount '{"Name":"c1","ID":7}'
 check "missing Name" nochange err INVALID_ARGUMENT VolumeDriver.Create '{"Opts":{"tenant":"t1"}}'
 check "Name ../etc" nochange err INVALID_ARGUMENT VolumeDriver.Create '{"Name":"../etc"}'
 check "Name a/b" nochange err INVALID_ARGUMENT VolumeDriver.Remove '{"Name":"a/b"}'
@@ -195,7 +224,8 @@ check "its socket is removed" test ! -e "$VPSOCK"
 check "mount survives the plugin" is_fuse_mount "$MP"
 vp_start
 check "List after restart" ok VolumeDriver.List ''
-check "... c1 with its mountpoint" jqe --arg m "$MP" '.Volumes == [{"Name":"c1","Mountpoint":$m}]'
+check "... c1 with its mountpoint and the CreatedAt it had" \
+	jqe --arg m "$MP" --arg c "$C1_CREATED" '.Volumes == [{"Name":"c1","Mountpoint":$m,"CreatedAt":$c}]'
 check "a second plugin on the same socket refuses to start" bash -c \
 	"! timeout 5 $ZCFS_BIN/zcfs-volume-plugin --listen $VPSOCK --socket $SOCK --state-dir $W/state/vp2 --mount-root $TGT 2>/dev/null"
 check "... and left the live socket alone" ok Plugin.Activate ''

@@ -1,8 +1,10 @@
 /* zcfs-volume-plugin's request handler without a daemon: handshake and
  * list answers, 500 + Err for every refusal (bad JSON, unknown fields and
- * options, ../ names, oversized bodies, unknown endpoints), a daemon that
- * cannot be reached changing nothing, and the registry: reloaded across
- * a restart, tolerant Unmount/Remove, refused when damaged. */
+ * options, fields of the wrong type, ../ names, oversized bodies, unknown
+ * endpoints), unknown top-level fields ignored (Docker adds some), a
+ * daemon that cannot be reached changing nothing, and the registry:
+ * reloaded across a restart, CreatedAt from it in Get/List, tolerant
+ * Unmount/Remove, refused when damaged. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -88,7 +90,11 @@ static void test_refusals(void **state)
 		{ "/VolumeDriver.Create", "{\"Name\":", "INVALID_ARGUMENT" },
 		{ "/VolumeDriver.Create", "[]", "INVALID_ARGUMENT" },
 		{ "/VolumeDriver.Create", "", "INVALID_ARGUMENT" },
-		{ "/VolumeDriver.Create", "{\"Name\":\"a\",\"X\":1}", "INVALID_ARGUMENT" },
+		{ "/VolumeDriver.Create", "{\"Name\":1}", "INVALID_ARGUMENT" },
+		{ "/VolumeDriver.Create", "{\"Name\":\"a\",\"Opts\":\"x\",\"Labels\":{}}", "INVALID_ARGUMENT" },
+		{ "/VolumeDriver.Mount", "{\"Name\":\"a\",\"ID\":[]}", "INVALID_ARGUMENT" },
+		/* unknown top-level fields are ignored: this one got as far as zcfsd */
+		{ "/VolumeDriver.Create", "{\"Name\":\"a\",\"Labels\":{\"k\":\"v\"},\"X\":[1]}", "UNAVAILABLE" },
 		{ "/VolumeDriver.Create", "{\"Name\":\"../a\"}", "INVALID_ARGUMENT" },
 		{ "/VolumeDriver.Create", "{\"Name\":\"a\",\"Opts\":{\"colour\":\"red\"}}", "INVALID_ARGUMENT" },
 		{ "/VolumeDriver.Create", "{\"Name\":\"a\",\"Opts\":{\"size\":\"1Q\"}}", "INVALID_ARGUMENT" },
@@ -145,7 +151,7 @@ static void test_body_cap(void **state)
 static void test_registry_restart(void **state)
 {
 	const char *reg = "{\"volumes\":{\"v1\":{\"tenant\":\"t1\",\"mountpoint\":\"/mnt/zcfs/t1/v1\","
-			  "\"opts\":{\"tenant\":\"t1\"},\"ids\":[\"A\"]}}}";
+			  "\"opts\":{\"tenant\":\"t1\"},\"ids\":[\"A\"],\"created_at\":1700000000}}}";
 	char path[256];
 	struct perr e = { 0 };
 	struct vp v;
@@ -163,7 +169,11 @@ static void test_registry_restart(void **state)
 	assert_int_equal(call(&v, "/VolumeDriver.List", "{}", &r), 200);
 	assert_string_equal(json_object_get_string(json_object_object_get(
 		json_object_array_get_idx(json_object_object_get(r, "Volumes"), 0), "Mountpoint")), "/mnt/zcfs/t1/v1");
+	assert_string_equal(json_object_get_string(json_object_object_get(
+		json_object_array_get_idx(json_object_object_get(r, "Volumes"), 0), "CreatedAt")), "2023-11-14T22:13:20Z");
 	json_object_put(r);
+	/* a field Docker may add to List is ignored */
+	assert_int_equal(call(&v, "/VolumeDriver.List", "{\"Filters\":{}}", NULL), 200);
 	assert_int_equal(call(&v, "/VolumeDriver.Path", "{\"Name\":\"v1\"}", &r), 200);
 	assert_string_equal(json_object_get_string(json_object_object_get(r, "Mountpoint")), "/mnt/zcfs/t1/v1");
 	json_object_put(r);
@@ -171,6 +181,8 @@ static void test_registry_restart(void **state)
 	assert_int_equal(call(&v, "/VolumeDriver.Get", "{\"Name\":\"v1\"}", &r), 200);
 	if (!json_object_object_get(json_object_object_get(json_object_object_get(r, "Volume"), "Status"), "zcfsd"))
 		fail_msg("%s", json_object_to_json_string(r));
+	assert_string_equal(json_object_get_string(json_object_object_get(json_object_object_get(r, "Volume"),
+									   "CreatedAt")), "2023-11-14T22:13:20Z");
 	json_object_put(r);
 	/* in use: Remove refused; the last Unmount needs zcfsd: refused, kept */
 	assert_int_equal(call(&v, "/VolumeDriver.Remove", "{\"Name\":\"v1\"}", NULL), 500);
