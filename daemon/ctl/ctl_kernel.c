@@ -91,7 +91,8 @@ int ctl_kernel(int argc, char **argv)
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json")) {
-			fprintf(stderr, "Usage: zcfsctl kernel [--json]\n");
+			fprintf(stderr, "zcfsctl: kernel: %s '%s'\nUsage: zcfsctl kernel [--json]\n",
+				argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i]);
 			return 2;
 		}
 		as_json = true;

@@ -1,12 +1,17 @@
 /* zcfsctl: command line client of zcfsd, and the offline policy checker.
  * Exit 0 on success, 1 when the daemon answered an error (CODE: message
  * on stderr), 2 on a bad command line or an invalid policy, 3 when the
- * daemon cannot be reached. */
+ * daemon cannot be reached. The global options (--socket, --help,
+ * --version) may stand before or after the command; every other option
+ * belongs to its command, and one the command does not know is refused. */
 #include <getopt.h>
+#include <stdarg.h>
 #include <string.h>
 #include "ctl_kernel.h"
 #include "ctl_status.h"
+#include "parse.h"
 #include "policy.h"
+#include "version.h"
 #include "zcfs_proto.h"
 
 static const char *sock;
@@ -26,7 +31,44 @@ static void usage(FILE *out)
 		"  call METHOD [PARAMS-JSON]            one raw request; prints the response\n"
 		"  raw                                  send stdin verbatim as one request\n"
 		"  kernel [--json]                      probe the kernel's FUSE data paths (root)\n"
+		"Global options (before or after the command): --socket PATH, --help, --version\n"
 		"Socket: --socket, else $ZCFS_SOCKET, else %s\n", ZCFS_DEFAULT_SOCKET);
+}
+
+/* "zcfsctl: WHAT" and the usage on stderr; exit status 2. */
+__attribute__((format(printf, 1, 2))) static int bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("zcfsctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	usage(stderr);
+	return 2;
+}
+
+/* getopt_long over a command's ARGV (ARGV[0] = the command's last word)
+ * with our own messages: returns the option, -1 at the end, or '?' after
+ * printing what was wrong (the caller returns 2). */
+static int next_opt(int argc, char **argv, const struct option *opts, const char *cmd)
+{
+	int c, i = optind;
+
+	opterr = 0;
+	c = getopt_long(argc, argv, ":", opts, NULL);
+	if (c == '?' || c == ':') {
+		const char *arg = argv[optind - 1 < argc ? optind - 1 : i];
+		if (c == ':')
+			bad_usage("%s: option '%s' needs a value", cmd, arg);
+		else if (optopt && strchr(arg, '='))
+			bad_usage("%s: option '%s' takes no value", cmd, arg);
+		else
+			bad_usage("%s: unknown option '%s'", cmd, arg);
+		return '?';
+	}
+	return c;
 }
 
 /* Prints an error response; returns the exit status for RESP. */
@@ -73,9 +115,20 @@ static int simple(const char *method, json_object *params)
 
 static int cmd_status(int argc, char **argv)
 {
+	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { 0 } };
 	json_object *resp = NULL, *res;
-	bool as_json = argc > 1 && !strcmp(argv[1], "--json");
-	int rc = call("status", NULL, &resp);
+	bool as_json = false;
+	int c, rc;
+
+	optind = 1;
+	while ((c = next_opt(argc, argv, opts, "status")) != -1) {
+		if (c != 'j')
+			return 2;
+		as_json = true;
+	}
+	if (optind != argc)
+		return bad_usage("status: unexpected argument '%s'", argv[optind]);
+	rc = call("status", NULL, &resp);
 
 	if (rc == 0 && json_object_object_get_ex(resp, "result", &res)) {
 		if (as_json)
@@ -117,27 +170,65 @@ static int cmd_volume_create(int argc, char **argv)
 		{ 0 }
 	};
 	json_object *p = json_object_new_object();
+	uint64_t n;
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = next_opt(argc, argv, opts, "volume create")) != -1) {
 		switch (c) {
-		case 't': json_object_object_add(p, "tenant", json_object_new_string(optarg)); break;
-		case 'q': json_object_object_add(p, "queue_depth", json_object_new_int64(atoll(optarg))); break;
-		case 'w': json_object_object_add(p, "max_write", json_object_new_string(optarg)); break;
-		case 'T': json_object_object_add(p, "transport", json_object_new_string(optarg)); break;
+		case 't':
+			if (!name_is_valid_id(optarg))
+				goto bad_value;
+			json_object_object_add(p, "tenant", json_object_new_string(optarg));
+			break;
+		case 'q':
+			if (parse_u64(optarg, 1, 1024, &n) < 0) {
+				json_object_put(p);
+				return bad_usage("volume create: --queue-depth '%s': want an integer from 1 to 1024",
+						 optarg);
+			}
+			json_object_object_add(p, "queue_depth", json_object_new_int64((int64_t)n));
+			break;
+		case 'w':
+			if (parse_size(optarg, 4096, 16u << 20, &n) < 0 || n % 4096) {
+				json_object_put(p);
+				return bad_usage("volume create: --max-write '%s': want a multiple of 4K from 4K to 16M",
+						 optarg);
+			}
+			json_object_object_add(p, "max_write", json_object_new_int64((int64_t)n));
+			break;
+		case 'T':
+			if (strcmp(optarg, "auto") && strcmp(optarg, "devfuse") && strcmp(optarg, "uring")) {
+				json_object_put(p);
+				return bad_usage("volume create: --transport '%s': want auto, devfuse or uring", optarg);
+			}
+			json_object_object_add(p, "transport", json_object_new_string(optarg));
+			break;
 		case 'r': json_object_object_add(p, "read_only", json_object_new_boolean(1)); break;
-		case 's': json_object_object_add(p, "size", json_object_new_string(optarg)); break;
-		default: json_object_put(p); usage(stderr); return 2;
+		case 's':
+			if (parse_size(optarg, 1, UINT64_MAX, &n) < 0) {
+				json_object_put(p);
+				return bad_usage("volume create: --size '%s': want a byte count, optionally with K, M or G",
+						 optarg);
+			}
+			json_object_object_add(p, "size", json_object_new_string(optarg));
+			break;
+		default: json_object_put(p); return 2;
 		}
 	}
 	if (optind + 1 != argc) {
 		json_object_put(p);
-		usage(stderr);
-		return 2;
+		return bad_usage("volume create: want exactly one ID (got %d)", argc - optind);
+	}
+	if (!name_is_valid_id(argv[optind])) {
+		json_object_put(p);
+		return bad_usage("volume create: ID '%s' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}", argv[optind]);
 	}
 	json_object_object_add(p, "id", json_object_new_string(argv[optind]));
 	return simple("volume.create", p);
+bad_value:
+	json_object_put(p);
+	return bad_usage("volume create: --tenant '%s' is not a valid tenant name", optarg);
 }
 
 static json_object *id_params(const char *id, const char *target)
@@ -150,27 +241,56 @@ static json_object *id_params(const char *id, const char *target)
 	return p;
 }
 
+/* The volume subcommands that take positional arguments only (and
+ * publish's --read-only): METHOD, how many, and their names for messages. */
+static const struct {
+	const char *sub, *method, *args;
+	int nargs;
+} volume_cmds[] = {
+	{ "publish", "volume.publish", "ID TARGET", 2 },
+	{ "unpublish", "volume.unpublish", "ID TARGET", 2 },
+	{ "delete", "volume.delete", "ID", 1 },
+	{ "get", "volume.get", "ID", 1 },
+	{ "list", "volume.list", "", 0 },
+};
+
 static int cmd_volume(int argc, char **argv)
 {
+	static const struct option ro_opt[] = { { "read-only", no_argument, NULL, 'r' }, { 0 } };
+	static const struct option no_opt[] = { { 0 } };
 	const char *sub = argc > 1 ? argv[1] : "";
+	char cmd[64];
+	bool ro = false;
+	size_t i;
+	int c;
 
 	if (!strcmp(sub, "create"))
 		return cmd_volume_create(argc - 1, argv + 1);
-	if ((!strcmp(sub, "publish") || !strcmp(sub, "unpublish")) && argc == 4)
-		return simple(!strcmp(sub, "publish") ? "volume.publish" : "volume.unpublish",
-			      id_params(argv[2], argv[3]));
-	if (!strcmp(sub, "publish") && argc == 5 && !strcmp(argv[4], "--read-only")) {
-		json_object *p = id_params(argv[2], argv[3]);
-		json_object_object_add(p, "read_only", json_object_new_boolean(1));
-		return simple("volume.publish", p);
+	for (i = 0; i < ARRAY_SIZE(volume_cmds); i++)
+		if (!strcmp(sub, volume_cmds[i].sub))
+			break;
+	if (i == ARRAY_SIZE(volume_cmds))
+		return *sub ? bad_usage("unknown command 'volume %s'", sub) : bad_usage("volume: missing subcommand");
+	snprintf(cmd, sizeof(cmd), "volume %s", sub);
+	argc--;
+	argv++;
+	optind = 1;
+	while ((c = next_opt(argc, argv, !strcmp(sub, "publish") ? ro_opt : no_opt, cmd)) != -1) {
+		if (c != 'r')
+			return 2;
+		ro = true;
 	}
-	if ((!strcmp(sub, "delete") || !strcmp(sub, "get")) && argc == 3)
-		return simple(!strcmp(sub, "delete") ? "volume.delete" : "volume.get",
-			      id_params(argv[2], NULL));
-	if (!strcmp(sub, "list") && argc == 2)
-		return simple("volume.list", NULL);
-	usage(stderr);
-	return 2;
+	if (argc - optind != volume_cmds[i].nargs)
+		return bad_usage("%s: want %s%s (got %d argument%s)", cmd, volume_cmds[i].nargs ? "" : "no arguments",
+				 volume_cmds[i].args, argc - optind, argc - optind == 1 ? "" : "s");
+	if (volume_cmds[i].nargs == 0)
+		return simple(volume_cmds[i].method, NULL);
+	if (!name_is_valid_id(argv[optind]))
+		return bad_usage("%s: ID '%s' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}", cmd, argv[optind]);
+	json_object *p = id_params(argv[optind], volume_cmds[i].nargs > 1 ? argv[optind + 1] : NULL);
+	if (ro)
+		json_object_object_add(p, "read_only", json_object_new_boolean(1));
+	return simple(volume_cmds[i].method, p);
 }
 
 static int cmd_call(int argc, char **argv)
@@ -178,10 +298,8 @@ static int cmd_call(int argc, char **argv)
 	json_object *params = NULL, *resp = NULL;
 	int rc;
 
-	if (argc < 2 || argc > 3) {
-		usage(stderr);
-		return 2;
-	}
+	if (argc < 2 || argc > 3)
+		return bad_usage("call: want METHOD [PARAMS-JSON]");
 	if (argc == 3 && !(params = json_tokener_parse(argv[2]))) {
 		fprintf(stderr, "zcfsctl: PARAMS is not valid JSON\n");
 		return 2;
@@ -232,39 +350,85 @@ static int cmd_raw(void)
 	return strstr(resp, "\"error\"") ? 1 : 0;
 }
 
+/* Takes the global options out of ARGV wherever they stand (up to a
+ * "--"), leaving the command and its own arguments. Returns 0, or 2
+ * after printing what was wrong. */
+static int take_global_options(int *argc, char **argv, bool *help, bool *version)
+{
+	int i, n = 1;
+
+	for (i = 1; i < *argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			while (++i < *argc)
+				argv[n++] = argv[i];
+			break;
+		}
+		if (!strcmp(a, "--socket")) {
+			if (i + 1 == *argc || !*argv[i + 1])
+				return bad_usage("option '--socket' needs a PATH");
+			sock = argv[++i];
+		} else if (!strncmp(a, "--socket=", 9)) {
+			if (!a[9])
+				return bad_usage("option '--socket' needs a PATH");
+			sock = a + 9;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			*help = true;
+		} else if (!strcmp(a, "--version")) {
+			*version = true;
+		} else {
+			argv[n++] = argv[i];
+		}
+	}
+	*argc = n;
+	argv[n] = NULL;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	int i = 1;
+	bool help = false, version = false;
 
-	if (argc > 2 && !strcmp(argv[1], "--socket")) {
-		sock = argv[2];
-		i = 3;
-	} else if (argc > 1 && !strncmp(argv[1], "--socket=", 9)) {
-		sock = argv[1] + 9;
-		i = 2;
+	if (take_global_options(&argc, argv, &help, &version))
+		return 2;
+	if (help) {
+		usage(stdout);
+		return 0;
 	}
-	argc -= i;
-	argv += i;
-	if (argc < 1 || !strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")) {
-		usage(argc < 1 ? stderr : stdout);
-		return argc < 1 ? 2 : 0;
+	if (version) {
+		zcfs_print_version("zcfsctl");
+		return 0;
 	}
+	argc--;
+	argv++;
+	if (argc < 1)
+		return bad_usage("missing command");
+	if (argv[0][0] == '-')
+		return bad_usage("unknown option '%s'", argv[0]);
 	if (!strcmp(argv[0], "status"))
 		return cmd_status(argc, argv);
 	if (!strcmp(argv[0], "volume"))
 		return cmd_volume(argc, argv);
-	if (!strcmp(argv[0], "tenant") && argc == 2 && !strcmp(argv[1], "list"))
-		return simple("tenant.list", NULL);
-	if (!strcmp(argv[0], "policy") && argc == 3 && !strcmp(argv[1], "check"))
-		return cmd_policy_check(argv[2]);
-	if (!strcmp(argv[0], "policy") && argc == 2 && !strcmp(argv[1], "reload"))
-		return simple("policy.reload", NULL);
+	if (!strcmp(argv[0], "tenant")) {
+		if (argc == 2 && !strcmp(argv[1], "list"))
+			return simple("tenant.list", NULL);
+		return bad_usage("tenant: want 'tenant list'");
+	}
+	if (!strcmp(argv[0], "policy")) {
+		if (argc == 3 && !strcmp(argv[1], "check"))
+			return cmd_policy_check(argv[2]);
+		if (argc == 2 && !strcmp(argv[1], "reload"))
+			return simple("policy.reload", NULL);
+		return bad_usage("policy: want 'policy check PATH' or 'policy reload'");
+	}
 	if (!strcmp(argv[0], "call"))
 		return cmd_call(argc, argv);
 	if (!strcmp(argv[0], "kernel"))
 		return ctl_kernel(argc, argv);
-	if (!strcmp(argv[0], "raw") && argc == 1)
-		return cmd_raw();
-	usage(stderr);
-	return 2;
+	if (!strcmp(argv[0], "raw")) {
+		if (argc == 1)
+			return cmd_raw();
+		return bad_usage("raw: takes no arguments (the request comes on stdin)");
+	}
+	return bad_usage("unknown command '%s'", argv[0]);
 }

@@ -11,6 +11,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include "log.h"
+#include "version.h"
 #include "zcfsd.h"
 #include "zcfsd_broker.h"
 #include "zcfsd_metrics.h"
@@ -25,7 +26,8 @@ static void usage(void)
 	       "  --serve PATH       zcfs-serve binary (default: next to zcfsd)\n"
 	       "  --foreground       do not detach\n"
 	       "  --debug            debug logging\n"
-	       "  -h, --help         this text\n", ZCFS_DEFAULT_SOCKET);
+	       "  -h, --help         this text\n"
+	       "  --version          version and the FUSE protocol its servers speak\n", ZCFS_DEFAULT_SOCKET);
 }
 
 static char *default_serve_bin(void)
@@ -150,6 +152,7 @@ int main(int argc, char **argv)
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
 	struct zcfsd d = { .listen_fd = -1, .signal_fd = -1, .epoll_fd = -1,
@@ -169,6 +172,7 @@ int main(int argc, char **argv)
 		case 'f': foreground = true; break;
 		case 'd': log_set_level(LOG_DEBUG); break;
 		case 'h': usage(); return 0;
+		case 'V': zcfs_print_version("zcfsd"); return 0;
 		default: fprintf(stderr, "zcfsd: bad arguments (see --help)\n"); return 2;
 		}
 	}

@@ -10,9 +10,10 @@
 #include <stdint.h>
 #include <json-c/json.h>
 #include "plugin_err.h"
+#include "version.h"
 
 #define CSI_DRIVER_NAME "csi.zcfs.io"
-#define CSI_VENDOR_VERSION "0.1.0"
+#define CSI_VENDOR_VERSION ZCFS_VERSION
 #define CSI_DEFAULT_STATE_DIR "/var/lib/zcfs/csi"
 #define CSI_REQUEST_MAX (256 * 1024)
 #define CSI_STATS_TIMEOUT_MS 5000

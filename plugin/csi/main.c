@@ -81,7 +81,7 @@ int main(int argc, char **argv)
 		case 'd': c.state_dir = optarg; break;
 		case 'n': c.node_id = optarg; break;
 		case 'V':
-			printf("%s %s\n", CSI_DRIVER_NAME, CSI_VENDOR_VERSION);
+			zcfs_print_version(CSI_DRIVER_NAME);
 			return 0;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
