@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Installs zcfs on a plain node (no Kubernetes DaemonSet): binaries, the
 # example policy (never over an existing one), systemd units, the Podman
-# plugin declaration, the Docker plugin spec and, with --flexvolume, the
-# FlexVolume driver for a kubelet on this node.
+# plugin declaration, the Docker plugin spec, mount(8)'s helper
+# mount.fuse.zcfs (so `mount -t fuse.zcfs SRC DIR -o ...` and fstab lines
+# work) and, with --flexvolume, the FlexVolume driver for a kubelet on
+# this node.
 #
 #   deploy/install.sh [--prefix DIR] [--bindir DIR] [--from DIR] [--flexvolume]
-#                     [--flexvolume-dir DIR] [--no-systemd]
+#                     [--flexvolume-dir DIR] [--no-systemd] [--sbindir DIR]
 #   DESTDIR=/tmp/root deploy/install.sh ...   stage into a root (packaging, tests)
 #
 # --prefix   install prefix (default /usr/local); binaries in PREFIX/bin
 # --from     directory holding the built binaries (default: bin/ of this tree)
+# --sbindir  where mount(8) finds mount.fuse.zcfs (default /sbin)
 # Idempotent: re-running replaces binaries and units, keeps the policy.
 # Afterwards (not done here): systemctl daemon-reload && systemctl enable
 # --now zcfsd zcfs-volume-plugin.
@@ -23,9 +26,10 @@ from=$top/bin
 flex=no
 flexdir=/usr/libexec/kubernetes/kubelet-plugins/volume/exec
 systemd=yes
+sbindir=/sbin
 DESTDIR=${DESTDIR:-}
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--prefix) prefix=$2; shift 2;;
@@ -38,6 +42,8 @@ while [ $# -gt 0 ]; do
 	--flexvolume-dir) flex=yes; flexdir=$2; shift 2;;
 	--flexvolume-dir=*) flex=yes; flexdir=${1#*=}; shift;;
 	--no-systemd) systemd=no; shift;;
+	--sbindir) sbindir=$2; shift 2;;
+	--sbindir=*) sbindir=${1#*=}; shift;;
 	-h|--help) usage; exit 0;;
 	*) echo "install.sh: unknown argument $1" >&2; usage >&2; exit 2;;
 	esac
@@ -66,6 +72,9 @@ inst_unit() {
 for p in "${progs[@]}"; do
 	inst 0755 "$from/$p" "$bindir/$p"
 done
+
+inst_unit "$here/mount.fuse.zcfs" "$sbindir/mount.fuse.zcfs"
+chmod 0755 "$DESTDIR$sbindir/mount.fuse.zcfs"
 
 install -d -m 0755 "$DESTDIR/etc/zcfs/policy.d"
 if compgen -G "$DESTDIR/etc/zcfs/policy.d/*.json" >/dev/null; then

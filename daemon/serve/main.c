@@ -347,8 +347,7 @@ int main(int argc, char **argv)
 	if (opts.fuse_fd >= 0) {
 		se.fuse_fd = opts.fuse_fd;
 	} else {
-		r = zcfs_mount(opts.source, opts.mountpoint, opts.allow_other, opts.read_only,
-			       zcfs_mount_max_read(opts.max_write, se.transport == &transport_uring),
+		r = zcfs_mount(&opts, zcfs_mount_max_read(opts.max_write, se.transport == &transport_uring),
 			       &mnt, &se.fuse_fd);
 		if (r < 0) {
 			fprintf(stderr, "zcfs-serve: mount %s: %s\n", opts.mountpoint, strerror(-r));

@@ -3,9 +3,12 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include "options.h"
 #include "parse.h"
+#include "util.h"
 
 enum {
 	OPT_TRANSPORT = 256, OPT_THREADS, OPT_QUEUE_DEPTH, OPT_MAX_WRITE, OPT_READ_ONLY,
@@ -99,6 +102,14 @@ void options_usage(const char *prog)
 	       "                        died (INIT done; node ids and open files found again)\n"
 	       "  --print-pinned        print the bytes of memory this volume would pin with\n"
 	       "                        these options (rings, entry headers, payloads), exit\n"
+	       "  -o OPT[,OPT...]       mount options: ro, rw, dev/nodev, suid/nosuid,\n"
+	       "                        exec/noexec, atime/noatime/relatime/strictatime,\n"
+	       "                        nodiratime, sync, dirsync, lazytime, allow_other,\n"
+	       "                        default_permissions, fsname=NAME, subtype=TYPE,\n"
+	       "                        and every long option above as key[=value]\n"
+	       "                        (-o cache=exclusive,transport=uring); default\n"
+	       "                        nodev,nosuid. mount -t fuse.zcfs and fstab use\n"
+	       "                        them through mount.fuse.zcfs\n"
 	       "  -f, --foreground      stay in the foreground\n"
 	       "  -d, --debug           log every request\n"
 	       "  -h, --help            this text\n"
@@ -116,6 +127,166 @@ static int fail(char *errbuf, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/* -o's generic mount options that are mount(2) flags. */
+static const struct mount_flag_opt {
+	const char *name;
+	unsigned long set, clear;
+} mount_flag_opts[] = {
+	{ "dev", 0, MS_NODEV },			{ "nodev", MS_NODEV, 0 },
+	{ "suid", 0, MS_NOSUID },		{ "nosuid", MS_NOSUID, 0 },
+	{ "exec", 0, MS_NOEXEC },		{ "noexec", MS_NOEXEC, 0 },
+	{ "atime", 0, MS_NOATIME | MS_RELATIME | MS_STRICTATIME },
+	{ "noatime", MS_NOATIME, 0 },
+	{ "diratime", 0, MS_NODIRATIME },	{ "nodiratime", MS_NODIRATIME, 0 },
+	{ "relatime", MS_RELATIME, MS_STRICTATIME | MS_NOATIME },
+	{ "norelatime", 0, MS_RELATIME },
+	{ "strictatime", MS_STRICTATIME, MS_RELATIME | MS_NOATIME },
+	{ "nostrictatime", 0, MS_STRICTATIME },
+	{ "lazytime", MS_LAZYTIME, 0 },		{ "nolazytime", 0, MS_LAZYTIME },
+	{ "sync", MS_SYNCHRONOUS, 0 },		{ "async", 0, MS_SYNCHRONOUS },
+	{ "dirsync", MS_DIRSYNC, 0 },
+	{ "silent", MS_SILENT, 0 },		{ "loud", 0, MS_SILENT },
+};
+
+/* Options mount(8) and fstab pass along that mean nothing to the mount
+ * itself (zcfs always mounts with default_permissions). */
+static bool ignored_mount_option(const char *opt)
+{
+	static const char *const names[] = { "defaults", "auto", "noauto", "nofail", "_netdev",
+					     "user", "users", "nouser", "owner", "group", "nomand",
+					     "default_permissions" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(opt, names[i]))
+			return true;
+	return !strncmp(opt, "x-", 2) || !strncmp(opt, "comment=", 8);
+}
+
+/* One item of -o: a generic mount option applied to o, or a long
+ * option appended to args as --key[=value]. */
+static int o_item(const char *item, struct zcfs_options *o, char **args, int *nargs,
+		  char *errbuf, size_t errlen)
+{
+	const char *eq = strchr(item, '=');
+	size_t klen = eq ? (size_t)(eq - item) : strlen(item);
+	char key[64];
+
+	for (size_t i = 0; i < ARRAY_SIZE(mount_flag_opts); i++)
+		if (!strcmp(item, mount_flag_opts[i].name)) {
+			o->mount_flags = (o->mount_flags & ~mount_flag_opts[i].clear) |
+					 mount_flag_opts[i].set;
+			return 0;
+		}
+	if (ignored_mount_option(item))
+		return 0;
+	if (!strcmp(item, "ro") || !strcmp(item, "rw")) {
+		o->read_only = item[1] == 'o';
+		return 0;
+	}
+	if (!strcmp(item, "allow_other")) {
+		o->allow_other = true;
+		return 0;
+	}
+	if (!strncmp(item, "fsname=", 7) || !strncmp(item, "subtype=", 8)) {
+		char *dst = item[0] == 'f' ? o->fsname : o->subtype;
+		size_t cap = item[0] == 'f' ? sizeof(o->fsname) : sizeof(o->subtype);
+
+		if (!eq[1] || strlen(eq + 1) >= cap || strpbrk(eq + 1, " \t\n,"))
+			return fail(errbuf, errlen, "-o %s: empty, too long or has a blank or comma", item);
+		memcpy(dst, eq + 1, strlen(eq + 1) + 1);
+		return 0;
+	}
+	if (!klen || klen >= sizeof(key))
+		return fail(errbuf, errlen, "-o '%s': not a mount option", item);
+	for (size_t i = 0; i < klen; i++)
+		key[i] = item[i] == '_' ? '-' : item[i];
+	key[klen] = '\0';
+	for (const struct option *lo = long_opts; lo->name; lo++) {
+		if (strcmp(lo->name, key))
+			continue;
+		if (lo->has_arg == required_argument && !eq)
+			return fail(errbuf, errlen, "-o %s needs a value (%s=...)", item, item);
+		if (lo->has_arg == no_argument && eq)
+			return fail(errbuf, errlen, "-o %s: %.*s takes no value", item, (int)klen, item);
+		if (asprintf(&args[(*nargs)++], "--%s%s", key, eq ? eq : "") < 0) {
+			(*nargs)--;
+			return fail(errbuf, errlen, "out of memory");
+		}
+		return 0;
+	}
+	return fail(errbuf, errlen, "-o %s: not a mount option or zcfs-serve option (see --help)", item);
+}
+
+/* Frees what expand_o allocated: the array and the --key=value strings
+ * it made (the others are argv's own, which source and mountpoint keep
+ * pointing into). */
+static void free_expanded(char **args, int nargs, char **argv, int argc)
+{
+	for (int i = 0; i < nargs; i++) {
+		bool own = true;
+
+		for (int j = 0; j < argc && own; j++)
+			own = args[i] != argv[j];
+		if (own)
+			free(args[i]);
+	}
+	free(args);
+}
+
+/* argv with every -o LIST / -oLIST expanded: generic mount options
+ * applied to o, the rest turned into long options for getopt. */
+static int expand_o(int argc, char **argv, struct zcfs_options *o, char ***ret, int *ret_argc,
+		    char *errbuf, size_t errlen)
+{
+	char **args;
+	int n = 0, r = 0;
+	size_t cap = (size_t)argc + 1;
+
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "-o", 2))
+			cap += strlen(argv[i]) + (i + 1 < argc ? strlen(argv[i + 1]) : 0);
+	args = calloc(cap, sizeof(*args));
+	if (!args)
+		return fail(errbuf, errlen, "out of memory");
+	args[n++] = argv[0];
+	for (int i = 1; i < argc && r == 0; i++) {
+		const char *list = NULL;
+		char *copy, *save = NULL;
+
+		if (!strcmp(argv[i], "--")) {
+			for (; i < argc; i++)
+				args[n++] = argv[i];
+			break;
+		}
+		if (!strcmp(argv[i], "-o")) {
+			if (i + 1 >= argc)
+				r = fail(errbuf, errlen, "option '-o' needs a value");
+			list = argv[++i];
+		} else if (!strncmp(argv[i], "-o", 2)) {
+			list = argv[i] + 2;
+		} else {
+			args[n++] = argv[i];
+			continue;
+		}
+		if (r < 0)
+			break;
+		copy = strdup(list);
+		for (char *it = copy ? strtok_r(copy, ",", &save) : NULL; it && r == 0;
+		     it = strtok_r(NULL, ",", &save))
+			r = o_item(it, o, args, &n, errbuf, errlen);
+		if (!copy)
+			r = fail(errbuf, errlen, "out of memory");
+		free(copy);
+	}
+	if (r < 0) {
+		free_expanded(args, n, argv, argc);
+		return r;
+	}
+	*ret = args;
+	*ret_argc = n;
+	return 0;
+}
+
 static int parse_enum(const char *val, const char *const *names, int n, int *ret)
 {
 	int i;
@@ -128,7 +299,7 @@ static int parse_enum(const char *val, const char *const *names, int n, int *ret
 	return -EINVAL;
 }
 
-int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, size_t errlen)
+static int parse_args(int argc, char **argv, struct zcfs_options *o, char *errbuf, size_t errlen)
 {
 	static const char *const transports[] = { "auto", "devfuse", "uring" };
 	static const char *const ownerships[] = { "default", "native", "xattr" };
@@ -138,8 +309,6 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 	uint64_t v;
 	int c, e, npos, wb = -1;
 
-	*o = (struct zcfs_options){ .fuse_fd = -1, .stats_fd = -1, .allow_other = true, .queue_depth = 8,
-				    .max_write = 1u << 20, .broker_fd = -1, .ring_memfd = -1, .dirty_limit = 1ULL << 30 };
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":fdhV", long_opts, NULL)) != -1) {
@@ -274,4 +443,20 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 	 * writes back (docs/caching.md). Passthrough excludes it. */
 	o->writeback = wb >= 0 ? wb == 1 : o->cache == ZCFS_CACHE_EXCLUSIVE && !o->passthrough;
 	return 0;
+}
+
+int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, size_t errlen)
+{
+	char **args = NULL;
+	int nargs = 0, r;
+
+	*o = (struct zcfs_options){ .fuse_fd = -1, .stats_fd = -1, .allow_other = true, .queue_depth = 8,
+				    .max_write = 1u << 20, .broker_fd = -1, .ring_memfd = -1, .dirty_limit = 1ULL << 30,
+				    .mount_flags = MS_NODEV | MS_NOSUID };
+	r = expand_o(argc, argv, o, &args, &nargs, errbuf, errlen);
+	if (r < 0)
+		return r;
+	r = parse_args(nargs, args, o, errbuf, errlen);
+	free_expanded(args, nargs, argv, argc);
+	return r;
 }

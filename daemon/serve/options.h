@@ -30,6 +30,9 @@ struct zcfs_options {
 	int fuse_fd;		/* -1: mount ourselves; else an inherited, mounted fd */
 	int stats_fd;		/* -1, or shared counters to map (zcfs_stats.h) */
 	int broker_fd;		/* -1, or zcfsd's passthrough broker socket (zcfs_broker.h) */
+	unsigned long mount_flags;	/* MS_* of -o (nodev, nosuid, noatime...); default nodev,nosuid */
+	char fsname[256];	/* -o fsname=: the mount's source column (default SOURCE) */
+	char subtype[64];	/* -o subtype=: file system type fuse.<subtype> (default zcfs) */
 	bool read_only;
 	bool foreground;
 	bool debug;
@@ -43,8 +46,11 @@ struct zcfs_options {
 	bool sandbox;		/* seccomp + Landlock before serving; needs --fd */
 };
 
-/* Parses argv into *opts. Returns 0, or -EINVAL after writing one line
- * that names the problem into errbuf. */
+/* Parses argv into *opts. `-o opt[,opt...]` takes the generic mount
+ * options (ro, rw, dev, nodev, suid, nosuid, exec, noexec, atime, noatime,
+ * relatime, strictatime, ..., allow_other, default_permissions, fsname=,
+ * subtype=) and every long option as key[=value]. Returns 0, or -EINVAL
+ * after writing one line that names the problem into errbuf. */
 int options_parse(int argc, char **argv, struct zcfs_options *opts, char *errbuf, size_t errlen);
 void options_usage(const char *prog);
 

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# zcfs-serve mounts like every FUSE server: -o generic mount options reach
+# the mount (dev, suid, noexec, noatime, strictatime, ro, fsname=,
+# subtype=), zcfs's long options work as -o key=value, a bad -o is one line
+# and exit 2 with nothing mounted; deploy/mount.fuse.zcfs (mount(8)'s
+# helper) mounts SOURCE, source:/dir and -o source= forms; -o remount,ro
+# goes to mount(2). And a server only ever unmounts and aborts its own
+# connection (xfstests generic/412): one stopped while its mountpoint was
+# unmounted and mounted again by another server leaves the new mount
+# alone when it resumes and exits; one terminated after a lazy unmount
+# with a file still open aborts its own connection only. ~5 s.
+. "$(dirname "$0")/../lib.sh"
+require_root
+require_fuse
+top=$(cd "$(dirname "$0")/../.." && pwd)
+S=$(make_tmpdir)
+M=$(make_tmpdir)
+M2=$(make_tmpdir)
+echo hi >"$S/f"
+
+# mount_opts MNT: the per-mount and super options of the topmost mount at MNT
+mount_opts() { awk -v m="$1" '$5 == m {o = $6; sub(/.* - /, ""); o = o " " $3} END {print o}' /proc/self/mountinfo; }
+# mount_fs MNT: "TYPE SOURCE" of the topmost mount at MNT
+mount_fs() { awk -v m="$1" '$5 == m {sub(/.* - /, ""); t = $1 " " $2} END {print t}' /proc/self/mountinfo; }
+has_opt() { tr ' ,' '\n\n' <<<"$(mount_opts "$1")" | grep -qx "$2"; }
+lacks_opt() { ! has_opt "$@"; }
+
+log "default: nodev,nosuid"
+zcfs_mount "$S" "$M"
+check "default mount is nodev" has_opt "$M" nodev
+check "default mount is nosuid" has_opt "$M" nosuid
+check "type fuse.zcfs, source SOURCE" test "$(mount_fs "$M")" = "fuse.zcfs $S"
+check "server exits 0 on umount" zcfs_umount "$M"
+
+log "-o dev,suid,noexec,noatime,fsname=,subtype=, long options as keys"
+zcfs_mount "$S" "$M" -o dev,suid,noexec,noatime,fsname=source:/x,subtype=zz,cache=exclusive,no_writeback
+check "dev: no nodev" lacks_opt "$M" nodev
+check "suid: no nosuid" lacks_opt "$M" nosuid
+check "noexec" has_opt "$M" noexec
+check "noatime" has_opt "$M" noatime
+check "fsname= is the source, subtype= the type" test "$(mount_fs "$M")" = "fuse.zz source:/x"
+check "-o cache=exclusive reached the server (1-day entry timeout: -d not needed)" grep -q hi "$M/f"
+check "server exits 0" zcfs_umount "$M"
+
+zcfs_mount "$S" "$M" -o ro,strictatime
+check "ro" has_opt "$M" ro
+check "writes refused on -o ro" bash -c "! touch '$M/new' 2>/dev/null"
+check "strictatime: no relatime/noatime" bash -c "! grep -E ' $M .*(relatime|noatime)' /proc/self/mountinfo >/dev/null"
+zcfs_umount "$M"
+
+log "bad -o: one line, exit 2, nothing mounted"
+out=$("$ZCFS_BIN/zcfs-serve" -f -o bogus "$S" "$M" 2>&1); rc=$?
+check "-o bogus: exit 2 ($rc)" test "$rc" = 2
+check "-o bogus: one line naming it" bash -c "test \$(wc -l <<<'$out') = 1 && grep -q bogus <<<'$out'"
+out=$("$ZCFS_BIN/zcfs-serve" -f -o transport "$S" "$M" 2>&1); rc=$?
+check "-o transport (no value): exit 2" test "$rc" = 2
+check "nothing mounted after bad -o" bash -c "! grep -q ' $M ' /proc/self/mounts"
+
+log "mount.fuse.zcfs"
+H=$(make_tmpdir)
+sed "s|@BINDIR@|$ZCFS_BIN|" "$top/deploy/mount.fuse.zcfs" >"$H/mount.fuse.zcfs"
+chmod 755 "$H/mount.fuse.zcfs"
+wait_gone() { for _ in $(seq 50); do grep -q " $1 " /proc/self/mounts || return 0; sleep 0.1; done; return 1; }
+_zcfs_mounts+=("$M")
+check "helper mounts source:/dir with -o" "$H/mount.fuse.zcfs" "source:$S" "$M" -o rw,nodev,noatime,transport="$ZCFS_TRANSPORT"
+check "helper's mount serves SOURCE" grep -q hi "$M/f"
+check "fsname is the spec as given" test "$(mount_fs "$M")" = "fuse.zcfs source:$S"
+check "noatime passed through" has_opt "$M" noatime
+check "-o remount,ro goes to mount(2)" "$H/mount.fuse.zcfs" "source:$S" "$M" -o remount,ro
+check "remounted ro" has_opt "$M" ro
+check "umount ends the helper's server" umount "$M"
+check "mount gone" wait_gone "$M"
+check "helper with -o source= and plain -r" "$H/mount.fuse.zcfs" zcfs "$M" -r -o "source=$S,transport=$ZCFS_TRANSPORT"
+check "source= served" grep -q hi "$M/f"
+check "-r: ro" has_opt "$M" ro
+umount "$M"; wait_gone "$M"
+check "helper refuses an unknown option (exit 1)" bash -c "! '$H/mount.fuse.zcfs' '$S' '$M' -o pigeon 2>/dev/null"
+check "and mounts nothing" bash -c "! grep -q ' $M ' /proc/self/mounts"
+
+log "generic/412: a resumed server leaves the next mount at its mountpoint alone"
+zcfs_mount "$S" "$M"
+A=$ZCFS_PID
+kill -STOP "$A"
+# -c: no stat() of the mountpoint, which would wait for stopped A
+check "external umount while server A is stopped" umount -c "$M"
+zcfs_mount "$S" "$M"
+B=$ZCFS_PID
+kill -CONT "$A"
+for _ in $(seq 100); do kill -0 "$A" 2>/dev/null || break; sleep 0.1; done
+check "A exited once its connection ended" bash -c "! kill -0 $A 2>/dev/null"
+sleep 0.3
+check "B still serves the mountpoint" grep -q hi "$M/f"
+check "B still runs" kill -0 "$B"
+
+log "a server terminated after a lazy umount aborts only its own connection"
+zcfs_mount "$S" "$M2"
+C=$ZCFS_PID
+exec 9<"$M2/f"
+check "lazy umount of C's mount with a file open" umount -l -c "$M2"
+zcfs_mount "$S" "$M2"
+D=$ZCFS_PID
+kill -TERM "$C"
+for _ in $(seq 50); do kill -0 "$C" 2>/dev/null || break; sleep 0.1; done
+check "C exited on SIGTERM" bash -c "! kill -0 $C 2>/dev/null"
+check "C's open file sees its connection aborted" bash -c "! cat <&9 >/dev/null 2>&1"
+exec 9<&-
+check "D's mount at the same mountpoint survived" grep -q hi "$M2/f"
+check "D still runs" kill -0 "$D"
+ZCFS_PID=$B
+check "B ends cleanly" zcfs_umount "$M"
+ZCFS_PID=$D
+check "D ends cleanly" zcfs_umount "$M2"
+finish
