@@ -279,8 +279,9 @@ int inode_kill_suidgid(struct zcfs_session *se, struct zcfs_inode *inode)
 	char path[32];
 	int r;
 
+	/* Every non-directory: fifos, sockets and devices have set-id bits too. */
 	r = inode_stat(se, inode, &st);
-	if (r < 0 || !S_ISREG(st.st_mode))
+	if (r < 0 || S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode))
 		return r;
 	mode = st.st_mode & ~S_ISUID;
 	/* Set-gid without group execute marks mandatory locking: it stays. */

@@ -29,7 +29,10 @@ static unsigned long mount_flags(const struct zcfs_options *o)
 
 static const char *fs_type(const struct zcfs_options *o, char *buf, size_t len)
 {
-	snprintf(buf, len, "fuse.%s", o->subtype[0] ? o->subtype : "zcfs");
+	if (o->no_subtype)
+		snprintf(buf, len, "fuse");
+	else
+		snprintf(buf, len, "fuse.%s", o->subtype[0] ? o->subtype : "zcfs");
 	return buf;
 }
 
@@ -69,8 +72,9 @@ static int mount_helper(const struct zcfs_options *o, struct fuse_session **ret,
 	struct fuse_args args;
 	struct fuse_session *se;
 
-	snprintf(opt, sizeof(opt), "default_permissions,fsname=%s,subtype=%s%s%s%s%s%s%s%s%s",
-		 o->fsname[0] ? o->fsname : "zcfs", o->subtype[0] ? o->subtype : "zcfs",
+	snprintf(opt, sizeof(opt), "default_permissions,fsname=%s%s%s%s%s%s%s%s%s%s%s",
+		 o->fsname[0] ? o->fsname : "zcfs", o->no_subtype ? "" : ",subtype=",
+		 o->no_subtype ? "" : o->subtype[0] ? o->subtype : "zcfs",
 		 o->allow_other ? ",allow_other" : "", f & MS_RDONLY ? ",ro" : "",
 		 f & MS_NODEV ? ",nodev" : ",dev", f & MS_NOSUID ? ",nosuid" : ",suid",
 		 f & MS_NOEXEC ? ",noexec" : "", f & MS_NOATIME ? ",noatime" : "",

@@ -149,6 +149,15 @@ static int set_mode_owner(struct zcfs_session *se, struct zcfs_inode *inode,
 			o.uid = uid;
 		if (gid != (gid_t)-1)
 			o.gid = gid;
+		/* chown drops set-id bits of every non-directory, as the
+		 * backing chown does in native mode (KILLPRIV_V2 leaves it to
+		 * us); set-gid without group execute (locking) stays. */
+		if ((uid != (uid_t)-1 || gid != (gid_t)-1) && !(a->valid & FATTR_MODE) &&
+		    !S_ISDIR(cur->st_mode)) {
+			o.mode &= ~(mode_t)S_ISUID;
+			if (o.mode & S_IXGRP)
+				o.mode &= ~(mode_t)S_ISGID;
+		}
 		r = inode_set_ovr(se, inode, &o);
 		if (r < 0)
 			return r;
@@ -187,7 +196,7 @@ static int kill_request(struct zcfs_req *req, struct zcfs_inode *inode, const st
 	uid_t uid = req->in.uid;
 	bool may;
 
-	if (!S_ISREG(st->st_mode) || !((st->st_mode & S_ISUID) ||
+	if (S_ISDIR(st->st_mode) || !((st->st_mode & S_ISUID) ||
 					(st->st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)))
 		return 0;	/* nothing inode_kill_suidgid would drop */
 	may = uid == 0 || uid == st->st_uid ||

@@ -105,7 +105,8 @@ void options_usage(const char *prog)
 	       "  -o OPT[,OPT...]       mount options: ro, rw, dev/nodev, suid/nosuid,\n"
 	       "                        exec/noexec, atime/noatime/relatime/strictatime,\n"
 	       "                        nodiratime, sync, dirsync, lazytime, allow_other,\n"
-	       "                        default_permissions, fsname=NAME, subtype=TYPE,\n"
+	       "                        default_permissions, fsname=NAME, subtype=TYPE\n"
+	       "                        (type fuse.TYPE, default zcfs; subtype= : fuse),\n"
 	       "                        and every long option above as key[=value]\n"
 	       "                        (-o cache=exclusive,transport=uring); default\n"
 	       "                        nodev,nosuid. mount -t fuse.zcfs and fstab use\n"
@@ -191,9 +192,16 @@ static int o_item(const char *item, struct zcfs_options *o, char **args, int *na
 		char *dst = item[0] == 'f' ? o->fsname : o->subtype;
 		size_t cap = item[0] == 'f' ? sizeof(o->fsname) : sizeof(o->subtype);
 
+		/* subtype= (empty): type "fuse", as servers without a subtype */
+		if (item[0] == 's' && !eq[1]) {
+			o->no_subtype = true;
+			return 0;
+		}
 		if (!eq[1] || strlen(eq + 1) >= cap || strpbrk(eq + 1, " \t\n,"))
 			return fail(errbuf, errlen, "-o %s: empty, too long or has a blank or comma", item);
 		memcpy(dst, eq + 1, strlen(eq + 1) + 1);
+		if (item[0] == 's')
+			o->no_subtype = false;
 		return 0;
 	}
 	if (!klen || klen >= sizeof(key))

@@ -33,6 +33,7 @@ struct zcfs_options {
 	unsigned long mount_flags;	/* MS_* of -o (nodev, nosuid, noatime...); default nodev,nosuid */
 	char fsname[256];	/* -o fsname=: the mount's source column (default SOURCE) */
 	char subtype[64];	/* -o subtype=: file system type fuse.<subtype> (default zcfs) */
+	bool no_subtype;	/* -o subtype= (empty): type plain "fuse" */
 	bool read_only;
 	bool foreground;
 	bool debug;

@@ -42,7 +42,8 @@ check "fsname= is the source, subtype= the type" test "$(mount_fs "$M")" = "fuse
 check "-o cache=exclusive reached the server (1-day entry timeout: -d not needed)" grep -q hi "$M/f"
 check "server exits 0" zcfs_umount "$M"
 
-zcfs_mount "$S" "$M" -o ro,strictatime
+zcfs_mount "$S" "$M" -o ro,strictatime,subtype=
+check "subtype= (empty): type fuse" test "$(mount_fs "$M")" = "fuse $S"
 check "ro" has_opt "$M" ro
 check "writes refused on -o ro" bash -c "! touch '$M/new' 2>/dev/null"
 check "strictatime: no relatime/noatime" bash -c "! grep -E ' $M .*(relatime|noatime)' /proc/self/mountinfo >/dev/null"
@@ -66,6 +67,8 @@ check "helper mounts source:/dir with -o" "$H/mount.fuse.zcfs" "source:$S" "$M" 
 check "helper's mount serves SOURCE" grep -q hi "$M/f"
 check "fsname is the spec as given" test "$(mount_fs "$M")" = "fuse.zcfs source:$S"
 check "noatime passed through" has_opt "$M" noatime
+check "nodev passed through" has_opt "$M" nodev
+check "suid: mount(8)'s default" lacks_opt "$M" nosuid
 check "-o remount,ro goes to mount(2)" "$H/mount.fuse.zcfs" "source:$S" "$M" -o remount,ro
 check "remounted ro" has_opt "$M" ro
 check "umount ends the helper's server" umount "$M"
@@ -73,6 +76,7 @@ check "mount gone" wait_gone "$M"
 check "helper with -o source= and plain -r" "$H/mount.fuse.zcfs" zcfs "$M" -r -o "source=$S,transport=$ZCFS_TRANSPORT"
 check "source= served" grep -q hi "$M/f"
 check "-r: ro" has_opt "$M" ro
+check "dev,suid: mount(8)'s defaults" bash -c "! grep -E ' $M .*(nodev|nosuid)' /proc/self/mounts >/dev/null"
 umount "$M"; wait_gone "$M"
 check "helper refuses an unknown option (exit 1)" bash -c "! '$H/mount.fuse.zcfs' '$S' '$M' -o pigeon 2>/dev/null"
 check "and mounts nothing" bash -c "! grep -q ' $M ' /proc/self/mounts"

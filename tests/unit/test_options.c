@@ -80,6 +80,8 @@ static void bad_o_items(void **state)
 	assert_int_equal(PARSE(&o, err, "-o", "transport=pigeon", "/src", "/mnt"), -EINVAL);
 	assert_non_null(strstr(err, "pigeon"));
 	assert_int_equal(PARSE(&o, err, "-o", "fsname=", "/src", "/mnt"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "-o", "subtype=", "/src", "/mnt"), 0);
+	assert_true(o.no_subtype);
 	assert_int_equal(PARSE(&o, err, "/src", "/mnt", "-o"), -EINVAL);
 }
 

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# pjdfstest.sh PATH OUTDIR [test dirs...]: runs pjdfstest (`prove -r`, as
+# root, cwd inside the mount; the suite switches uids, so allow_other) on
+# one data path and writes OUTDIR/summary ("passed N", "failed N" and
+# "fail FILE: TESTS" lines) and OUTDIR/prove.out.
+# PATH: devfuse | uring | passthrough (zcfs-serve as root, native
+# ownership) | zcfsd (a volume published by a real zcfsd: sandboxed server
+# as the tenant, --ownership=xattr, exclusive cache, io_uring when the
+# kernel has it) | peer (libfuse passthrough_hp, PEER_BIN).
+# Needs PJDFSTEST_DIR (built tree), ZCFS_BIN. Exit 77 naming what is missing.
+here=$(cd "$(dirname "$0")" && pwd)
+path=${1:?usage: pjdfstest.sh PATH OUTDIR [tests]}
+out=${2:?usage: pjdfstest.sh PATH OUTDIR [tests]}
+shift 2
+# shellcheck source=../lib.sh
+. "$here/../lib.sh"
+require_root
+require_fuse
+require_cmd prove
+: "${PJDFSTEST_DIR:?}"
+[ -x "$PJDFSTEST_DIR/pjdfstest" ] || skip "pjdfstest not built in $PJDFSTEST_DIR"
+mkdir -p "$out"; out=$(cd "$out" && pwd)
+tests=("$@")
+[ ${#tests[@]} -gt 0 ] || tests=("$PJDFSTEST_DIR/tests")
+uring_param=/sys/module/fuse/parameters/enable_uring
+uring_on() { [ -e $uring_param ] && echo Y >$uring_param; }
+S=$(make_tmpdir 4G)
+M=$(make_tmpdir)
+case $path in
+devfuse) ZCFS_TRANSPORT=devfuse zcfs_mount "$S" "$M";;
+uring) uring_on || skip "kernel without FUSE-over-io_uring"; ZCFS_TRANSPORT=uring zcfs_mount "$S" "$M";;
+passthrough) ZCFS_TRANSPORT=devfuse zcfs_mount "$S" "$M" --passthrough;;
+peer)
+	[ -x "${PEER_BIN:-}" ] || skip "no passthrough_hp (PEER_BIN)"
+	uring_on || skip "kernel without FUSE-over-io_uring"
+	"$PEER_BIN" --nopassthrough -o io_uring -o allow_other,default_permissions "$S" "$M" 2>"$M.log" &
+	_zcfs_pids+=($!); _zcfs_mounts+=("$M")
+	for _ in $(seq 100); do grep -q " $M fuse" /proc/self/mounts && break; sleep 0.05; done;;
+zcfsd)
+	# shellcheck source=../integration/zcfsd_lib.sh
+	. "$here/../integration/zcfsd_lib.sh"
+	if uring_on; then ZCFS_TRANSPORT=uring; else ZCFS_TRANSPORT=devfuse; fi
+	zcfsd_require
+	zcfsd_env 64M "$([ $ZCFS_TRANSPORT = uring ] && echo true || echo false)"
+	zcfsd_start
+	M=$TGT/pjd
+	mkdir -p "$M"
+	create_publish_or_fail pjd "$M";;
+*) echo "pjdfstest.sh: unknown path $path" >&2; exit 2;;
+esac
+grep -q " $M fuse" /proc/self/mounts || fail "$path: nothing mounted at $M"
+start=$(date +%s)
+(cd "$M" && prove -r "${tests[@]}") >"$out/prove.out" 2>&1
+secs=$(( $(date +%s) - start ))
+# prove's "Files=N, Tests=N" and its summary report of failed test numbers
+total=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' "$out/prove.out")
+failed=$(awk '/Failed: [0-9]+\)/ {gsub(/\)/, "", $NF); n += $NF} END {print n + 0}' "$out/prove.out")
+{
+	echo "# pjdfstest $path: prove -r in ${secs}s"
+	echo "passed $(( ${total:-0} - failed ))"
+	echo "failed $failed"
+	[ -n "$total" ] || echo "error prove did not finish (see prove.out)"
+	awk '/^\/.*\.t +\(Wstat/ {f = $1; sub(/.*\/tests\//, "", f)} /^  Failed tests?:/ {sub(/^  Failed tests?: */, ""); print "fail " f ": " $0}' "$out/prove.out"
+} >"$out/summary"
+cat "$out/summary"
+[ -n "$total" ]
