@@ -14,21 +14,9 @@ static bool is_private(const char *name)
 	return strcmp(name, OVR_XATTR) == 0;
 }
 
-/* The path the xattr calls use, or -ENOTSUP for a real symlink (its
- * /proc link would lead to the target). */
-static int xattr_path(struct zcfs_inode *inode, char path[static 32])
-{
-	struct stat st;
-
-	if (fstatat(inode->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (S_ISLNK(st.st_mode))
-		return -ENOTSUP;
-	proc_fd_path(inode->fd, path);
-	return 0;
-}
-
-/* The xattr path of the request's inode; -ENOTSUP for a real symlink. */
+/* The path the xattr calls use: /proc/self/fd/N of the inode's O_PATH
+ * handle. For a symlink that is the link itself (the magic link jumps to
+ * it and nothing follows it further), as the l*xattr calls would see it. */
 static int req_xattr_path(struct zcfs_req *req, char path[static 32])
 {
 	struct zcfs_inode *inode;
@@ -36,9 +24,9 @@ static int req_xattr_path(struct zcfs_req *req, char path[static 32])
 
 	if (r < 0)
 		return r;
-	r = xattr_path(inode, path);
+	proc_fd_path(inode->fd, path);
 	req_inode_put(req, inode);
-	return r;
+	return 0;
 }
 
 static int reply_xattr_size(struct zcfs_req *req, size_t size)
@@ -66,8 +54,6 @@ int op_getxattr(struct zcfs_req *req)
 	if (is_private(name))
 		return -ENODATA;
 	r = req_xattr_path(req, path);
-	if (r == -ENOTSUP)
-		return -ENODATA;
 	if (r < 0)
 		return r;
 	if (a->size == 0) {
@@ -86,8 +72,7 @@ int op_getxattr(struct zcfs_req *req)
 }
 
 /* Name and path of a SETXATTR/REMOVEXATTR: refused on a read-only
- * volume, for the ownership record, and on real symlinks. *off is left
- * just past the name. */
+ * volume and for the ownership record. *off is left just past the name. */
 static int xattr_change_target(struct zcfs_req *req, size_t *off, const char **name,
 			       char path[static 32])
 {
@@ -100,8 +85,7 @@ static int xattr_change_target(struct zcfs_req *req, size_t *off, const char **n
 		return r;
 	if (is_private(*name))
 		return -EPERM;
-	r = req_xattr_path(req, path);
-	return r == -ENOTSUP ? -EPERM : r;
+	return req_xattr_path(req, path);
 }
 
 int op_setxattr(struct zcfs_req *req)
@@ -131,8 +115,6 @@ int op_listxattr(struct zcfs_req *req)
 	int r;
 
 	r = req_xattr_path(req, path);
-	if (r == -ENOTSUP)
-		return a->size ? reply_buf(req, "", 0) : reply_xattr_size(req, 0);
 	if (r < 0)
 		return r;
 	/* Read the whole list, drop the private name, then size-check. */
