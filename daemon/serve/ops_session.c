@@ -36,6 +36,11 @@ static uint64_t wanted_flags(struct zcfs_session *se)
 	 * SETATTR (op_setattr). Writeback caching and passthrough exclude
 	 * each other in the kernel. */
 	f |= FUSE_HANDLE_KILLPRIV_V2;
+	/* File handles would outlive the inode table: open_by_handle_at of
+	 * a forgotten node id needs LOOKUP of "." by node id alone, which
+	 * we cannot answer (no ino -> name index), so it would be ESTALE.
+	 * Refuse handles instead of handing out ones that do not work. */
+	f |= FUSE_NO_EXPORT_SUPPORT;
 	if (se->opts->passthrough && !se->quota) {
 		f |= FUSE_PASSTHROUGH;
 	} else {
