@@ -50,12 +50,24 @@ CTL_OBJ    := $(CTL_SRC:%.c=$(BUILD)/%.o)
 # Orchestrator plugins: plugin/csi -> zcfs-csi, plugin/volume ->
 # zcfs-volume-plugin, both with plugin/common and daemon/common.
 PLUGIN_COMMON_SRC := $(wildcard plugin/common/*.c)
-CSI_SRC    := $(filter-out plugin/csi/main.c,$(wildcard plugin/csi/*.c))
+CSI_SRC    := $(filter-out plugin/csi/main.c plugin/csi/flexvolume.c,$(wildcard plugin/csi/*.c))
 VOLPLUGIN_SRC := $(filter-out plugin/volume/main.c,$(wildcard plugin/volume/*.c))
 PLUGIN_COMMON_OBJ := $(PLUGIN_COMMON_SRC:%.c=$(BUILD)/%.o)
 CSI_OBJ    := $(CSI_SRC:%.c=$(BUILD)/%.o)
+# zcfs-csi serve: gRPC's C core + protobuf-c messages that protoc-c
+# compiles at build time from plugin/proto/*.proto (and the well-known
+# wrappers.proto from the protobuf headers) into $(BUILD)/gen.
+CSI_GRPC_SRC := plugin/csi/grpc_server.c plugin/csi/grpc_dispatch.c plugin/csi/pb_json.c
+CSI_CORE_SRC := $(filter-out $(CSI_GRPC_SRC),$(CSI_SRC))
+CSI_CORE_OBJ := $(CSI_CORE_SRC:%.c=$(BUILD)/%.o)
+PROTO_INC  ?= /usr/include
+GEN        := $(BUILD)/gen
+PROTO_GEN  := $(GEN)/csi.pb-c.c $(GEN)/pluginregistration.pb-c.c $(GEN)/google/protobuf/wrappers.pb-c.c
+PROTO_HDR  := $(PROTO_GEN:.c=.h)
+PROTO_OBJ  := $(PROTO_GEN:.c=.o)
+GRPC_LIBS  := -lgrpc -lgpr -lprotobuf-c
 VOLPLUGIN_OBJ := $(VOLPLUGIN_SRC:%.c=$(BUILD)/%.o)
-PLUGIN_INC := -Iplugin/common -Iplugin/csi -Iplugin/volume
+PLUGIN_INC := -Iplugin/common -Iplugin/csi -Iplugin/volume -I$(GEN)
 override CFLAGS += $(PLUGIN_INC)
 
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
@@ -74,6 +86,9 @@ PROGS += $(BIN)/zcfsctl
 endif
 ifneq ($(wildcard plugin/csi/main.c),)
 PROGS += $(BIN)/zcfs-csi
+endif
+ifneq ($(wildcard plugin/csi/flexvolume.c),)
+PROGS += $(BIN)/zcfs-flexvolume
 endif
 ifneq ($(wildcard plugin/volume/main.c),)
 PROGS += $(BIN)/zcfs-volume-plugin
@@ -115,20 +130,49 @@ $(BIN)/zcfsctl: $(BUILD)/daemon/ctl/main.o $(CTL_OBJ) $(COMMON_OBJ) $(BUILD)/dae
 
 # The plugins link only what they use (json-c, libmicrohttpd), so the
 # FlexVolume copy of zcfs-csi runs on a node with just libjson-c.
-$(BIN)/zcfs-csi: $(BUILD)/plugin/csi/main.o $(CSI_OBJ) $(PLUGIN_COMMON_OBJ) $(COMMON_OBJ)
+$(BIN)/zcfs-csi: $(BUILD)/plugin/csi/main.o $(CSI_OBJ) $(PROTO_OBJ) $(PLUGIN_COMMON_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $^ $(PKG_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $^ $(GRPC_LIBS) $(PKG_LIBS)
+
+# The FlexVolume driver kubelet execs on the host: static (json-c, libc),
+# so it needs nothing the host may lack. The common code goes in through
+# an archive: only what the driver uses is linked.
+$(BUILD)/libzcfs-plugin.a: $(CSI_CORE_OBJ) $(PLUGIN_COMMON_OBJ) $(COMMON_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BIN)/zcfs-flexvolume: $(BUILD)/plugin/csi/flexvolume.o $(BUILD)/libzcfs-plugin.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) $(if $(SANITIZE),,-static) -o $@ $^ -ljson-c
+
+$(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: plugin/proto/%.proto
+	@mkdir -p $(GEN)
+	@$(if $(Q),echo "  PROTOC  $<")
+	$(Q)protoc-c --c_out=$(GEN) -Iplugin/proto -I$(PROTO_INC) $<
+
+$(GEN)/google/protobuf/%.pb-c.c $(GEN)/google/protobuf/%.pb-c.h: $(PROTO_INC)/google/protobuf/%.proto
+	@mkdir -p $(GEN)
+	@$(if $(Q),echo "  PROTOC  $<")
+	$(Q)protoc-c --c_out=$(GEN) -I$(PROTO_INC) $<
+
+# generated code: our warnings are not its author's
+$(GEN)/%.o: $(GEN)/%.c $(PROTO_HDR)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(filter-out -Werror -Wmissing-prototypes -Wshadow,$(CFLAGS)) -c -o $@ $<
+
+$(CSI_OBJ) $(BUILD)/plugin/csi/main.o: | $(PROTO_HDR)
 
 $(BIN)/zcfs-volume-plugin: $(BUILD)/plugin/volume/main.o $(VOLPLUGIN_OBJ) $(PLUGIN_COMMON_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $^ $(PKG_LIBS)
 
-$(BUILD)/tests/unit/test_csi%: $(BUILD)/tests/unit/test_csi%.o $(CSI_OBJ) $(PLUGIN_COMMON_OBJ) $(COMMON_OBJ)
+$(BUILD)/tests/unit/test_csi%: $(BUILD)/tests/unit/test_csi%.o $(CSI_OBJ) $(PROTO_OBJ) $(PLUGIN_COMMON_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(GRPC_LIBS) $(PKG_LIBS) -lcmocka
 
 $(BUILD)/tests/unit/test_volplugin%: $(BUILD)/tests/unit/test_volplugin%.o $(VOLPLUGIN_OBJ) $(PLUGIN_COMMON_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
@@ -179,8 +223,9 @@ bench: deps all
 # sources, the others zcfsd's (each without its main).
 FUZZ_SERVE := $(filter build/fuzz/fuzz_fuse_%,$(FUZZ_BIN))
 FUZZ_CSI := $(filter build/fuzz/fuzz_csi,$(FUZZ_BIN))
+FUZZ_CSI_GRPC := $(filter build/fuzz/fuzz_csi_grpc,$(FUZZ_BIN))
 FUZZ_VOLPLUGIN := $(filter build/fuzz/fuzz_volplugin,$(FUZZ_BIN))
-FUZZ_DAEMON := $(filter-out $(FUZZ_SERVE) $(FUZZ_CSI) $(FUZZ_VOLPLUGIN),$(FUZZ_BIN))
+FUZZ_DAEMON := $(filter-out $(FUZZ_SERVE) $(FUZZ_CSI) $(FUZZ_CSI_GRPC) $(FUZZ_VOLPLUGIN),$(FUZZ_BIN))
 $(FUZZ_SERVE): build/fuzz/%: tests/fuzz/%.c $(SERVE_SRC) $(COMMON_SRC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
@@ -191,10 +236,17 @@ $(FUZZ_DAEMON): build/fuzz/%: tests/fuzz/%.c $(ZCFSD_SRC) $(COMMON_SRC)
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # fuzz_csi and fuzz_volplugin drive the plugins' sources (without main).
-$(FUZZ_CSI): build/fuzz/%: tests/fuzz/%.c $(CSI_SRC) $(PLUGIN_COMMON_SRC) $(COMMON_SRC)
+$(FUZZ_CSI): build/fuzz/%: tests/fuzz/%.c $(CSI_CORE_SRC) $(PLUGIN_COMMON_SRC) $(COMMON_SRC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)clang $(FUZZ_CFLAGS) $(PLUGIN_INC) -o $@ $^ $(PKG_LIBS)
+# fuzz_csi_grpc: protobuf-c unpack of every request type + the conversion
+# to the JSON request + its parse (no gRPC, no zcfsd).
+$(FUZZ_CSI_GRPC): build/fuzz/%: tests/fuzz/%.c $(CSI_CORE_SRC) plugin/csi/grpc_dispatch.c \
+		plugin/csi/pb_json.c $(PROTO_GEN) $(PLUGIN_COMMON_SRC) $(COMMON_SRC) | $(PROTO_HDR)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)clang $(FUZZ_CFLAGS) $(PLUGIN_INC) -o $@ $^ -lprotobuf-c $(PKG_LIBS)
 $(FUZZ_VOLPLUGIN): build/fuzz/%: tests/fuzz/%.c $(VOLPLUGIN_SRC) $(PLUGIN_COMMON_SRC) $(COMMON_SRC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")

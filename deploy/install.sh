@@ -52,7 +52,7 @@ case $prefix in /*) ;; *) echo "install.sh: --prefix must be absolute" >&2; exit
 bindir=${bindir:-$prefix/bin}
 docdir=$prefix/share/doc/zcfs
 
-progs=(zcfsd zcfs-serve zcfsctl zcfs-csi zcfs-volume-plugin)
+progs=(zcfsd zcfs-serve zcfsctl zcfs-csi zcfs-flexvolume zcfs-volume-plugin)
 for p in "${progs[@]}"; do
 	[ -x "$from/$p" ] || { echo "install.sh: $from/$p missing: run make first" >&2; exit 1; }
 done
@@ -96,6 +96,7 @@ done
 inst 0644 "$top/policy/README.md" "$docdir/policy.md"
 if [ $flex = yes ]; then
 	# kubelet watches this directory and calls `init` on the new driver
-	inst 0755 "$from/zcfs-csi" "$flexdir/zcfs.io~zcfs/zcfs"
+	# zcfs-flexvolume: statically linked, it runs with any host libc
+	inst 0755 "$from/zcfs-flexvolume" "$flexdir/zcfs.io~zcfs/zcfs"
 fi
 say "done${DESTDIR:+ (into $DESTDIR)}"

@@ -18,6 +18,7 @@ const char *zcfs_code_name(enum zcfs_code c)
 		[ZCFS_INTERNAL] = "INTERNAL",
 		[ZCFS_UNAVAILABLE] = "UNAVAILABLE",
 		[ZCFS_UNIMPLEMENTED] = "UNIMPLEMENTED",
+		[ZCFS_ABORTED] = "ABORTED",
 	};
 	return (unsigned)c < ARRAY_SIZE(names) ? names[c] : "INTERNAL";
 }

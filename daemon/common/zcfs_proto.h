@@ -22,6 +22,7 @@ enum zcfs_code {
 	ZCFS_INTERNAL,
 	ZCFS_UNAVAILABLE,
 	ZCFS_UNIMPLEMENTED,
+	ZCFS_ABORTED,		/* an operation on the same volume is in progress */
 };
 
 const char *zcfs_code_name(enum zcfs_code c);

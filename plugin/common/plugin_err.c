@@ -19,7 +19,7 @@ int perr_set(struct perr *e, int r, enum zcfs_code code, const char *fmt, ...)
 
 enum zcfs_code zcfs_code_from_name(const char *name)
 {
-	for (enum zcfs_code c = ZCFS_OK; c <= ZCFS_UNIMPLEMENTED; c++)
+	for (enum zcfs_code c = ZCFS_OK; c <= ZCFS_ABORTED; c++)
 		if (name && !strcmp(zcfs_code_name(c), name))
 			return c;
 	return ZCFS_INTERNAL;

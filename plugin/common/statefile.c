@@ -153,3 +153,27 @@ int sf_lock(const char *dir, const char *name)
 			return -errno;
 	return TAKE_FD(fd);
 }
+
+int sf_trylock(const char *dir, const char *name)
+{
+	_cleanup_close_ int dfd = -1;
+	struct stat a, b;
+
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	for (;;) {
+		_cleanup_close_ int fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return -errno;
+		while (flock(fd, LOCK_EX | LOCK_NB) < 0)
+			if (errno != EINTR)
+				return errno == EWOULDBLOCK ? -EWOULDBLOCK : -errno;
+		/* the holder before us may have removed the name: lock the live file */
+		if (fstat(fd, &a) < 0)
+			return -errno;
+		if (fstatat(dfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
+		    a.st_dev == b.st_dev)
+			return TAKE_FD(fd);
+	}
+}

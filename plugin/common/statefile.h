@@ -26,5 +26,8 @@ int sf_remove(const char *dir, const char *name);
 /* Opens DIR/NAME and takes an exclusive flock on it; returns the fd
  * (closing it releases the lock). */
 int sf_lock(const char *dir, const char *name) _must_check_;
+/* The same without waiting: -EWOULDBLOCK when another holds it. A holder
+ * may unlink NAME before it closes; the lock is then taken on the new file. */
+int sf_trylock(const char *dir, const char *name) _must_check_;
 
 #endif

@@ -15,6 +15,7 @@
 #define CSI_DRIVER_NAME "csi.zcfs.io"
 #define CSI_VENDOR_VERSION ZCFS_VERSION
 #define CSI_DEFAULT_STATE_DIR "/var/lib/zcfs/csi"
+#define CSI_DEFAULT_ENDPOINT "unix:///csi/csi.sock"
 #define CSI_REQUEST_MAX (256 * 1024)
 #define CSI_STATS_TIMEOUT_MS 5000
 
@@ -65,6 +66,8 @@ int csi_parse_stats(json_object *req, const char **volume_id, const char **path,
  * may be NULL), which are skipped. */
 int csi_parse_volume_attrs(json_object *map, const char *what, const char *const *extra,
 			   struct csi_publish_req *p, struct perr *e) _must_check_;
+/* One volume_capability into P (access mode, read-only, P->capability). */
+int csi_parse_capability(json_object *vc, struct csi_publish_req *p, struct perr *e) _must_check_;
 /* A target path the plugins accept: absolute and normalized. */
 int csi_check_target(const char *what, const char *path, struct perr *e) _must_check_;
 int csi_check_volume_id(const char *what, const char *id, struct perr *e) _must_check_;
@@ -76,8 +79,16 @@ int csi_unpublish(struct csi_ctx *c, const char *volume_id, const char *target,
 int csi_volume_stats(struct csi_ctx *c, const char *volume_id, const char *path,
 		     json_object **ret, struct perr *e) _must_check_;
 
+/* Controller CreateVolume / DeleteVolume (csi_controller.c): not
+ * advertised, served for csi-sanity's node specs. */
+int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e) _must_check_;
+int csi_delete_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e) _must_check_;
+
 /* Per-volume records of what each target was published with (csi_record.c). */
-int csi_record_lock(struct csi_ctx *c, struct perr *e) _must_check_;
+/* Takes volume ID's lock without waiting: the fd, or ABORTED when another
+ * operation on ID holds it. */
+int csi_record_lock(struct csi_ctx *c, const char *id, struct perr *e) _must_check_;
+void csi_record_unlock(struct csi_ctx *c, const char *id, int fd);
 /* *ret: the record, or a fresh {"ephemeral": false, "targets": {}} with
  * *existed false. */
 int csi_record_load(struct csi_ctx *c, const char *id, json_object **ret, bool *existed,
@@ -95,6 +106,10 @@ int csi_statvfs_bounded(const char *path, int timeout_ms, struct statvfs *st) _m
 /* The whole request: METHOD with BODY. 0 and *resp, or an error in E. */
 int csi_handle(struct csi_ctx *c, const char *method, const char *body, size_t len,
 	       json_object **resp, struct perr *e) _must_check_;
+
+/* The same with the request already a JSON object (the gRPC front). */
+int csi_handle_json(struct csi_ctx *c, const char *method, json_object *req, json_object **resp,
+		    struct perr *e) _must_check_;
 
 /* FlexVolume: argv as kubelet passes it (argv[0] = operation). Returns
  * the exit status and the JSON to print in *out. */

@@ -146,18 +146,14 @@ static bool any_single_writer(json_object *targets)
 	return false;
 }
 
-int csi_publish(struct csi_ctx *c, struct csi_publish_req *p, struct perr *e)
+static int do_publish(struct csi_ctx *c, struct csi_publish_req *p, struct perr *e)
 {
-	_cleanup_close_ int lock = -1;
 	_cleanup_json_ json_object *vol = NULL, *rec = NULL;
 	json_object *targets;
 	bool rec_existed, created = false, made_dir;
 	struct stat st;
 	int r;
 
-	lock = csi_record_lock(c, e);
-	if (lock < 0)
-		return lock;
 	r = csi_record_load(c, p->volume_id, &rec, &rec_existed, e);
 	if (r < 0)
 		return r;
@@ -211,18 +207,14 @@ undo:
 	return r;
 }
 
-int csi_unpublish(struct csi_ctx *c, const char *id, const char *target, bool remove_target,
-		  struct perr *e)
+static int do_unpublish(struct csi_ctx *c, const char *id, const char *target, bool remove_target,
+			struct perr *e)
 {
-	_cleanup_close_ int lock = -1;
 	_cleanup_json_ json_object *vol = NULL, *rec = NULL, *res = NULL;
 	json_object *params, *v;
 	bool rec_existed, recorded;
 	int r;
 
-	lock = csi_record_lock(c, e);
-	if (lock < 0)
-		return lock;
 	r = csi_record_load(c, id, &rec, &rec_existed, e);
 	if (r < 0)
 		return r;
@@ -268,6 +260,29 @@ int csi_unpublish(struct csi_ctx *c, const char *id, const char *target, bool re
 		}
 	}
 	return rec_existed ? csi_record_remove(c, id, e) : 0;
+}
+
+int csi_publish(struct csi_ctx *c, struct csi_publish_req *p, struct perr *e)
+{
+	int lock = csi_record_lock(c, p->volume_id, e), r;
+
+	if (lock < 0)
+		return lock;
+	r = do_publish(c, p, e);
+	csi_record_unlock(c, p->volume_id, lock);
+	return r;
+}
+
+int csi_unpublish(struct csi_ctx *c, const char *id, const char *target, bool remove_target,
+		  struct perr *e)
+{
+	int lock = csi_record_lock(c, id, e), r;
+
+	if (lock < 0)
+		return lock;
+	r = do_unpublish(c, id, target, remove_target, e);
+	csi_record_unlock(c, id, lock);
+	return r;
 }
 
 static json_object *usage_entry(uint64_t avail, uint64_t total, uint64_t used, const char *unit)

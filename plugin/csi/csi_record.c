@@ -3,10 +3,12 @@
  * different = ALREADY_EXISTS) and whether the volume is ephemeral (then
  * the last unpublish deletes it). zcfsd keeps the mounts; these records
  * only keep what the orchestrator asked for, which zcfsd does not know.
- * Every operation runs under STATE_DIR/lock (kubelet may exec us
- * concurrently). */
+ * Every operation on a volume holds STATE_DIR/volumes/ID.lock; a second
+ * one on the same id meanwhile is ABORTED (the CSI rule), whichever front
+ * (gRPC thread, JSON or FlexVolume process) it came through. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "csi.h"
 #include "plugin_json.h"
 #include "statefile.h"
@@ -18,21 +20,42 @@ static int volumes_dir(struct csi_ctx *c, char **ret)
 	return asprintf(ret, "%s/volumes", c->state_dir) < 0 ? -ENOMEM : 0;
 }
 
-int csi_record_lock(struct csi_ctx *c, struct perr *e)
+static int record_name(const char *id, char **ret);
+
+int csi_record_lock(struct csi_ctx *c, const char *id, struct perr *e)
 {
-	_cleanup_free_ char *vd = NULL;
+	_cleanup_free_ char *vd = NULL, *name = NULL;
 	int r, fd;
 
 	r = volumes_dir(c, &vd);
-	if (r < 0)
-		return perr_set(e, r, ZCFS_INTERNAL, "out of memory");
+	if (r < 0 || asprintf(&name, "%s.lock", id) < 0)
+		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
 	r = sf_mkdir_p(vd, 0700);
 	if (r < 0)
 		return perr_set(e, r, ZCFS_INTERNAL, "state dir %s: %s", vd, strerror(-r));
-	fd = sf_lock(c->state_dir, "lock");
+	fd = sf_trylock(vd, name);
+	if (fd == -EWOULDBLOCK)
+		return perr_set(e, -EBUSY, ZCFS_ABORTED,
+				"an operation on volume '%s' is in progress; retry", id);
 	if (fd < 0)
-		return perr_set(e, fd, ZCFS_INTERNAL, "lock %s/lock: %s", c->state_dir, strerror(-fd));
+		return perr_set(e, fd, ZCFS_INTERNAL, "lock %s/%s: %s", vd, name, strerror(-fd));
 	return fd;
+}
+
+void csi_record_unlock(struct csi_ctx *c, const char *id, int fd)
+{
+	_cleanup_free_ char *vd = NULL, *name = NULL, *lname = NULL;
+	struct stat st;
+
+	/* no record left: the lock file goes too (still held, so no one
+	 * else works on this id; sf_trylock copes with the unlink) */
+	if (volumes_dir(c, &vd) == 0 && record_name(id, &name) == 0 &&
+	    asprintf(&lname, "%s/%s.lock", vd, id) >= 0) {
+		_cleanup_free_ char *rpath = NULL;
+		if (asprintf(&rpath, "%s/%s", vd, name) >= 0 && stat(rpath, &st) < 0 && errno == ENOENT)
+			(void)unlink(lname);
+	}
+	safe_close(fd);
 }
 
 static int record_name(const char *id, char **ret)

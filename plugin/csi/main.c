@@ -8,13 +8,17 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include "csi.h"
+#include "csi_grpc.h"
 #include "log.h"
+#include "parse.h"
 #include "plugin_json.h"
 
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: zcfs-csi [--socket PATH] [--state-dir DIR] [--node-id ID] METHOD < request.json\n"
+		"       zcfs-csi [options] serve [--endpoint unix:///PATH] [--registration-socket PATH]\n"
+		"                [--kubelet-registration-path PATH] [--grace-seconds N]   (gRPC server)\n"
 		"       zcfs-csi init | mount DIR OPTIONS-JSON | unmount DIR      (FlexVolume driver)\n"
 		"CSI methods: GetPluginInfo GetPluginCapabilities Probe NodeGetInfo NodeGetCapabilities\n"
 		"  NodePublishVolume NodeUnpublishVolume NodeGetVolumeStats\n"
@@ -24,8 +28,16 @@ static void usage(FILE *out)
 		"  --node-id ID      NodeGetInfo node_id (default $ZCFS_NODE_ID, $KUBE_NODE_NAME,\n"
 		"                    $NODE_NAME or the host name)\n"
 		"  --version         print the driver name and version\n"
+		"serve: the CSI Identity and Node services over gRPC until SIGTERM\n"
+		"  --endpoint E      unix:///PATH to listen on (default $CSI_ENDPOINT or %s)\n"
+		"  --registration-socket PATH  also serve kubelet plugin registration there\n"
+		"                    (e.g. /var/lib/kubelet/plugins_registry/%s-reg.sock)\n"
+		"  --kubelet-registration-path PATH  the endpoint's path as kubelet sees it\n"
+		"                    (GetInfo; default: the endpoint's own path)\n"
+		"  --grace-seconds N in-flight calls get N s after SIGTERM (default %d)\n"
 		"Exit: 0 success, 1 error answer, 2 usage.\n",
-		ZCFS_DEFAULT_SOCKET, CSI_DEFAULT_STATE_DIR);
+		ZCFS_DEFAULT_SOCKET, CSI_DEFAULT_STATE_DIR, CSI_DEFAULT_ENDPOINT, CSI_DRIVER_NAME,
+		CSI_GRPC_GRACE_S);
 }
 
 static const char *env_or(const char *name, const char *def)
@@ -51,6 +63,59 @@ static int answer_error(const struct perr *e)
 	print(o);
 	json_object_put(o);
 	return 1;
+}
+
+/* zcfs-csi serve [serve options]: ARGV[0] is "serve". */
+static int serve_main(struct csi_ctx *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "endpoint", required_argument, NULL, 'e' },
+		{ "registration-socket", required_argument, NULL, 'r' },
+		{ "kubelet-registration-path", required_argument, NULL, 'k' },
+		{ "grace-seconds", required_argument, NULL, 'g' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct csi_serve_opts o = {
+		.endpoint = env_or("CSI_ENDPOINT", CSI_DEFAULT_ENDPOINT),
+		.grace_s = CSI_GRPC_GRACE_S,
+	};
+	uint64_t g;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'e': o.endpoint = optarg; break;
+		case 'r': o.registration = optarg; break;
+		case 'k': o.kubelet_endpoint = optarg; break;
+		case 'g':
+			if (parse_u64(optarg, 0, 3600, &g) < 0) {
+				fprintf(stderr, "zcfs-csi serve: --grace-seconds must be 0..3600\n");
+				return 2;
+			}
+			o.grace_s = (unsigned)g;
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "zcfs-csi serve: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (o.registration && (o.registration[0] != '/' || strlen(o.registration) >= 108)) {
+		fprintf(stderr, "zcfs-csi serve: --registration-socket must be an absolute path under 108 bytes\n");
+		return 2;
+	}
+	if (!o.kubelet_endpoint) {
+		o.kubelet_endpoint = o.endpoint;
+		if (!strncmp(o.kubelet_endpoint, "unix://", 7))
+			o.kubelet_endpoint += 7;
+		else if (!strncmp(o.kubelet_endpoint, "unix:", 5))
+			o.kubelet_endpoint += 5;
+	}
+	return csi_serve(c, &o);
 }
 
 int main(int argc, char **argv)
@@ -94,6 +159,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (!strcmp(argv[optind], "serve"))
+		return serve_main(&c, argc - optind, argv + optind);
 	if (islower((unsigned char)argv[optind][0])) {
 		/* FlexVolume: kubelet reads stdout+stderr as one JSON object. */
 		r = flex_main(&c, argc - optind, argv + optind, &resp);

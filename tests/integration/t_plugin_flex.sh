@@ -12,7 +12,7 @@
 . "$(dirname "$0")/zcfsd_lib.sh"
 trap zcfsd_quiet_cleanup EXIT
 zcfsd_require setpriv
-[ -x "$ZCFS_BIN/zcfs-csi" ] || fail "$ZCFS_BIN/zcfs-csi not built"
+[ -x "$ZCFS_BIN/zcfs-flexvolume" ] || fail "$ZCFS_BIN/zcfs-flexvolume not built"
 
 zcfsd_env 64M true
 mkdir -p "$W/outside"
@@ -20,7 +20,7 @@ zcfsd_start
 # The driver as kubelet finds it (the DaemonSet's init container copies it).
 PLUGDIR=$W/exec
 mkdir -p "$PLUGDIR/zcfs.io~zcfs"
-cp "$ZCFS_BIN/zcfs-csi" "$PLUGDIR/zcfs.io~zcfs/zcfs"
+cp "$ZCFS_BIN/zcfs-flexvolume" "$PLUGDIR/zcfs.io~zcfs/zcfs"
 DRIVER=$PLUGDIR/zcfs.io~zcfs/zcfs
 export ZCFS_SOCKET=$SOCK ZCFS_CSI_STATE_DIR=$W/state/flex
 

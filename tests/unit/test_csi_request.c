@@ -90,7 +90,20 @@ static void test_identity(void **state)
 	assert_int_equal(handle("Probe", "{}", NULL), ZCFS_UNAVAILABLE);
 	assert_int_equal(handle("NodeStageVolume", "{}", NULL), ZCFS_UNIMPLEMENTED);
 	assert_int_equal(handle("NodeUnstageVolume", "{}", NULL), ZCFS_UNIMPLEMENTED);
-	assert_int_equal(handle("CreateVolume", "{}", NULL), ZCFS_UNIMPLEMENTED);
+	assert_int_equal(handle("NodeExpandVolume", "{}", NULL), ZCFS_UNIMPLEMENTED);
+	assert_int_equal(handle("ListVolumes", "{}", NULL), ZCFS_UNIMPLEMENTED);
+	/* not advertised, served for csi-sanity: checks only, nothing created */
+	assert_int_equal(handle("CreateVolume", "{}", NULL), ZCFS_INVALID_ARGUMENT);
+	assert_int_equal(handle("CreateVolume",
+				"{\"name\":\"pv1\",\"volume_capabilities\":[{\"mount\":{},\"access_mode\":{\"mode\":1}}],"
+				"\"parameters\":{\"tenant\":\"t1\"},\"capacity_range\":{\"required_bytes\":1048576}}", &r),
+			 ZCFS_OK);
+	assert_string_equal(json_object_get_string(json_object_object_get(
+		json_object_object_get(json_object_object_get(r, "volume"), "volume_context"), "size")), "1048576");
+	json_object_put(r);
+	assert_int_equal(handle("CreateVolume",
+				"{\"name\":\"pv1\",\"volume_capabilities\":[{\"block\":{},\"access_mode\":{\"mode\":1}}]}",
+				NULL), ZCFS_INVALID_ARGUMENT);
 	assert_int_equal(handle("GetPluginInfo", "{\"x\":1}", NULL), ZCFS_INVALID_ARGUMENT);
 	assert_int_equal(handle("GetPluginInfo", "[]", NULL), ZCFS_INVALID_ARGUMENT);
 	assert_int_equal(handle("GetPluginInfo", "{} x", NULL), ZCFS_INVALID_ARGUMENT);
@@ -204,8 +217,10 @@ static void test_unpublish_and_stats_parse(void **state)
 	assert_int_equal(handle("NodeUnpublishVolume", "{\"volume_id\":\"v1\"}", NULL), ZCFS_INVALID_ARGUMENT);
 	assert_int_equal(handle("NodeUnpublishVolume", "{\"volume_id\":\"a/b\",\"target_path\":\"/k\"}", NULL),
 			 ZCFS_INVALID_ARGUMENT);
+	/* a path that cannot be a target: the volume is not there (zcfsd asked) */
 	assert_int_equal(handle("NodeGetVolumeStats", "{\"volume_id\":\"v1\",\"volume_path\":\"rel\"}", NULL),
-			 ZCFS_INVALID_ARGUMENT);
+			 ZCFS_UNAVAILABLE);
+	assert_int_equal(handle("NodeGetVolumeStats", "{\"volume_id\":\"v1\"}", NULL), ZCFS_INVALID_ARGUMENT);
 	assert_int_equal(handle("NodeGetVolumeStats", "{\"volume_id\":\"v1\",\"volume_path\":\"/k\",\"x\":1}", NULL),
 			 ZCFS_INVALID_ARGUMENT);
 }
