@@ -9,6 +9,7 @@
 #include "csi.h"
 #include "log.h"
 #include "plugin_json.h"
+#include "version.h"
 
 static void print(json_object *o)
 {
@@ -25,7 +26,7 @@ int main(int argc, char **argv)
 
 	log_set_ident("zcfs-flexvolume");
 	if (argc == 2 && !strcmp(argv[1], "--version")) {
-		printf("%s %s\n", CSI_DRIVER_NAME, CSI_VENDOR_VERSION);
+		zcfs_print_version(CSI_DRIVER_NAME);
 		return 0;
 	}
 	if (argc < 2 || !strcmp(argv[1], "--help")) {

@@ -21,8 +21,9 @@ EP=$W/csi.sock
 	serve --endpoint "unix://$EP" 2>"$W/csi.log" &
 CSIPID=$!
 _zcfs_pids+=("$CSIPID")
-for _ in $(seq 100); do [ -S "$EP" ] && break; sleep 0.05; done
-[ -S "$EP" ] || { cat "$W/csi.log"; fail "zcfs-csi serve did not listen"; }
+# serving = listening and started (the socket file appears at bind already)
+for _ in $(seq 200); do grep -q 'event=serving' "$W/csi.log" && break; sleep 0.05; done
+grep -q 'event=serving' "$W/csi.log" || { cat "$W/csi.log"; fail "zcfs-csi serve did not start"; }
 
 # what a volume needs in volume_context: the tenant and the data path
 printf 'tenant: t1\ntransport: %s\n' "$ZCFS_TRANSPORT" >"$W/params.yaml"
@@ -38,7 +39,7 @@ log "csi-sanity: ran ${ran:-?} specs; $res"
 check "csi-sanity exits 0" test "$rc" -eq 0
 check "csi-sanity reports 0 failed" grep -q ' 0 Failed ' <<<"$res"
 check "csi-sanity ran the Identity and Node specs (15 for a driver without STAGE_UNSTAGE or EXPAND)" test "${ran%% *}" -ge 15
-[ "$rc" -eq 0 ] || { grep -B2 -A12 '\[FAIL\]' "$W/sanity.out" | head -120 | sed 's/^/# /'; tail -n 20 "$W/csi.log" | sed 's/^/# csi: /'; }
+[ "$rc" -eq 0 ] || { grep -B4 -A16 '\[FAILED\]' "$W/sanity.out" | head -150 | sed 's/^/# /'; tail -n 20 "$W/csi.log" | sed 's/^/# csi: /'; }
 check "zcfs-csi still serving" kill -0 "$CSIPID"
 kill -TERM "$CSIPID"
 for _ in $(seq 100); do kill -0 "$CSIPID" 2>/dev/null || break; sleep 0.05; done
