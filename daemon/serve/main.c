@@ -122,7 +122,8 @@ static int enter_sandbox(struct zcfs_session *se)
 	/* Readers beyond the first open /dev/fuse to clone the connection. */
 	struct sandbox_config c = { .root_fd = se->root_fd, .dev_fuse = se->nthreads > 1,
 				    .backing_ioctls = se->opts->passthrough && !se->broker,
-				    .broker = se->broker != NULL, .broker_fd = se->opts->broker_fd };
+				    .broker = se->broker != NULL, .broker_fd = se->opts->broker_fd,
+				    .rings = se->transport == &transport_uring };
 	struct sandbox_report rep;
 	int r = sandbox_apply(&c, &rep);
 
@@ -389,6 +390,12 @@ int main(int argc, char **argv)
 	r = prune_start(&se, &se.prune);
 	if (r == 0)
 		r = se.transport->start(&se);
+	/* The transport seals as soon as its rings exist (before any request
+	 * is read); this catches a start path that did not. */
+	if (r == 0 && opts.sandbox && se.transport == &transport_uring && !sandbox_rings_sealed()) {
+		log_warn("sandbox: io_uring transport started without sealing ring creation; sealing now");
+		r = sandbox_seal_rings();
+	}
 	if (r == 0 && opts.resume)
 		r = session_resume(&se);
 	if (r < 0) {

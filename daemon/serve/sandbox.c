@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <linux/landlock.h>
+#include <linux/seccomp.h>
 #include <liburing.h>
 #include <seccomp.h>
 #include "log.h"
@@ -265,10 +267,40 @@ static const int allowed_syscalls[] = {
 	SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres), SCMP_SYS(clock_nanosleep),
 	SCMP_SYS(nanosleep), SCMP_SYS(gettimeofday), SCMP_SYS(getrandom),
 	/* event plumbing of the transports */
-	SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter), SCMP_SYS(io_uring_register),
 	SCMP_SYS(eventfd2), SCMP_SYS(epoll_create1), SCMP_SYS(epoll_ctl),
 	SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait),
 };
+
+/* The io_uring transport creates its rings after this filter is loaded,
+ * from the queue threads (rings are per thread and pinned to its CPU), and
+ * then loads the second filter of sandbox_seal_rings(), which kills
+ * io_uring_setup and seccomp for every thread (TSYNC). Until then it may
+ * load that filter: a filter only ever takes permissions away. Without
+ * rings (the /dev/fuse transport) none of this is allowed at all. */
+static int add_ring_rules(scmp_filter_ctx ctx, const struct sandbox_config *c, unsigned *n)
+{
+	const struct scmp_arg_cmp set_filter = ARG_EQ(0, SECCOMP_SET_MODE_FILTER);
+	/* libseccomp adds TSYNC_ESRCH where the kernel has it (5.7+). */
+	const struct scmp_arg_cmp tsync = ARG_EQ(1, SECCOMP_FILTER_FLAG_TSYNC);
+	const struct scmp_arg_cmp tsync_esrch =
+		ARG_EQ(1, SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILTER_FLAG_TSYNC_ESRCH);
+	int r;
+
+	if (!c->rings)
+		return 0;
+	r = seccomp_rule_add_exact(ctx, SCMP_ACT_ALLOW, SCMP_SYS(io_uring_setup), 0);
+	if (r == 0)
+		r = seccomp_rule_add_exact(ctx, SCMP_ACT_ALLOW, SCMP_SYS(io_uring_enter), 0);
+	if (r == 0)
+		r = seccomp_rule_add_exact(ctx, SCMP_ACT_ALLOW, SCMP_SYS(io_uring_register), 0);
+	if (r == 0)
+		r = seccomp_rule_add_exact(ctx, SCMP_ACT_ALLOW, SCMP_SYS(seccomp), 2, set_filter, tsync);
+	if (r == 0)
+		r = seccomp_rule_add_exact(ctx, SCMP_ACT_ALLOW, SCMP_SYS(seccomp), 2, set_filter,
+					   tsync_esrch);
+	*n += 4;
+	return r;
+}
 
 int sandbox_seccomp(const struct sandbox_config *c, unsigned *nr_allowed)
 {
@@ -292,6 +324,8 @@ int sandbox_seccomp(const struct sandbox_config *c, unsigned *nr_allowed)
 		r = add_cond_rules(ctx, &n);
 	if (r == 0)
 		r = add_passthrough_rules(ctx, c, &n);
+	if (r == 0)
+		r = add_ring_rules(ctx, c, &n);
 	if (r == 0)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);
@@ -332,6 +366,45 @@ int sandbox_apply(const struct sandbox_config *c, struct sandbox_report *rep)
 	return sandbox_seccomp(c, &rep->nr_syscalls);
 }
 
+static atomic_bool rings_sealed;
+
+int sandbox_seal_rings(void)
+{
+	scmp_filter_ctx ctx;
+	int r;
+
+	if (atomic_load(&rings_sealed))
+		return 0;
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		return -ENOMEM;
+	/* Every thread, also those that exist already (the queues, prune,
+	 * readers): a thread left with the first filter alone could still
+	 * make a ring the opcode allowlist never saw. */
+	r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+	/* no_new_privs is set already, and prctl is not in the allowlist. */
+	if (r == 0)
+		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+	if (r == 0)
+		r = seccomp_rule_add_exact(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(io_uring_setup), 0);
+	if (r == 0)
+		r = seccomp_rule_add_exact(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(seccomp), 0);
+	if (r == 0)
+		r = seccomp_load(ctx);
+	seccomp_release(ctx);
+	/* TSYNC without ESRCH names the thread that could not follow. */
+	if (r > 0)
+		r = -EBUSY;
+	if (r == 0)
+		atomic_store(&rings_sealed, true);
+	return r;
+}
+
+bool sandbox_rings_sealed(void)
+{
+	return atomic_load(&rings_sealed);
+}
+
 int sandbox_restrict_ring(struct io_uring *ring)
 {
 	static const uint8_t sqe_ops[] = {
@@ -344,6 +417,8 @@ int sandbox_restrict_ring(struct io_uring *ring)
 	static const uint8_t reg_ops[] = {
 		IORING_REGISTER_FILES, IORING_UNREGISTER_FILES,
 		IORING_REGISTER_BUFFERS, IORING_UNREGISTER_BUFFERS,
+		/* zero-copy: a sparse fixed-buffer table, then its pool slot */
+		IORING_REGISTER_BUFFERS2, IORING_REGISTER_BUFFERS_UPDATE,
 		IORING_REGISTER_RING_FDS, IORING_UNREGISTER_RING_FDS,
 	};
 	struct io_uring_restriction res[ARRAY_SIZE(sqe_ops) + ARRAY_SIZE(reg_ops) + 1];

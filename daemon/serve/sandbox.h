@@ -17,6 +17,7 @@ struct sandbox_config {
 	bool backing_ioctls;	/* FUSE_DEV_IOC_BACKING_OPEN/CLOSE itself (passthrough, no broker) */
 	bool broker;		/* sendmsg/recvmsg on broker_fd only (zcfsd's passthrough broker) */
 	int broker_fd;
+	bool rings;		/* io_uring rings come after sandbox_apply(), then sandbox_seal_rings() */
 };
 
 /* What sandbox_apply() did, for the one log line. */
@@ -38,13 +39,22 @@ int sandbox_apply(const struct sandbox_config *c, struct sandbox_report *rep) _m
 int sandbox_landlock(const struct sandbox_config *c, char *why, size_t len) _must_check_;
 int sandbox_seccomp(const struct sandbox_config *c, unsigned *nr_allowed) _must_check_;
 
+/* After the last ring exists (each restricted with sandbox_restrict_ring):
+ * a second filter, synchronized to every thread of the process, that kills
+ * it on io_uring_setup and on seccomp. A ring made after this point could
+ * run any opcode (SOCKET, CONNECT, SENDMSG...) behind seccomp's back.
+ * Idempotent; returns 0 or -errno (-EBUSY: a thread was left out). */
+int sandbox_seal_rings(void) _must_check_;
+bool sandbox_rings_sealed(void);
+
 /* Registers the io_uring allowlist on RING, which must have been created
  * with IORING_SETUP_R_DISABLED, and enables it. Call it from the thread
  * that will submit (IORING_SETUP_SINGLE_ISSUER binds the ring to the task
  * that enables it), after io_uring_register_files/_ring_fd. SQE opcodes:
  * URING_CMD, READ, WRITE, READ_FIXED, WRITE_FIXED, NOP, POLL_ADD; SQE
  * flags: IOSQE_FIXED_FILE; register ops after enabling: files, buffers
- * and ring fds (register and unregister). Returns 0 or -errno. */
+ * (also the sparse table and its updates) and ring fds (register and
+ * unregister). Returns 0 or -errno. */
 int sandbox_restrict_ring(struct io_uring *ring) _must_check_;
 
 #endif

@@ -12,6 +12,7 @@
 #include <time.h>
 #include "caps.h"
 #include "log.h"
+#include "sandbox.h"
 #include "transport.h"
 #include "uring_geometry.h"
 #include "uring_ringmem.h"
@@ -208,6 +209,15 @@ static int uring_start(struct zcfs_session *se)
 	 * must know whether the ring can be offered. */
 	if (r == 0)
 		r = start_queues(se, t, &step);
+	/* Every ring exists now (restricted) and no request was read yet:
+	 * from here on no thread may create one (sandbox.h). */
+	if (se->opts->sandbox) {
+		int k = sandbox_seal_rings();
+		if (k < 0) {
+			log_err("sandbox: sealing io_uring ring creation: %s", strerror(-k));
+			return k;
+		}
+	}
 	if (r < 0) {
 		snprintf(why, sizeof(why), "ring_setup_failed:%s:%s", step ? step : "sizing",
 			 errname(r));

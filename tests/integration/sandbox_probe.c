@@ -15,9 +15,22 @@
  *       symlink -- must fail; the same operations inside ROOT must work.
  *       The *at() syscalls zcfs-serve uses (the legacy mkdir, rename...
  *       are not in the allowlist). One TAP-ish line per attempt; exit 0 all as expected, 1 if any
- *       escape or control failed, 77 if the kernel has no Landlock. */
+ *       escape or control failed, 77 if the kernel has no Landlock.
+ *   sandbox_probe ROOT OUTSIDE ring NAME
+ *       sandboxed as the io_uring transport is (rings allowed until
+ *       sealed), with one ring made and restricted the way a queue
+ *       does (R_DISABLED, sandbox_restrict_ring). NAME:
+ *       ops        on that ring IORING_OP_SOCKET and IORING_OP_OPENAT of
+ *                  OUTSIDE/secret are refused, a NOP passes; after
+ *                  sandbox_seal_rings() the ring still works; exit 0/1.
+ *       new-ring   sandbox_seal_rings(), then a new ring: must die by
+ *                  SIGSYS (prints "survived" and exits 1 otherwise).
+ *       new-ring-thread  the same from a thread that existed before the
+ *                  seal (the queue threads do): TSYNC must reach it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <liburing.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -194,8 +207,124 @@ static long do_syscall(const char *name)
 		return syscall(SYS_bpf, 0, NULL, 0);
 	if (!strcmp(name, "seccomp"))
 		return syscall(SYS_seccomp, 0, 0, NULL);
+	if (!strcmp(name, "io_uring_setup")) {
+		/* The /dev/fuse transport makes no ring: none may be made. */
+		struct io_uring ring;
+		int e = io_uring_queue_init(2, &ring, 0);
+		errno = e < 0 ? -e : 0;
+		return e;
+	}
 	say("unknown syscall name %s", name);
 	_exit(2);
+}
+
+/* One SQE on RING; the CQE's result. */
+static int ring_op(struct io_uring *ring, uint8_t op)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	struct io_uring_cqe *cqe;
+	char path[1100];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/secret", out);
+	if (op == IORING_OP_SOCKET)
+		io_uring_prep_socket(sqe, AF_UNIX, SOCK_DGRAM, 0, 0);
+	else if (op == IORING_OP_OPENAT)
+		io_uring_prep_openat(sqe, AT_FDCWD, path, O_RDONLY, 0);
+	else
+		io_uring_prep_nop(sqe);
+	r = io_uring_submit_and_wait(ring, 1);
+	if (r < 0)
+		return r;
+	r = io_uring_wait_cqe(ring, &cqe);
+	if (r < 0)
+		return r;
+	r = cqe->res;
+	io_uring_cqe_seen(ring, cqe);
+	if (r >= 0 && op != IORING_OP_NOP)
+		close(r);
+	return r;
+}
+
+static void ring_refused(struct io_uring *ring, const char *what, uint8_t op)
+{
+	int r = ring_op(ring, op);
+
+	if (r < 0)
+		say("ok - refused: %s on a restricted ring (%s)", what, strerrorname_np(-r));
+	else {
+		say("not ok - ESCAPED: %s on a restricted ring returned %d", what, r);
+		failures++;
+	}
+}
+
+static pthread_mutex_t seal_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Exists before the seal, makes its ring after it. */
+static void *make_ring_thread(void *arg)
+{
+	struct io_uring ring;
+	int r;
+
+	(void)arg;
+	pthread_mutex_lock(&seal_lock);
+	pthread_mutex_unlock(&seal_lock);
+	r = io_uring_queue_init(2, &ring, 0);
+	say("survived: a thread made a new ring after the seal (%s)", r < 0 ? strerror(-r) : "ok");
+	_exit(1);
+}
+
+static int ring_probe(const char *name)
+{
+	struct io_uring_params p = { .flags = IORING_SETUP_R_DISABLED };
+	struct io_uring ring, ring2;
+	pthread_t t;
+	int r;
+
+	r = io_uring_queue_init_params(4, &ring, &p);
+	if (r == 0)
+		r = sandbox_restrict_ring(&ring);
+	if (r < 0) {
+		say("not ok - a ring as the transport makes it: %s", strerror(-r));
+		return 1;
+	}
+	if (!strcmp(name, "ops")) {
+		ring_refused(&ring, "IORING_OP_SOCKET(AF_UNIX)", IORING_OP_SOCKET);
+		ring_refused(&ring, "IORING_OP_OPENAT(OUTSIDE/secret)", IORING_OP_OPENAT);
+		allowed("IORING_OP_NOP on the restricted ring", ring_op(&ring, IORING_OP_NOP));
+		r = sandbox_seal_rings();
+		errno = -r;
+		allowed("sandbox_seal_rings", r);
+		allowed("IORING_OP_NOP after the seal", ring_op(&ring, IORING_OP_NOP));
+		return failures ? 1 : 0;
+	}
+	if (!strcmp(name, "new-ring-thread")) {
+		/* Created before the seal, like the queue threads; it waits
+		 * until the seal is in place. */
+		pthread_mutex_lock(&seal_lock);
+		if (pthread_create(&t, NULL, make_ring_thread, NULL) != 0)
+			return 2;
+		r = sandbox_seal_rings();
+		pthread_mutex_unlock(&seal_lock);
+		if (r < 0) {
+			say("sandbox_seal_rings: %s", strerror(-r));
+			return 1;
+		}
+		pthread_join(t, NULL);
+		return 1;
+	}
+	if (strcmp(name, "new-ring")) {
+		say("unknown ring probe %s", name);
+		return 2;
+	}
+	r = sandbox_seal_rings();
+	if (r < 0) {
+		say("sandbox_seal_rings: %s", strerror(-r));
+		return 1;
+	}
+	r = io_uring_queue_init(2, &ring2, 0);
+	say("survived: a new ring after the seal (%s)", r < 0 ? strerror(-r) : "created");
+	return 1;
 }
 
 int main(int argc, char **argv)
@@ -204,8 +333,9 @@ int main(int argc, char **argv)
 	struct sandbox_report rep;
 	int r;
 
-	if (argc < 4 || (strcmp(argv[3], "fs") && (strcmp(argv[3], "syscall") || argc < 5))) {
-		fprintf(stderr, "usage: sandbox_probe ROOT OUTSIDE syscall NAME | fs\n");
+	if (argc < 4 || (strcmp(argv[3], "fs") && ((strcmp(argv[3], "syscall") && strcmp(argv[3], "ring")) ||
+						   argc < 5))) {
+		fprintf(stderr, "usage: sandbox_probe ROOT OUTSIDE syscall NAME | ring NAME | fs\n");
 		return 2;
 	}
 	snprintf(root, sizeof(root), "%s", argv[1]);
@@ -219,7 +349,8 @@ int main(int argc, char **argv)
 		perror("open ROOT/OUTSIDE");
 		return 2;
 	}
-	c = (struct sandbox_config){ .root_fd = rootfd, .dev_fuse = true };
+	c = (struct sandbox_config){ .root_fd = rootfd, .dev_fuse = true,
+				     .rings = !strcmp(argv[3], "ring") };
 	r = sandbox_apply(&c, &rep);
 	if (r < 0) {
 		fprintf(stderr, "sandbox_apply: %s\n", strerror(-r));
@@ -228,6 +359,8 @@ int main(int argc, char **argv)
 	say("# sandbox: landlock_abi=%d%s%s syscalls=%u", rep.landlock_abi,
 	    rep.landlock_abi > 0 ? "" : " ", rep.landlock_abi > 0 ? "" : rep.landlock_why,
 	    rep.nr_syscalls);
+	if (!strcmp(argv[3], "ring"))
+		return ring_probe(argv[4]);
 	if (!strcmp(argv[3], "fs")) {
 		if (rep.landlock_abi <= 0) {
 			say("SKIP: Landlock not in force: %s", rep.landlock_why);
