@@ -19,6 +19,8 @@ BIN      ?= bin
 PKGS := liburing libcap-ng json-c libseccomp fuse3 libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# sd_notify and the servers' scopes (sd-bus): zcfsd and the volume plugin only
+SYSTEMD_LIBS := $(shell pkg-config --libs libsystemd 2>/dev/null)
 
 override CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wformat=2 -Wvla \
 	-Wmissing-prototypes -Wstrict-prototypes -Werror=implicit-function-declaration \
@@ -120,7 +122,7 @@ $(BIN)/zcfs-serve: $(BUILD)/daemon/serve/main.o $(SERVE_OBJ) $(COMMON_OBJ)
 $(BIN)/zcfsd: $(BUILD)/daemon/zcfsd/main.o $(ZCFSD_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(SYSTEMD_LIBS)
 
 # zcfsctl kernel sizes the default geometry with zcfs-serve's own code.
 $(BIN)/zcfsctl: $(BUILD)/daemon/ctl/main.o $(CTL_OBJ) $(COMMON_OBJ) $(BUILD)/daemon/serve/uring_geometry.o
@@ -167,7 +169,7 @@ $(CSI_OBJ) $(BUILD)/plugin/csi/main.o: | $(PROTO_HDR)
 $(BIN)/zcfs-volume-plugin: $(BUILD)/plugin/volume/main.o $(VOLPLUGIN_OBJ) $(PLUGIN_COMMON_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $^ $(PKG_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $^ $(PKG_LIBS) $(SYSTEMD_LIBS)
 
 $(BUILD)/tests/unit/test_csi%: $(BUILD)/tests/unit/test_csi%.o $(CSI_OBJ) $(PROTO_OBJ) $(PLUGIN_COMMON_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
@@ -182,7 +184,7 @@ $(BUILD)/tests/unit/test_volplugin%: $(BUILD)/tests/unit/test_volplugin%.o $(VOL
 $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(SERVE_OBJ) $(ZCFSD_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(SYSTEMD_LIBS) -lcmocka
 
 $(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o
 	@mkdir -p $(dir $@)

@@ -10,6 +10,7 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <systemd/sd-daemon.h>
 #include "log.h"
 #include "version.h"
 #include "zcfsd.h"
@@ -66,6 +67,27 @@ static int setup_signals(struct zcfsd *d)
 	return RET_NERRNO(epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->signal_fd, &ev));
 }
 
+/* STATUS= for `systemctl status` (sd_notify; a no-op outside a
+ * Type=notify unit), sent when it changes; READY (with READY=1) or NULL. */
+static void notify_status(struct zcfsd *d, const char *ready)
+{
+	static char last[160];
+	char now[160];
+	unsigned n = 0, published = 0, up = 0;
+
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
+		n++;
+		published += v->n_targets > 0;
+		up += v->srv.pid > 0;
+	}
+	snprintf(now, sizeof(now), "%u volumes, %u published, %u servers up; socket %s", n, published, up,
+		 d->socket_path);
+	if (!ready && !strcmp(now, last))
+		return;
+	memcpy(last, now, sizeof(last));
+	(void)sd_notifyf(0, "%sSTATUS=%s", ready ? ready : "", now);
+}
+
 static void on_signal(struct zcfsd *d)
 {
 	struct signalfd_siginfo si;
@@ -73,10 +95,13 @@ static void on_signal(struct zcfsd *d)
 
 	while (read(d->signal_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
+			(void)sd_notify(0, "RELOADING=1");
 			if (zcfsd_policy_reload(d, &e) < 0)
 				log_err("event=policy-reload-failed message=\"%s\"", e.msg);
+			notify_status(d, "READY=1\n");
 		} else {
 			log_info("event=signal signal=%s", si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+			(void)sd_notify(0, "STOPPING=1\nSTATUS=stopping; the volume servers keep running");
 			d->quit = true;
 		}
 	}
@@ -126,6 +151,8 @@ static int run(struct zcfsd *d)
 				zcfsd_metrics_run(d);
 		}
 		zcfsd_run_due_restarts(d);
+		if (!d->quit)
+			notify_status(d, NULL);
 	}
 	return 0;
 }
@@ -237,6 +264,14 @@ int main(int argc, char **argv)
 		 (int)getpid(), d.socket_path, d.state_dir, d.policy_path, d.policy->n_tenants,
 		 d.serve_bin, d.ncpus, d.serve_prints_pinned ? "print-pinned" : "formula",
 		 d.serve_can_resume ? "yes" : "no");
+	/* Re-adoption done and the socket listening: units ordered after
+	 * zcfsd (the volume plugin, kubelet, Podman) may start. MAINPID: we
+	 * may have detached. */
+	{
+		char ready[48];
+		snprintf(ready, sizeof(ready), "READY=1\nMAINPID=%d\n", (int)getpid());
+		notify_status(&d, ready);
+	}
 	r = run(&d);
 	if (r < 0) {
 		log_err("event=loop-failed error=%s", strerror(-r));
@@ -245,6 +280,7 @@ int main(int argc, char **argv)
 	status = 0;
 out:
 	zcfsd_metrics_stop(&d);
+	zcfsd_scope_done();
 	/* Servers keep running: the next zcfsd re-adopts them. */
 	if (d.listen_fd >= 0) {
 		(void)unlink(d.socket_path);

@@ -160,6 +160,11 @@ int64_t zcfsd_next_restart_ms(struct zcfsd *d);
 int zcfsd_send_resend(int fuse_fd);
 void zcfsd_readopt(struct zcfsd *d);
 int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v);
+/* zcfsd_scope.c: under a systemd service, PID into a transient scope of
+ * its own so that a restart of zcfsd.service leaves it running. */
+bool zcfsd_scope_wanted(void);
+int zcfsd_scope_move(pid_t pid, const char *volume);
+void zcfsd_scope_done(void);
 unsigned long long zcfsd_proc_starttime(pid_t pid);
 
 /* state (zcfsd_state.c) */

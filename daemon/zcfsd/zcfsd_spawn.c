@@ -55,6 +55,13 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 	bool sys_admin = zcfsd_server_gets_sys_admin(v, t);
 
 	(void)setsid();
+	/* zcfsd runs at OOMScoreAdjust=-900 (the node's volumes depend on
+	 * it); a server is restarted by zcfsd, so it goes back to 0. */
+	null = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (null >= 0) {
+		(void)!write(null, "0", 1);
+		close(null);
+	}
 	/* Lift every fd we keep above 10 first so that placing them at 0..4
 	 * cannot overwrite one another. */
 	efd = fcntl(errfd, F_DUPFD_CLOEXEC, 10);
@@ -246,6 +253,7 @@ int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 	v->srv.starttime = zcfsd_proc_starttime(pid);
 	v->srv.started_at = zcfsd_wall();
 	v->srv.adopted = false;
+	(void)zcfsd_scope_move(pid, v->id);	/* logs its own failure */
 	r = zcfsd_watch_pidfd(d, v);
 	if (r < 0)
 		log_warn("event=watch-failed volume=%s error=%s", v->id, strerror(-r));

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <systemd/sd-daemon.h>
 #include "log.h"
 #include "parse.h"
 #include "statefile.h"
@@ -190,6 +191,10 @@ int main(int argc, char **argv)
 	log_info("event=start version=%s listen=%s zcfsd=%s state=%s mount_root=%s zcfsd_timeout_ms=%u volumes=%d",
 		 ZCFS_VERSION, listen_path, v.socket, state, root, budget_ms,
 		 json_object_object_length(vp_registry_volumes(&v)));
+	/* Under systemd (Type=notify): Docker and Podman, ordered after us,
+	 * start once the socket answers. No-op without $NOTIFY_SOCKET. */
+	(void)sd_notifyf(0, "READY=1\nSTATUS=serving %d volumes on %s (zcfsd %s)",
+			 json_object_object_length(vp_registry_volumes(&v)), listen_path, v.socket);
 	for (;;) {
 		if (sigwait(&mask, &sig) != 0)
 			continue;
@@ -197,6 +202,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	log_info("event=stop signal=%d", sig);
+	(void)sd_notify(0, "STOPPING=1");
 	vp_http_stop(d);
 	(void)unlink(listen_path);
 	safe_close(fd);
