@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <microhttpd.h>
 #include "log.h"
+#include "version.h"
 #include "zcfsd_metrics.h"
 
 static struct MHD_Daemon *mhd;
@@ -164,8 +165,12 @@ int zcfsd_metrics_write(struct zcfsd *d, FILE *f)
 		tenant_sample(f, "zcfs_tenant_max_volumes", d->policy->tenants[i].name,
 			      d->policy->tenants[i].max_volumes);
 
-	family(f, "zcfsd_start_time_seconds", "gauge", "Unix time zcfsd started.");
-	fprintf(f, "zcfsd_start_time_seconds %lld\n", (long long)d->started_at);
+	family(f, "zcfs_daemon_start_time_seconds", "gauge", "Unix time zcfsd started.");
+	fprintf(f, "zcfs_daemon_start_time_seconds %lld\n", (long long)d->started_at);
+	family(f, "zcfs_build_info", "gauge", "Always 1; the labels say which zcfsd answers.");
+	fprintf(f, "zcfs_build_info{version=\"%s\",fuse_protocol=\"%d.%d\"} 1\n", ZCFS_VERSION,
+		ZCFS_FUSE_MAJOR, ZCFS_FUSE_MINOR);
+	zcfsd_metrics_write_process(f);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -205,7 +210,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return answer(c, MHD_HTTP_METHOD_NOT_ALLOWED, strdup("GET /metrics\n"), 13, "text/plain");
-	if (strcmp(url, "/metrics") && strcmp(url, "/"))
+	if (strcmp(url, "/metrics"))
 		return answer(c, MHD_HTTP_NOT_FOUND, strdup("GET /metrics\n"), 13, "text/plain");
 	f = open_memstream(&body, &len);
 	if (!f)
@@ -241,9 +246,10 @@ int zcfsd_metrics_start(struct zcfsd *d)
 	r = zcfsd_listen_unix(d, d->policy->metrics_listen, 16, false, &fd);
 	if (r < 0)
 		return r;
+	/* The logger first: libmicrohttpd warns about any option before it. */
 	mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, d,
-			       MHD_OPTION_LISTEN_SOCKET, fd,
 			       MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+			       MHD_OPTION_LISTEN_SOCKET, fd,
 			       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
 			       MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
 			       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),

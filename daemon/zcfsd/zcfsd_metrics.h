@@ -22,5 +22,7 @@ void zcfsd_metrics_stop(struct zcfsd *d);
 
 /* The exposition text itself (unit tests). */
 int zcfsd_metrics_write(struct zcfsd *d, FILE *f) _must_check_;
+/* zcfsd's own process_* families (zcfsd_procmetrics.c). */
+void zcfsd_metrics_write_process(FILE *f);
 
 #endif

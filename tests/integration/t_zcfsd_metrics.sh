@@ -4,7 +4,12 @@
 # up, restarts and pinned bytes, and per-tenant pinned bytes, budget and
 # volume count; the figures follow publish, a server kill (restart count)
 # and unpublish; the socket is root/admin-group only (0660) and goes away
-# when zcfsd exits; other paths are 404, other methods 405.
+# when zcfsd exits; only /metrics answers (/ and other paths are 404),
+# other methods 405; one prefix (zcfs_, besides the standard process_*
+# families of zcfsd), zcfs_build_info, zcfs_daemon_start_time_seconds;
+# `promtool check metrics` is clean (promtool from PATH or Debian's
+# prometheus package via scripts/promtool.sh; not run without it);
+# libmicrohttpd logs no warning at start.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
 require_root
@@ -32,6 +37,34 @@ check "content type is the Prometheus text format" eval "grep -qi 'content-type:
 check "tenant t1's budget is 64M" test "$(value zcfs_tenant_memlock_budget_bytes 'tenant="t1"')" = $((64 << 20))
 check "t1 has no volumes yet" test "$(value zcfs_tenant_volumes 'tenant="t1"')" = 0
 check "HELP and TYPE lines precede the families" eval "scrape | grep -q '^# TYPE zcfs_volume_server_up gauge'"
+check "one prefix: every family is zcfs_* or process_*" \
+	bash -c "! curl -sf --unix-socket '$MSOCK' http://localhost/metrics | awk '/^# TYPE/ { print \$3 }' | grep -v '^zcfs_\|^process_'"
+check "zcfs_build_info{version=$("$ZCFS_BIN/zcfsd" --version | awk '{print $2}')} 1" \
+	test "$(scrape | sed -n 's/^zcfs_build_info{version="\([^"]*\)",fuse_protocol="7\.[0-9]*"} 1$/\1/p')" = \
+	"$("$ZCFS_BIN/zcfsd" --version | awk '{print $2}')"
+started=$(scrape | awk '$1 == "zcfs_daemon_start_time_seconds" { print $2 }')
+check "zcfs_daemon_start_time_seconds is about now ($started)" \
+	bash -c "[ -n '$started' ] && [ \$(( \$(date +%s) - $started )) -lt 60 ] && [ $started -le \$(date +%s) ]"
+for m in process_cpu_seconds_total process_resident_memory_bytes process_virtual_memory_bytes \
+	process_open_fds process_max_fds process_start_time_seconds; do
+	check "zcfsd's $m" eval "scrape | grep -qE '^$m [0-9.e+-]+\$'"
+done
+pst=$(scrape | awk '$1 == "process_start_time_seconds" { printf "%d", $2 }')
+check "process_start_time_seconds is zcfsd's start ($pst vs $started)" \
+	bash -c "[ -n '$pst' ] && d=\$(( ${pst:-0} - ${started:-0} )) && [ \${d#-} -le 2 ]"
+fds=$(scrape | awk '$1 == "process_open_fds" { print $2 }')
+check "process_open_fds is zcfsd's ($fds, /proc says $(ls /proc/"$ZCFSD_PID"/fd | wc -l))" \
+	bash -c "d=\$(( ${fds:-0} - \$(ls /proc/$ZCFSD_PID/fd | wc -l) )); [ \${d#-} -le 2 ]"
+rc=$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$MSOCK" http://localhost/)
+check "/ is 404 ($rc), as docs/security.md says" test "$rc" = 404
+check "libmicrohttpd logged no warning (option order)" bash -c "! grep -q 'event=metrics-http' '$W/zcfsd.log'"
+if PROMTOOL=$("$(dirname "$0")/../../scripts/promtool.sh" 2>"$W/promtool.err"); then
+	scrape >"$W/scrape.txt"
+	check "promtool check metrics: clean" bash -c "'$PROMTOOL' check metrics <'$W/scrape.txt' >'$W/promtool.out' 2>&1 && [ ! -s '$W/promtool.out' ]"
+	[ -s "$W/promtool.out" ] && sed 's/^/# promtool: /' "$W/promtool.out"
+else
+	log "promtool not available ($(cat "$W/promtool.err")): promtool check metrics not run"
+fi
 
 create_publish m1 "$TGT/a" || { show_zcfsd_log; fail "publish m1"; }
 ctl volume create m2 --transport "$ZCFS_TRANSPORT" >/dev/null || fail "create m2"
@@ -65,6 +98,12 @@ check "errors_total counts the failed lookup" test "$(value zcfs_volume_errors_t
 check "the latency histogram's +Inf bucket equals its count" \
 	test "$(value zcfs_volume_request_duration_seconds_bucket "$V1,le=\"+Inf\"")" = \
 	"$(value zcfs_volume_request_duration_seconds_count "$V1")"
+if [ -n "${PROMTOOL:-}" ]; then
+	scrape >"$W/scrape2.txt"
+	check "promtool check metrics with volumes, counters and histograms: clean" \
+		bash -c "'$PROMTOOL' check metrics <'$W/scrape2.txt' >'$W/promtool2.out' 2>&1 && [ ! -s '$W/promtool2.out' ]"
+	[ -s "$W/promtool2.out" ] && sed 's/^/# promtool: /' "$W/promtool2.out"
+fi
 check "the histogram count equals requests_total" \
 	test "$(value zcfs_volume_request_duration_seconds_count "$V1")" = "$(value zcfs_volume_requests_total "$V1")"
 

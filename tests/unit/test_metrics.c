@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "version.h"
 #include "zcfsd_metrics.h"
 
 static const char *const doc =
@@ -57,7 +58,20 @@ static void exposition(void **state)
 	assert_non_null(strstr(out, "zcfs_tenant_memlock_budget_bytes{tenant=\"t1\"} 8388608\n"));
 	assert_non_null(strstr(out, "zcfs_tenant_volumes{tenant=\"t1\"} 2\n"));
 	assert_non_null(strstr(out, "zcfs_tenant_max_volumes{tenant=\"t1\"} 5\n"));
-	assert_non_null(strstr(out, "zcfsd_start_time_seconds 1700000000\n"));
+	assert_non_null(strstr(out, "zcfs_daemon_start_time_seconds 1700000000\n"));
+	assert_non_null(strstr(out, "# TYPE zcfs_build_info gauge\n"));
+	assert_non_null(strstr(out, "zcfs_build_info{version=\"" ZCFS_VERSION "\",fuse_protocol=\"7."));
+	/* zcfsd's own process metrics, as the client libraries name them */
+	assert_non_null(strstr(out, "# TYPE process_cpu_seconds_total counter\n"));
+	assert_non_null(strstr(out, "\nprocess_resident_memory_bytes "));
+	assert_non_null(strstr(out, "\nprocess_open_fds "));
+	assert_non_null(strstr(out, "\nprocess_max_fds "));
+	assert_non_null(strstr(out, "\nprocess_start_time_seconds "));
+	/* one prefix: every family is zcfs_* or the standard process_* */
+	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (!strncmp(l, "# TYPE ", 7))
+			assert_true(!strncmp(l + 7, "zcfs_", 5) || !strncmp(l + 7, "process_", 8));
+	}
 	free(out);
 	policy_free(d.policy);
 }
