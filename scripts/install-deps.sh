@@ -9,6 +9,9 @@ PKGS=(build-essential pkg-config liburing-dev libfuse3-dev fuse3 libcap-ng-dev
       jq curl podman runc conmon busybox-static python3-yaml strace)
 # zcfs-csi serve (gRPC C core, protobuf-c) and its kubelet-like test client
 PKGS+=(libgrpc-dev libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev python3-grpcio python3-grpc-tools)
+# sd_notify and the servers' scopes (libsystemd), systemd-analyze security
+# (t_deploy) and systemd-nspawn (t_systemd boots systemd in a container)
+PKGS+=(libsystemd-dev systemd systemd-container)
 
 missing=()
 for p in "${PKGS[@]}"; do

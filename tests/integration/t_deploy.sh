@@ -197,7 +197,7 @@ check "every path install.sh reports exists under DESTDIR" bash -c \
 for u in zcfsd zcfs-volume-plugin; do
 	f=$R/etc/systemd/system/$u.service
 	check "$u.service installed" test -f "$f"
-	check "$u.service: no template left" bash -c "! grep -q @ '$f'"
+	check "$u.service: no template left" bash -c "! grep -qE '@[A-Z]+@' '$f'"
 	exe=$(sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' "$f")
 	check "$u.service runs $exe, installed" test -x "$R$exe"
 	mapfile -t flags < <(sed -n 's/^ExecStart=//p' "$f" | tr ' ' '\n' | grep -- '^--')
