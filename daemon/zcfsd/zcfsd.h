@@ -166,6 +166,8 @@ bool zcfsd_scope_wanted(void);
 int zcfsd_scope_move(pid_t pid, const char *volume);
 void zcfsd_scope_done(void);
 unsigned long long zcfsd_proc_starttime(pid_t pid);
+/* 0 if FD is an open /dev/fuse (character device 10:229), else -errno. */
+int zcfsd_check_dev_fuse(int fd);
 
 /* state (zcfsd_state.c) */
 int zcfsd_state_save(struct zcfsd *d);

@@ -1,9 +1,14 @@
 /* The shared counters of a volume's server: a memfd zcfsd creates, maps,
- * and hands to every server of the volume as fd ZCFSD_SERVER_STATS_FD. */
+ * and hands to every server of the volume as fd ZCFSD_SERVER_STATS_FD.
+ * zcfsd maps only a memfd sealed against shrinking and growing: a server
+ * that truncated the file under the mapping would make zcfsd's next read
+ * of it a SIGBUS (the server is treated as compromised). */
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "log.h"
 #include "zcfsd.h"
 
 static int map_fd(struct zcfsd_volume *v, int fd, bool init)
@@ -25,16 +30,36 @@ static int map_fd(struct zcfsd_volume *v, int fd, bool init)
 	return 0;
 }
 
+#define STATS_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+
+/* What a server hands back at re-adoption may be any fd it put at that
+ * number: only a memfd of our size with our seals is mapped. F_GET_SEALS
+ * answers without touching the file (a FUSE file would make fstat wait
+ * for its server). */
+static int check_sealed(int fd)
+{
+	struct stat st;
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	if (seals < 0)
+		return -errno;
+	if ((seals & STATS_SEALS) != STATS_SEALS)
+		return -EPERM;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	return S_ISREG(st.st_mode) && st.st_size == (off_t)sizeof(struct zcfs_stats) ? 0 : -EINVAL;
+}
+
 int zcfsd_stats_ensure(struct zcfsd_volume *v)
 {
 	int fd, r;
 
 	if (v->stats)
 		return 0;
-	fd = memfd_create("zcfs-stats", MFD_CLOEXEC);
+	fd = memfd_create("zcfs-stats", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, sizeof(struct zcfs_stats)) < 0) {
+	if (ftruncate(fd, sizeof(struct zcfs_stats)) < 0 || fcntl(fd, F_ADD_SEALS, STATS_SEALS) < 0) {
 		r = -errno;
 		safe_close(fd);
 		return r;
@@ -47,13 +72,18 @@ int zcfsd_stats_ensure(struct zcfsd_volume *v)
 
 int zcfsd_stats_adopt(struct zcfsd_volume *v, int pidfd)
 {
-	int fd = (int)syscall(SYS_pidfd_getfd, pidfd, ZCFSD_SERVER_STATS_FD, 0);
+	int fd = (int)syscall(SYS_pidfd_getfd, pidfd, ZCFSD_SERVER_STATS_FD, 0), r;
 
 	zcfsd_stats_release(v);
 	if (fd >= 0) {
 		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-		if (map_fd(v, fd, false) == 0)
+		r = check_sealed(fd);
+		if (r == 0)
+			r = map_fd(v, fd, false);
+		if (r == 0)
 			return 0;
+		log_warn("event=stats-not-adopted volume=%s error=%s effect=\"new counters\"", v->id,
+			 strerror(-r));
 		safe_close(fd);
 	}
 	/* An older server without counters: start new ones for its successor. */

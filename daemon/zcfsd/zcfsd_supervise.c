@@ -233,6 +233,14 @@ static int readopt_one(struct zcfsd *d, struct zcfsd_volume *v, const char **why
 	if (v->fuse_fd < 0)
 		return -errno;
 	(void)fcntl(v->fuse_fd, F_SETFD, FD_CLOEXEC);
+	/* The server may have put anything at that number: a pipe it filled
+	 * would make zcfsd's next FUSE_NOTIFY_RESEND write block forever. */
+	*why = "fuse-fd-not-dev-fuse";
+	r = zcfsd_check_dev_fuse(v->fuse_fd);
+	if (r < 0) {
+		v->fuse_fd = safe_close(v->fuse_fd);
+		return r;
+	}
 	/* The counters it keeps: the same memory, if it has them. */
 	(void)zcfsd_stats_adopt(v, v->srv.pidfd);
 	zcfsd_ringfd_adopt(v, v->srv.pidfd);

@@ -1,8 +1,11 @@
-/* Clocks and the client-facing error record. */
+/* Clocks, the client-facing error record, and what an fd a server hands back is. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include "zcfsd.h"
 
 int64_t zcfsd_now_ms(void)
@@ -30,4 +33,13 @@ int zcfsd_fail(struct zcfsd_err *e, enum zcfs_code code, int r, const char *fmt,
 	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
 	va_end(ap);
 	return r < 0 ? r : -EINVAL;
+}
+
+int zcfsd_check_dev_fuse(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	return S_ISCHR(st.st_mode) && major(st.st_rdev) == 10 && minor(st.st_rdev) == 229 ? 0 : -ENODEV;
 }

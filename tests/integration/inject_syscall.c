@@ -13,7 +13,8 @@
  *                         (AF_UNIX, SOCK_DGRAM) submitted on it
  *   uring-openat:PATH     a new ring, then IORING_OP_OPENAT(PATH, O_RDONLY)
  *
- * One line per call: "NAME = N" or "NAME = -ERRNO_NAME". If the tracee dies
+ * One line per call: "NAME = N" or "NAME = -ERRNO_NAME" (pipe2 adds
+ * "pipe2 fds = R W" and its $K is W). If the tracee dies
  * (a seccomp kill), "killed by SIGSYS" (or the signal) and exit 3. Exit 0
  * when every call returned (whatever it returned), 1 on a usage or ptrace
  * error, 77 on another architecture. The thread is left as it was found:
@@ -73,7 +74,7 @@ static const struct {
 	{ "getpid", SYS_getpid }, { "gettid", SYS_gettid }, { "fstat", SYS_fstat },
 	{ "io_uring_setup", SYS_io_uring_setup }, { "io_uring_enter", SYS_io_uring_enter },
 	{ "io_uring_register", SYS_io_uring_register }, { "seccomp", SYS_seccomp },
-	{ "fcntl", SYS_fcntl }, { "lseek", SYS_lseek },
+	{ "fcntl", SYS_fcntl }, { "lseek", SYS_lseek }, { "pipe2", SYS_pipe2 },
 };
 
 static void die(const char *what)
@@ -396,6 +397,14 @@ static void run_call(char *spec)
 			a[n++] = parse_arg(tok);
 		v = inject(syscall_nr(spec), a);
 		print_result(spec, v);
+		if (!strcmp(spec, "pipe2") && v == 0) {
+			/* the fds it wrote: the result is the write end */
+			int fds[2];
+			peek((unsigned long)a[0], fds, sizeof(fds));
+			printf("pipe2 fds = %d %d\n", fds[0], fds[1]);
+			fflush(stdout);
+			v = fds[1];
+		}
 	}
 	if (nresults < (int)(sizeof(results) / sizeof(results[0])))
 		results[nresults++] = v;
