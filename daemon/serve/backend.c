@@ -215,6 +215,18 @@ int do_lookup(struct zcfs_session *se, struct zcfs_inode *parent, const char *na
 	return 0;
 }
 
+mode_t create_mode(struct zcfs_req *req, struct zcfs_inode *parent, mode_t mode, uint32_t umask)
+{
+	char path[32];
+
+	if (!(req->se->conn_flags & FUSE_DONT_MASK))
+		return mode;
+	proc_fd_path(parent->fd, path);
+	if (getxattr(path, "system.posix_acl_default", NULL, 0) > 0)
+		return mode;
+	return mode & ~(mode_t)(umask & 07777);
+}
+
 int new_owner(struct zcfs_req *req, struct zcfs_inode *parent, mode_t *mode, uid_t *uid, gid_t *gid)
 {
 	struct stat pst;

@@ -42,6 +42,10 @@ void fill_entry(struct zcfs_session *se, struct zcfs_inode *inode, const struct 
 
 /* Owner, group and final mode of a new entry made by req under parent:
  * the caller's uid, the parent's gid if it is setgid, else the caller's. */
+/* The mode to create with: with FUSE_DONT_MASK the kernel sends it
+ * unmasked, and the umask applies only when parent has no default ACL
+ * (the backing file system then applies that ACL instead). */
+mode_t create_mode(struct zcfs_req *req, struct zcfs_inode *parent, mode_t mode, uint32_t umask);
 int new_owner(struct zcfs_req *req, struct zcfs_inode *parent, mode_t *mode, uid_t *uid,
 	      gid_t *gid) _must_check_;
 

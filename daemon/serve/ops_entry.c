@@ -321,7 +321,7 @@ static int finish_create(struct zcfs_req *req, struct zcfs_inode *parent, const 
 }
 
 /* MKNOD, MKDIR and SYMLINK: the name, then a symlink's target. */
-static int make_node(struct zcfs_req *req, mode_t mode, dev_t rdev)
+static int make_node(struct zcfs_req *req, mode_t mode, dev_t rdev, uint32_t umask)
 {
 	struct zcfs_session *se = req->se;
 	const char *name, *link_target = NULL;
@@ -339,6 +339,8 @@ static int make_node(struct zcfs_req *req, mode_t mode, dev_t rdev)
 		r = req_entry_parent(req, name, &parent);
 	if (r < 0)
 		return r;
+	if (!S_ISLNK(mode))
+		mode = create_mode(req, parent, mode, umask);
 	if (S_ISDIR(mode)) {
 		r = RET_NERRNO(mkdirat(parent->fd, name, se->xattr_owner ? 0700 : (mode & 07777)));
 	} else if (se->xattr_owner) {
@@ -369,19 +371,19 @@ int op_mknod(struct zcfs_req *req)
 
 	if (S_ISDIR(a->mode) || S_ISLNK(a->mode))
 		return -EINVAL;
-	return make_node(req, a->mode ? a->mode : (S_IFREG | 0644), a->rdev);
+	return make_node(req, a->mode ? a->mode : (S_IFREG | 0644), a->rdev, a->umask);
 }
 
 int op_mkdir(struct zcfs_req *req)
 {
 	const struct fuse_mkdir_in *a = req->arg;
 
-	return make_node(req, S_IFDIR | (a->mode & 07777), 0);
+	return make_node(req, S_IFDIR | (a->mode & 07777), 0, a->umask);
 }
 
 int op_symlink(struct zcfs_req *req)
 {
-	return make_node(req, S_IFLNK | 0777, 0);
+	return make_node(req, S_IFLNK | 0777, 0, 0);
 }
 
 static int remove_entry(struct zcfs_req *req, int flags)

@@ -148,6 +148,7 @@ int op_create(struct zcfs_req *req)
 	if (r < 0)
 		return r;
 	flags = backing_open_flags(se, a->flags);
+	mode = create_mode(req, parent, mode, a->umask);
 	fd = openat(parent->fd, name, flags | O_CREAT | O_EXCL, se->xattr_owner ? 0600 : (mode & 0777));
 	if (fd < 0 && errno == EEXIST && !(a->flags & O_EXCL)) {
 		created = false;

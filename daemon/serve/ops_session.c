@@ -41,6 +41,12 @@ static uint64_t wanted_flags(struct zcfs_session *se)
 	 * we cannot answer (no ino -> name index), so it would be ESTALE.
 	 * Refuse handles instead of handing out ones that do not work. */
 	f |= FUSE_NO_EXPORT_SUPPORT;
+	/* POSIX ACLs live on the backing files in native ownership: the
+	 * kernel enforces them (default_permissions), and sends modes
+	 * unmasked so that a parent's default ACL, not the umask, decides
+	 * (create_mode()). */
+	if (!se->xattr_owner && !se->opts->no_acl)
+		f |= FUSE_POSIX_ACL | FUSE_DONT_MASK;
 	if (se->opts->passthrough && !se->quota) {
 		f |= FUSE_PASSTHROUGH;
 	} else {

@@ -14,6 +14,15 @@ static bool is_private(const char *name)
 	return strcmp(name, OVR_XATTR) == 0;
 }
 
+/* ACLs are the backing files' own in native ownership (FUSE_POSIX_ACL).
+ * In xattr ownership the backing files belong to the server and the
+ * record holds the owner: an ACL there would be stored but never
+ * enforced, so there are none (setfacl: EOPNOTSUPP). */
+static bool acl_refused(struct zcfs_req *req, const char *name)
+{
+	return !(req->se->conn_flags & FUSE_POSIX_ACL) && !strncmp(name, "system.posix_acl_", 17);
+}
+
 /* The path the xattr calls use: /proc/self/fd/N of the inode's O_PATH
  * handle. For a symlink that is the link itself (the magic link jumps to
  * it and nothing follows it further), as the l*xattr calls would see it. */
@@ -53,6 +62,8 @@ int op_getxattr(struct zcfs_req *req)
 		return r;
 	if (is_private(name))
 		return -ENODATA;
+	if (acl_refused(req, name))
+		return -EOPNOTSUPP;
 	r = req_xattr_path(req, path);
 	if (r < 0)
 		return r;
@@ -85,6 +96,8 @@ static int xattr_change_target(struct zcfs_req *req, size_t *off, const char **n
 		return r;
 	if (is_private(*name))
 		return -EPERM;
+	if (acl_refused(req, *name))
+		return -EOPNOTSUPP;
 	return req_xattr_path(req, path);
 }
 

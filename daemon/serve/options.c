@@ -15,7 +15,7 @@ enum {
 	OPT_OWNERSHIP, OPT_CACHE, OPT_WRITEBACK, OPT_PASSTHROUGH, OPT_ALLOW_OTHER,
 	OPT_NO_ALLOW_OTHER, OPT_FD, OPT_PRINT_PINNED, OPT_SANDBOX, OPT_RESUME, OPT_STATS_FD,
 	OPT_BUFFER_POOL, OPT_ZERO_COPY, OPT_POOL_BUFFERS, OPT_QUOTA_BYTES,
-	OPT_BROKER_FD, OPT_NO_WRITEBACK, OPT_DIRTY_LIMIT, OPT_RING_MEMFD,
+	OPT_BROKER_FD, OPT_NO_WRITEBACK, OPT_DIRTY_LIMIT, OPT_RING_MEMFD, OPT_NO_ACL,
 };
 
 static const struct option long_opts[] = {
@@ -31,6 +31,7 @@ static const struct option long_opts[] = {
 	{ "dirty-limit", required_argument, NULL, OPT_DIRTY_LIMIT },
 	{ "ring-memfd", required_argument, NULL, OPT_RING_MEMFD },
 	{ "passthrough", no_argument, NULL, OPT_PASSTHROUGH },
+	{ "no-acl", no_argument, NULL, OPT_NO_ACL },
 	{ "allow-other", no_argument, NULL, OPT_ALLOW_OTHER },
 	{ "no-allow-other", no_argument, NULL, OPT_NO_ALLOW_OTHER },
 	{ "fd", required_argument, NULL, OPT_FD },
@@ -88,6 +89,10 @@ void options_usage(const char *prog)
 	       "                        turns kernel passthrough off, as its writes\n"
 	       "                        bypass the count\n"
 	       "  --allow-other / --no-allow-other  let other users in (default: allow)\n"
+	       "  --no-acl              no POSIX ACLs (-o noacl); with --ownership=native they\n"
+	       "                        are on: the kernel enforces the backing files' ACLs,\n"
+	       "                        a default ACL replaces the umask (--ownership=xattr\n"
+	       "                        has none: setfacl gets EOPNOTSUPP)\n"
 	       "  --fd=N                serve an already mounted /dev/fuse fd (from zcfsd)\n"
 	       "  --sandbox             before serving: no_new_privs, Landlock confined to\n"
 	       "                        SOURCE, seccomp allowlist (other syscalls kill the\n"
@@ -182,6 +187,10 @@ static int o_item(const char *item, struct zcfs_options *o, char **args, int *na
 		return 0;
 	if (!strcmp(item, "ro") || !strcmp(item, "rw")) {
 		o->read_only = item[1] == 'o';
+		return 0;
+	}
+	if (!strcmp(item, "acl") || !strcmp(item, "noacl")) {
+		o->no_acl = item[0] == 'n';
 		return 0;
 	}
 	if (!strcmp(item, "allow_other")) {
@@ -403,6 +412,7 @@ static int parse_args(int argc, char **argv, struct zcfs_options *o, char *errbu
 				return fail(errbuf, errlen, "--stats-fd: '%s' is not a file descriptor number", optarg);
 			o->stats_fd = (int)v;
 			break;
+		case OPT_NO_ACL: o->no_acl = true; break;
 		case OPT_ALLOW_OTHER: o->allow_other = true; break;
 		case OPT_NO_ALLOW_OTHER: o->allow_other = false; break;
 		case 'f': o->foreground = true; break;

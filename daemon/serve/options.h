@@ -45,6 +45,7 @@ struct zcfs_options {
 	bool version;
 	bool print_pinned;	/* print the bytes the volume pins, mount nothing */
 	bool sandbox;		/* seccomp + Landlock before serving; needs --fd */
+	bool no_acl;		/* --no-acl / -o noacl: no POSIX ACLs (native ownership has them) */
 };
 
 /* Parses argv into *opts. `-o opt[,opt...]` takes the generic mount
