@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Restarts under load: while a probe (4 KiB write + fdatasync + read back
+# every 10 ms) and two fio writers with --verify=crc32c --verify_backlog
+# (O_DIRECT and buffered; time-based jobs never run a final verify, so
+# they verify during the run) work on one volume, its server is killed
+# with SIGKILL every 2-4 s, RESTART_KILLS times (default 20). zcfsd
+# restarts it on the same connection. Required: no client error, no
+# verify failure, restarts == kills (and no kernel report: the runner's
+# kmsg check). Printed: the client stall per kill (the probe's longest
+# round between one kill and the next), p50/p99/max.
+# Volumes: [devfuse] one /dev/fuse volume; [uring] one io_uring volume and
+# one io_uring volume of a passthrough tenant (when the kernel has it).
+# Runtime: about 3 s per kill and volume (~65 s devfuse, ~130 s uring).
+# RESTART_MODE=planned restarts with `zcfsctl volume restart` instead.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/zcfsd_lib.sh"
+zcfsd_require fio python3
+PROBE=$ZCFS_TESTBIN/probe
+[ -x "$PROBE" ] || fail "probe not built ($PROBE): run make"
+: "${RESTART_KILLS:=20}"
+: "${RESTART_MODE:=kill}"
+case $RESTART_MODE in kill|planned) ;; *) fail "RESTART_MODE=$RESTART_MODE: kill or planned";; esac
+
+zcfsd_env 256M true
+pt=$("$ZCFS_BIN/zcfsctl" kernel --json 2>/dev/null | jq -r '.paths.passthrough.status' 2>/dev/null)
+tenant() {	# NAME UID DATA_PATHS
+	printf '{"name": "%s", "uid": %s, "gid": %s, "memlock_budget": "128M", "max_volumes": 4,
+	  "storage_root": "%s", "allowed_target_prefixes": ["%s"], "data_paths": %s}' \
+		"$1" "$2" "$2" "$STORE/$1" "$TGT" "$3"
+}
+cat >"$POLICY" <<-JSON
+{
+  "admin_group": "0",
+  "defaults": {"queue_depth": 4, "max_write": "128K", "transport": "auto"},
+  "tenants": [
+    $(tenant t1 "$TENANT_UID" '{"io_uring": true, "passthrough": false}'),
+    $(tenant tp "$TENANT_UID2" '{"io_uring": true, "passthrough": true}')
+  ]
+}
+JSON
+zcfsd_start
+
+variants=("$ZCFS_TRANSPORT:t1")
+if [ "$ZCFS_TRANSPORT" = uring ]; then
+	if [ "$pt" = supported ]; then variants+=("uring:tp"); else log "no uring+passthrough variant: passthrough $pt"; fi
+fi
+
+# restarted COUNT PID ID: ID runs a new server after more than COUNT restarts
+restarted() {
+	local p
+	p=$(vol_field "$3" pid)
+	[ "$(vol_field "$3" restarts)" -gt "$1" ] && [ "$p" != "$2" ] && [ "$p" != 0 ] && [ "$p" != null ]
+}
+
+# stalls KILLS_FILE STALL_FILE: per kill, the longest probe round that
+# started between it and the next kill (ms); then p50/p99/max.
+stalls() {
+	python3 - "$1" "$2" <<-'PY'
+	import sys
+	kills = [int(l) for l in open(sys.argv[1]) if l.strip()]
+	st = [tuple(map(int, l.split())) for l in open(sys.argv[2]) if l.strip()]
+	per = []
+	for i, k in enumerate(kills):
+	    end = kills[i + 1] if i + 1 < len(kills) else float("inf")
+	    # a round that began up to 1 s before the kill may be the one it stalled
+	    per.append(max([d for s, d in st if k - 1000000 <= s < end and s + d > k] or [0]) / 1000)
+	per.sort()
+	pct = lambda p: per[min(len(per) - 1, int(p * len(per)))] if per else 0
+	print(f"p50={pct(0.50):.0f}ms p99={pct(0.99):.0f}ms max={per[-1] if per else 0:.0f}ms per-kill={per}")
+	PY
+}
+
+run_variant() {
+	local tenant=${1#*:} id=v-${1//[:+]/-} mnt i before pid rc_probe rc_fio errs
+	mnt=$TGT/$id
+	create_publish_or_fail "$id" "$mnt" --tenant "$tenant"
+	local d=$W/$id
+	mkdir -p "$d"
+	: >"$d/kills"; : >"$d/stalls"
+	"$PROBE" "$mnt/probe" 10 "$d/stalls" >"$d/probe.out" 2>&1 &
+	local probe_pid=$!
+	# Longer than the kills take: stopped (SIGINT) once they are done.
+	fio --output-format=json --output="$d/fio.json" \
+		--name=direct --directory="$mnt" --filename=direct.dat --rw=write --bs=64k --size=32M \
+		--direct=1 --ioengine=psync --verify=crc32c --verify_backlog=64 --verify_fatal=1 \
+		--time_based --runtime=$((RESTART_KILLS * 5 + 30)) --rate=8m \
+		--name=buffered --directory="$mnt" --filename=buffered.dat --rw=write --bs=16k --size=32M \
+		--direct=0 --ioengine=psync --fdatasync=16 --verify=crc32c --verify_backlog=256 --verify_fatal=1 \
+		--time_based --runtime=$((RESTART_KILLS * 5 + 30)) --rate=4m \
+		>"$d/fio.out" 2>&1 &
+	local fio_pid=$!
+	sleep 1
+	for i in $(seq "$RESTART_KILLS"); do
+		before=$(vol_field "$id" restarts)
+		pid=$(server_pid "$id")
+		date +%s%6N >>"$d/kills"
+		if [ "$RESTART_MODE" = planned ]; then
+			ctl volume restart "$id" >/dev/null || log "volume restart $id failed"
+		else
+			kill -9 "$pid"
+		fi
+		wait_for "restart $i of $id" 15 restarted "$before" "$pid" "$id" || { show_zcfsd_log; break; }
+		sleep "$(( 2 + RANDOM % 3 )).$(( RANDOM % 10 ))"
+	done
+	kill -TERM "$probe_pid"; wait "$probe_pid"; rc_probe=$?
+	kill -INT "$fio_pid" 2>/dev/null; wait "$fio_pid"; rc_fio=$?
+	local restarts
+	restarts=$(vol_field "$id" restarts)
+	sed "s/^/# $id probe: /" "$d/probe.out" | tail -n 6
+	# Stopped by SIGINT, fio exits 128 (and notes the signal above its
+	# JSON); each job's own error counts, and any verify complaint.
+	sed -n '/^{/,$p' "$d/fio.json" >"$d/fio.json.clean" && mv "$d/fio.json.clean" "$d/fio.json"
+	errs=$(jq '[.jobs[] | select(.error != 0)] | length' "$d/fio.json" 2>/dev/null || echo unparseable)
+	grep -qiE 'verify|bad magic|crc|error' "$d/fio.out" && errs="$errs+stderr"
+	check "[$1] probe: no client error or mismatch over $RESTART_KILLS restarts" test "$rc_probe" -eq 0
+	check "[$1] fio (direct and buffered, crc32c verify_backlog): no error" test "$errs" = 0
+	check "[$1] fio wrote and verified through the restarts" \
+		test "$(jq '[.jobs[] | select(.write.io_bytes > 0 and .read.io_bytes > 0)] | length' "$d/fio.json" 2>/dev/null)" = 2
+	check "[$1] restarts ($restarts) == $RESTART_MODE count ($RESTART_KILLS)" test "$restarts" = "$RESTART_KILLS"
+	log "[$1] $RESTART_MODE: $RESTART_KILLS restarts, client stall per restart: $(stalls "$d/kills" "$d/stalls")"
+	jq -r '.jobs[] | "\(.jobname): error=\(.error) written=\(.write.io_bytes) verified(read)=\(.read.io_bytes) short_reads=\(.read.short_ios // 0)"' \
+		"$d/fio.json" 2>/dev/null | sed "s/^/# $id fio: /"
+	if [ "$errs" != 0 ]; then
+		log "fio exit status $rc_fio"
+		tail -n 40 "$d/fio.out" | sed "s/^/# $id fio: /"
+	fi
+	ctl volume unpublish "$id" "$mnt" >/dev/null
+	ctl volume delete "$id" >/dev/null
+}
+
+for v in "${variants[@]}"; do run_variant "$v"; done
+[ "$_zcfs_failed" -eq 0 ] || show_zcfsd_log
+finish
