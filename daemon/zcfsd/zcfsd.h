@@ -39,6 +39,8 @@ struct zcfsd_server {
 	unsigned restarts;
 	unsigned backoff_ms;
 	int64_t restart_due_ms;		/* monotonic; 0: no restart pending */
+	int64_t started_ms;		/* monotonic start of this server */
+	unsigned unserved_exits;	/* consecutive exits before serving (crash loop) */
 	bool adopted;			/* not our child (taken over after a daemon restart) */
 };
 
@@ -156,6 +158,16 @@ int zcfsd_server_identity(const struct policy_tenant *t, bool sys_admin);
 int zcfsd_stop_server(struct zcfsd *d, struct zcfsd_volume *v);
 void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v);
 void zcfsd_run_due_restarts(struct zcfsd *d);
+/* The delay before restarting a server that exited: none when it served
+ * (ran RESTART_SERVED_MS), none for the first
+ * RESTART_FREE_TRIES exits in a row before serving, then doubling from
+ * RESTART_BACKOFF_MIN_MS up to RESTART_BACKOFF_MAX_MS (a crash loop).
+ * *unserved counts those exits in a row. */
+#define RESTART_SERVED_MS 1000
+#define RESTART_FREE_TRIES 2
+#define RESTART_BACKOFF_MIN_MS 100
+#define RESTART_BACKOFF_MAX_MS 10000
+unsigned zcfsd_restart_delay_ms(unsigned *unserved, bool served);
 int64_t zcfsd_next_restart_ms(struct zcfsd *d);
 int zcfsd_send_resend(int fuse_fd);
 void zcfsd_readopt(struct zcfsd *d);

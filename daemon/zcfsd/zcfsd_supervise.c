@@ -16,10 +16,30 @@
 #include "zcfsd.h"
 #include "zcfsd_broker.h"
 
-#define BACKOFF_MIN_MS 100
-#define BACKOFF_MAX_MS 30000
-/* A server that ran this long before dying starts the backoff afresh. */
-#define STABLE_RUN_S 10
+unsigned zcfsd_restart_delay_ms(unsigned *unserved, bool served)
+{
+	unsigned n, ms = RESTART_BACKOFF_MIN_MS;
+
+	if (served) {
+		*unserved = 0;
+		return 0;
+	}
+	n = ++*unserved;
+	if (n <= RESTART_FREE_TRIES)
+		return 0;
+	for (n -= RESTART_FREE_TRIES + 1; n && ms < RESTART_BACKOFF_MAX_MS; n--)
+		ms *= 2;
+	return MIN(ms, RESTART_BACKOFF_MAX_MS);
+}
+
+/* Served: stayed up long enough that it is not failing at start. (The
+ * request counters cannot tell: a restarted io_uring server answers its
+ * own kick, and a server under attack could move them at will.) A server
+ * killed under load is back at once; one that crashes at start backs off. */
+static bool server_served(const struct zcfsd_volume *v)
+{
+	return zcfsd_now_ms() - v->srv.started_ms >= RESTART_SERVED_MS;
+}
 
 #ifndef FUSE_NOTIFY_RESEND
 #define FUSE_NOTIFY_RESEND 7
@@ -91,6 +111,7 @@ static bool conn_aborted(int fuse_fd)
 void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	int64_t ran = zcfsd_wall() - v->srv.started_at;
+	bool served = server_served(v);
 	siginfo_t si;
 	pid_t pid = v->srv.pid;
 
@@ -114,8 +135,7 @@ void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 		v->detached_reason = "its fuse connection was aborted; zcfsd unmounted its targets (publish again to serve it)";
 		return;
 	}
-	v->srv.backoff_ms = ran >= STABLE_RUN_S ? BACKOFF_MIN_MS :
-			    MIN(BACKOFF_MAX_MS, MAX(BACKOFF_MIN_MS, v->srv.backoff_ms * 2));
+	v->srv.backoff_ms = zcfsd_restart_delay_ms(&v->srv.unserved_exits, served);
 	v->srv.restart_due_ms = zcfsd_now_ms() + v->srv.backoff_ms;
 	if (v->srv.adopted)
 		log_warn("event=server-exit volume=%s pid=%d status=unknown(adopted) ran_s=%lld restart_in_ms=%u",
@@ -152,7 +172,7 @@ static void restart(struct zcfsd *d, struct zcfsd_volume *v)
 	}
 	if (r < 0) {
 		log_err("event=restart-failed volume=%s error=\"%s\"", v->id, e.msg);
-		v->srv.backoff_ms = MIN(BACKOFF_MAX_MS, MAX(BACKOFF_MIN_MS, v->srv.backoff_ms * 2));
+		v->srv.backoff_ms = zcfsd_restart_delay_ms(&v->srv.unserved_exits, false);
 		v->srv.restart_due_ms = zcfsd_now_ms() + v->srv.backoff_ms;
 		return;
 	}
