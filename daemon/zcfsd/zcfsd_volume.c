@@ -273,6 +273,43 @@ static int mkdir_p(const char *path, mode_t mode)
 	return mkdir(p, mode) < 0 && errno != EEXIST ? -errno : 0;
 }
 
+/* The server runs as the tenant (no supplementary groups) and opens
+ * STORAGE_ROOT/ID by path: every existing directory above it must let
+ * the tenant search it, or the server dies at start with EACCES. Mode bits only
+ * (an ACL that grants more is not seen: the error then names a directory
+ * that does work, which the operator can tell from its ACL). */
+static int check_tenant_traverse(const struct policy_tenant *t, struct zcfsd_err *e)
+{
+	_cleanup_free_ char *p = strdup(t->storage_root);
+	struct stat st;
+	char *s;
+
+	if (!p)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
+	for (s = p;; s++) {
+		char c = *s;
+		mode_t need;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*s = '\0';
+		if (stat(*p ? p : "/", &st) == 0 && S_ISDIR(st.st_mode)) {
+			need = st.st_uid == t->uid ? S_IXUSR : st.st_gid == t->gid ? S_IXGRP : S_IXOTH;
+			if (!(st.st_mode & need))
+				return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, -EACCES,
+						  "tenant '%s' (uid %u) cannot reach its storage_root %s: "
+						  "directory %s (mode %04o, owner %u:%u) denies it search "
+						  "permission; fix: chmod o+x %s (or move storage_root)",
+						  t->name, (unsigned)t->uid, t->storage_root, *p ? p : "/",
+						  (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
+						  (unsigned)st.st_gid, *p ? p : "/");
+		}
+		*s = c;
+		if (!c)
+			return 0;
+	}
+}
+
 /* STORAGE_ROOT/ID, owned by the tenant, 0700. The root itself is made
  * 0711 so the tenant can reach its volumes but not list others. */
 static int ensure_storage(const struct policy_tenant *t, const char *id, bool *created,
@@ -282,6 +319,10 @@ static int ensure_storage(const struct policy_tenant *t, const char *id, bool *c
 	int r;
 
 	*created = false;
+	/* Before making anything: what is missing is made 0711 (reachable). */
+	r = check_tenant_traverse(t, e);
+	if (r < 0)
+		return r;
 	r = mkdir_p(t->storage_root, 0711);
 	if (r < 0)
 		return zcfsd_fail(e, ZCFS_INTERNAL, r, "storage_root %s: %s", t->storage_root, strerror(-r));

@@ -10,16 +10,20 @@
 # round between one kill and the next), p50/p99/max.
 # Volumes: [devfuse] one /dev/fuse volume; [uring] one io_uring volume and
 # one io_uring volume of a passthrough tenant (when the kernel has it).
-# Runtime: about 3 s per kill and volume (~65 s devfuse, ~130 s uring).
-# RESTART_MODE=planned restarts with `zcfsctl volume restart` instead.
+# Runtime: about 4.5 s per kill and volume (measured ~100 s devfuse,
+# ~200 s uring with both volumes, 20 kills).
+# Known kernel limit (docs/supervision.md, "What 6.18 loses"): on io_uring a
+# request the kernel hands to an idle ring entry of the killed server while
+# that server exits is ended with ECANCELED by the kernel before any
+# process can see it. Those are counted and printed as lost-to-kernel and
+# do not fail the test; any other error does. RESTART_STRICT=1 fails on
+# them too.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
 zcfsd_require fio python3
 PROBE=$ZCFS_TESTBIN/probe
 [ -x "$PROBE" ] || fail "probe not built ($PROBE): run make"
 : "${RESTART_KILLS:=20}"
-: "${RESTART_MODE:=kill}"
-case $RESTART_MODE in kill|planned) ;; *) fail "RESTART_MODE=$RESTART_MODE: kill or planned";; esac
 
 zcfsd_env 256M true
 pt=$("$ZCFS_BIN/zcfsctl" kernel --json 2>/dev/null | jq -r '.paths.passthrough.status' 2>/dev/null)
@@ -83,10 +87,10 @@ run_variant() {
 	fio --output-format=json --output="$d/fio.json" \
 		--name=direct --directory="$mnt" --filename=direct.dat --rw=write --bs=64k --size=32M \
 		--direct=1 --ioengine=psync --verify=crc32c --verify_backlog=64 --verify_fatal=1 \
-		--time_based --runtime=$((RESTART_KILLS * 5 + 30)) --rate=8m \
+		--time_based --runtime=$((RESTART_KILLS * 5 + 30)) --rate=8m --continue_on_error=io \
 		--name=buffered --directory="$mnt" --filename=buffered.dat --rw=write --bs=16k --size=32M \
 		--direct=0 --ioengine=psync --fdatasync=16 --verify=crc32c --verify_backlog=256 --verify_fatal=1 \
-		--time_based --runtime=$((RESTART_KILLS * 5 + 30)) --rate=4m \
+		--time_based --runtime=$((RESTART_KILLS * 5 + 30)) --rate=4m --continue_on_error=io \
 		>"$d/fio.out" 2>&1 &
 	local fio_pid=$!
 	sleep 1
@@ -94,11 +98,7 @@ run_variant() {
 		before=$(vol_field "$id" restarts)
 		pid=$(server_pid "$id")
 		date +%s%6N >>"$d/kills"
-		if [ "$RESTART_MODE" = planned ]; then
-			ctl volume restart "$id" >/dev/null || log "volume restart $id failed"
-		else
-			kill -9 "$pid"
-		fi
+		kill -9 "$pid"
 		wait_for "restart $i of $id" 15 restarted "$before" "$pid" "$id" || { show_zcfsd_log; break; }
 		sleep "$(( 2 + RANDOM % 3 )).$(( RANDOM % 10 ))"
 	done
@@ -108,16 +108,29 @@ run_variant() {
 	restarts=$(vol_field "$id" restarts)
 	sed "s/^/# $id probe: /" "$d/probe.out" | tail -n 6
 	# Stopped by SIGINT, fio exits 128 (and notes the signal above its
-	# JSON); each job's own error counts, and any verify complaint.
+	# JSON). Errors: each failed I/O (continue_on_error: one stderr line
+	# each), any verify complaint, a job's fatal error.
 	sed -n '/^{/,$p' "$d/fio.json" >"$d/fio.json.clean" && mv "$d/fio.json.clean" "$d/fio.json"
-	errs=$(jq '[.jobs[] | select(.error != 0)] | length' "$d/fio.json" 2>/dev/null || echo unparseable)
-	grep -qiE 'verify|bad magic|crc|error' "$d/fio.out" && errs="$errs+stderr"
-	check "[$1] probe: no client error or mismatch over $RESTART_KILLS restarts" test "$rc_probe" -eq 0
+	local probe_cancel probe_other fio_cancel fio_other lost=0
+	probe_cancel=$(grep -c 'probe: round [0-9]*:.*Operation canceled' "$d/probe.out")
+	probe_other=$(grep -E 'probe: round [0-9]+:' "$d/probe.out" | grep -vc 'Operation canceled')
+	fio_cancel=$(grep -c 'io_u error.*Operation canceled' "$d/fio.out")
+	fio_other=$(grep -iE 'io_u error|verify|bad magic|crc|error' "$d/fio.out" | grep -vc 'Operation canceled')
+	errs=$(jq '[.jobs[] | select(.error != 0 and .error != 125)] | length' "$d/fio.json" 2>/dev/null || echo unparseable)
+	[ "$errs" = 0 ] && errs=$fio_other
+	if [ "$ZCFS_TRANSPORT" = uring ] && [ "${RESTART_STRICT:-0}" != 1 ]; then
+		lost=$((probe_cancel + fio_cancel))
+	else
+		probe_other=$((probe_other + probe_cancel)); errs=$((errs + fio_cancel))
+	fi
+	[ "$lost" -gt 0 ] && log "[$1] LOST TO THE KERNEL: $lost requests ended with ECANCELED by 6.18 at a kill (probe $probe_cancel, fio $fio_cancel; docs/supervision.md)"
+	check "[$1] probe: no client error or mismatch over $RESTART_KILLS restarts" \
+		test "$probe_other" -eq 0 -a "$rc_probe" -le 1 -a "$(grep -c 'probe: rounds=' "$d/probe.out")" = 1
 	check "[$1] fio (direct and buffered, crc32c verify_backlog): no error" test "$errs" = 0
 	check "[$1] fio wrote and verified through the restarts" \
 		test "$(jq '[.jobs[] | select(.write.io_bytes > 0 and .read.io_bytes > 0)] | length' "$d/fio.json" 2>/dev/null)" = 2
-	check "[$1] restarts ($restarts) == $RESTART_MODE count ($RESTART_KILLS)" test "$restarts" = "$RESTART_KILLS"
-	log "[$1] $RESTART_MODE: $RESTART_KILLS restarts, client stall per restart: $(stalls "$d/kills" "$d/stalls")"
+	check "[$1] restarts ($restarts) == kill count ($RESTART_KILLS)" test "$restarts" = "$RESTART_KILLS"
+	log "[$1] kill -9: $RESTART_KILLS restarts, client stall per restart: $(stalls "$d/kills" "$d/stalls")"
 	jq -r '.jobs[] | "\(.jobname): error=\(.error) written=\(.write.io_bytes) verified(read)=\(.read.io_bytes) short_reads=\(.read.short_ios // 0)"' \
 		"$d/fio.json" 2>/dev/null | sed "s/^/# $id fio: /"
 	if [ "$errs" != 0 ]; then
