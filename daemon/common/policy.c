@@ -523,8 +523,9 @@ static struct policy *policy_new(void)
 	struct policy *p = calloc(1, sizeof(*p));
 
 	if (p) {
-		p->queue_depth = 8;
-		p->max_write = 1u << 20;
+		/* 0: chosen per volume by the io_uring geometry (zcfsd_budget.c) */
+		p->queue_depth = 0;
+		p->max_write = 0;
 		p->transport = POLICY_TRANSPORT_AUTO;
 		p->dirty_limit = 1ULL << 30;
 	}

@@ -2,33 +2,22 @@
  * FUSE mount whose INIT is read, see kernel_probe.c) and prints, per data
  * path, supported / not supported / disabled and why, plus the FUSE
  * protocol version the kernel offered. The memlock verdict uses the
- * default geometry of zcfs-serve (uring_geometry.c, linked in), so the two
- * programs cannot disagree on what "the default" pins. */
+ * default geometry (daemon/common/uring_sizing.c, the sizing zcfs-serve
+ * and zcfsd use), so no two programs disagree on what "the default" pins. */
 #include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
 #include "ctl_kernel.h"
 #include "kernel_probe.h"
-#include "uring_geometry.h"
-
-/* zcfs-serve's defaults (options.c): depth 8, max_write 1 MiB. */
-#define DEFAULT_DEPTH 8
-#define DEFAULT_MAX_WRITE (1u << 20)
+#include "uring_sizing.h"
 
 static uint64_t default_pinned(void)
 {
-	struct uring_geometry g;
-	size_t cqes_off = URING_DEFAULT_CQES_OFF;
 	unsigned ncpu = 1;
 
 	if (uring_possible_cpus(&ncpu) < 0)
 		ncpu = 1;
-	/* Without io_uring the default offset is as good as any. */
-	if (uring_probe_layout(DEFAULT_DEPTH + 1, &cqes_off) < 0)
-		cqes_off = URING_DEFAULT_CQES_OFF;
-	uring_geometry_init(&g, ncpu, DEFAULT_DEPTH, DEFAULT_MAX_WRITE, DEFAULT_MAX_WRITE / 4096, 4096,
-			    cqes_off);
-	return uring_pinned_bytes(&g);
+	return uring_default_pinned_bytes(ncpu);
 }
 
 static json_object *to_json(const struct kernel_facts *f, const struct kernel_verdict *v)

@@ -94,6 +94,27 @@ static const struct zcfs_transport_ops *choose_transport(struct zcfs_session *se
 	return &transport_devfuse;
 }
 
+/* Queue depth and max_write as given, or chosen: on io_uring by the one
+ * sizing (what fits the pinned budget on this many CPUs), on /dev/fuse,
+ * which pins nothing, the preferred ones. Before anything reads them. */
+static void resolve_geometry(struct zcfs_options *o, bool uring)
+{
+	struct uring_geometry g;
+	unsigned ncpu = 1;
+
+	if (uring) {
+		if (uring_possible_cpus(&ncpu) < 0)
+			ncpu = (unsigned)MAX(get_nprocs_conf(), 1);
+		uring_geometry_for_options(&g, o, ncpu, 4096, URING_DEFAULT_CQES_OFF);
+		o->queue_depth = g.depth;
+		o->max_write = g.max_write;
+	}
+	if (!o->queue_depth)
+		o->queue_depth = URING_PREFERRED_DEPTH;
+	if (!o->max_write)
+		o->max_write = URING_PREFERRED_MAX_WRITE;
+}
+
 /* --print-pinned: the bytes this volume would pin, from the same sizing
  * the transport allocates with; mounts nothing. */
 static int print_pinned(const struct zcfs_session *se)
@@ -302,15 +323,16 @@ int main(int argc, char **argv)
 	se.root_fd = root_fd;
 	se.xattr_owner = opts.ownership == ZCFS_OWNERSHIP_XATTR;
 	se.server_uid = geteuid();
-	se.max_write = opts.max_write;
-	se.max_pages = opts.max_write / 4096;
-	se.bufsize = opts.max_write + 4096;
 	se.nthreads = opts.threads ? (int)opts.threads : get_nprocs();
 	se.entry_timeout = se.attr_timeout = opts.cache == ZCFS_CACHE_EXCLUSIVE ? 86400.0 :
 					      opts.cache == ZCFS_CACHE_NONE ? 0.0 : 1.0;
 	se.keep_cache = opts.cache == ZCFS_CACHE_EXCLUSIVE;
 	se.main_thread = pthread_self();
 	se.transport = choose_transport(&se);
+	resolve_geometry(&opts, se.transport == &transport_uring);
+	se.max_write = opts.max_write;
+	se.max_pages = opts.max_write / 4096;
+	se.bufsize = opts.max_write + 4096;
 	if (!se.transport || opts.print_pinned) {
 		status = se.transport ? print_pinned(&se) : 1;
 		safe_close(root_fd);

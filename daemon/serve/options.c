@@ -15,7 +15,7 @@ enum {
 	OPT_OWNERSHIP, OPT_CACHE, OPT_WRITEBACK, OPT_PASSTHROUGH, OPT_ALLOW_OTHER,
 	OPT_NO_ALLOW_OTHER, OPT_FD, OPT_PRINT_PINNED, OPT_SANDBOX, OPT_RESUME, OPT_STATS_FD,
 	OPT_BUFFER_POOL, OPT_ZERO_COPY, OPT_POOL_BUFFERS, OPT_QUOTA_BYTES,
-	OPT_BROKER_FD, OPT_NO_WRITEBACK, OPT_DIRTY_LIMIT, OPT_RING_MEMFD, OPT_NO_ACL,
+	OPT_BROKER_FD, OPT_NO_WRITEBACK, OPT_DIRTY_LIMIT, OPT_RING_MEMFD, OPT_NO_ACL, OPT_PINNED_BUDGET,
 };
 
 static const struct option long_opts[] = {
@@ -23,6 +23,7 @@ static const struct option long_opts[] = {
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "queue-depth", required_argument, NULL, OPT_QUEUE_DEPTH },
 	{ "max-write", required_argument, NULL, OPT_MAX_WRITE },
+	{ "pinned-budget", required_argument, NULL, OPT_PINNED_BUDGET },
 	{ "read-only", no_argument, NULL, OPT_READ_ONLY },
 	{ "ownership", required_argument, NULL, OPT_OWNERSHIP },
 	{ "cache", required_argument, NULL, OPT_CACHE },
@@ -58,8 +59,12 @@ void options_usage(const char *prog)
 	       "  --transport=auto|devfuse|uring  data path (default auto: io_uring when the\n"
 	       "                                  kernel offers it, else /dev/fuse)\n"
 	       "  --threads=N           /dev/fuse reader threads (default: one per CPU)\n"
-	       "  --queue-depth=N       io_uring entries per queue (default 8)\n"
-	       "  --max-write=SIZE      largest WRITE/READ payload (default 1M)\n"
+	       "  --queue-depth=N       io_uring entries per queue (default: 8, or fewer\n"
+	       "                        to fit --pinned-budget)\n"
+	       "  --max-write=SIZE      largest WRITE/READ payload (default: 1M; on io_uring\n"
+	       "                        smaller where CPUs x depth x 1M exceeds the budget)\n"
+	       "  --pinned-budget=SIZE  most an io_uring volume's default geometry may pin\n"
+	       "                        (default 32M; rings, headers, payloads)\n"
 	       "  --buffer-pool=auto|on|registered|off  io_uring payloads from a per-queue pool\n"
 	       "                        (kernel protocol 7.46); registered: the pool is an\n"
 	       "                        io_uring fixed buffer (default auto: registered when\n"
@@ -350,6 +355,11 @@ static int parse_args(int argc, char **argv, struct zcfs_options *o, char *errbu
 				return fail(errbuf, errlen, "--max-write: '%s' is not a multiple of 4K from 4K to 16M", optarg);
 			o->max_write = (uint32_t)v;
 			break;
+		case OPT_PINNED_BUDGET:
+			if (parse_size(optarg, 1u << 20, 1ULL << 40, &v) < 0)
+				return fail(errbuf, errlen, "--pinned-budget: '%s' is not a size from 1M to 1T", optarg);
+			o->pinned_budget = v;
+			break;
 		case OPT_OWNERSHIP:
 			if (parse_enum(optarg, ownerships, 3, &e) < 0 || e == 0)
 				return fail(errbuf, errlen, "--ownership: '%s' is not native or xattr", optarg);
@@ -468,8 +478,8 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 	char **args = NULL;
 	int nargs = 0, r;
 
-	*o = (struct zcfs_options){ .fuse_fd = -1, .stats_fd = -1, .allow_other = true, .queue_depth = 8,
-				    .max_write = 1u << 20, .broker_fd = -1, .ring_memfd = -1, .dirty_limit = 1ULL << 30,
+	*o = (struct zcfs_options){ .fuse_fd = -1, .stats_fd = -1, .allow_other = true,
+				    .broker_fd = -1, .ring_memfd = -1, .dirty_limit = 1ULL << 30,
 				    .mount_flags = MS_NODEV | MS_NOSUID };
 	r = expand_o(argc, argv, o, &args, &nargs, errbuf, errlen);
 	if (r < 0)

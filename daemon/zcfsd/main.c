@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include "log.h"
+#include "uring_sizing.h"
 #include "version.h"
 #include "zcfsd.h"
 #include "zcfsd_broker.h"
@@ -234,7 +235,6 @@ int main(int argc, char **argv)
 		log_warn("event=fusectl-unavailable error=%s effect=\"no connection aborts; stops fall back to SIGKILL\"",
 			 strerror(-r));
 	d.ncpus = zcfsd_possible_cpus();
-	d.serve_prints_pinned = zcfsd_serve_has_option(d.serve_bin, "--print-pinned");
 	d.serve_can_resume = zcfsd_serve_has_option(d.serve_bin, "--resume");
 	d.started_at = zcfsd_wall();
 	d.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
@@ -260,9 +260,9 @@ int main(int argc, char **argv)
 	r = zcfsd_metrics_start(&d);
 	if (r < 0)
 		log_err("event=metrics-failed socket=%s error=%s", d.policy->metrics_listen, strerror(-r));
-	log_info("event=ready pid=%d socket=%s state_dir=%s policy=%s tenants=%zu serve=%s cpus=%u pinned_source=%s resume=%s",
+	log_info("event=ready pid=%d socket=%s state_dir=%s policy=%s tenants=%zu serve=%s cpus=%u default_pinned=%llu resume=%s",
 		 (int)getpid(), d.socket_path, d.state_dir, d.policy_path, d.policy->n_tenants,
-		 d.serve_bin, d.ncpus, d.serve_prints_pinned ? "print-pinned" : "formula",
+		 d.serve_bin, d.ncpus, (unsigned long long)uring_default_pinned_bytes(d.ncpus),
 		 d.serve_can_resume ? "yes" : "no");
 	/* Re-adoption done and the socket listening: units ordered after
 	 * zcfsd (the volume plugin, kubelet, Podman) may start. MAINPID: we

@@ -79,7 +79,6 @@ struct zcfsd {
 	const char *state_dir;
 	const char *socket_path;
 	const char *serve_bin;
-	bool serve_prints_pinned;	/* zcfs-serve has --print-pinned */
 	bool serve_can_resume;		/* zcfs-serve has --resume (restart on a live connection) */
 	unsigned ncpus;			/* possible CPUs */
 	struct zcfsd_volume *volumes;
@@ -115,11 +114,15 @@ int zcfsd_syncfs_bounded(const char *target, int timeout_ms) _must_check_;
 int zcfsd_storage_path(struct zcfsd *d, const struct zcfsd_volume *v, char **ret);
 
 /* budget (zcfsd_budget.c) */
-uint64_t zcfsd_ring_overhead(uint32_t depth);
-uint64_t zcfsd_pinned_formula(bool uses_uring, unsigned ncpus, uint32_t depth, uint32_t max_write);
 bool zcfsd_uses_uring(enum policy_transport t, const struct policy_tenant *tenant);
+/* A new volume's queue depth and max_write (0: not given): on io_uring
+ * the default geometry of ncpus queues (daemon/common/uring_sizing.h,
+ * at most URING_DEFAULT_PINNED_BUDGET), else the preferred ones. */
+void zcfsd_resolve_geometry(unsigned ncpus, bool uring, uint32_t *depth, uint32_t *max_write);
 /* Deepest queue (1..1024) whose pinned bytes fit in FREE; 0 if none. */
 uint32_t zcfsd_depth_that_fits(unsigned ncpus, uint32_t max_write, uint64_t free_bytes);
+/* The bytes V's servers pin (0 on /dev/fuse), exactly what zcfs-serve
+ * --print-pinned reports for the options zcfsd passes. */
 int zcfsd_pinned_bytes(struct zcfsd *d, const struct zcfsd_volume *v,
 		       const struct policy_tenant *t, uint64_t *ret);
 uint64_t zcfsd_tenant_used(struct zcfsd *d, const char *tenant);

@@ -1,32 +1,13 @@
-/* Memlock budget maths: how many bytes a volume pins, how much of its
- * tenant's budget is in use, and which queue depth would still fit. */
+/* Memlock budget maths: how many bytes a volume pins (the sizing
+ * zcfs-serve allocates with, daemon/common/uring_sizing.c), how much of
+ * its tenant's budget is in use, and which queue depth would still fit. */
 #include <fcntl.h>
 #include <string.h>
 #include <sys/wait.h>
 #include "log.h"
 #include "parse.h"
+#include "uring_sizing.h"
 #include "zcfsd.h"
-
-#define PAGE 4096ULL
-static uint64_t page_align(uint64_t x) { return (x + PAGE - 1) & ~(PAGE - 1); }
-
-/* One queue's ring: SQ of DEPTH 128-byte entries (FUSE commands need
- * SQE128), CQ of 2*DEPTH 32-byte entries plus the SQ index array and the
- * ring header page. */
-uint64_t zcfsd_ring_overhead(uint32_t depth)
-{
-	return page_align((uint64_t)depth * 128) + page_align(PAGE + (uint64_t)depth * (2 * 32 + 4));
-}
-
-/* queues = possible CPUs; each entry pins one payload buffer of max_write
- * plus a header page. /dev/fuse pins nothing. */
-uint64_t zcfsd_pinned_formula(bool uses_uring, unsigned ncpus, uint32_t depth, uint32_t max_write)
-{
-	if (!uses_uring)
-		return 0;
-	return (uint64_t)ncpus * ((uint64_t)depth * ((uint64_t)max_write + PAGE) +
-				  zcfsd_ring_overhead(depth));
-}
 
 bool zcfsd_uses_uring(enum policy_transport t, const struct policy_tenant *tenant)
 {
@@ -34,39 +15,52 @@ bool zcfsd_uses_uring(enum policy_transport t, const struct policy_tenant *tenan
 	return tenant->io_uring && t != POLICY_TRANSPORT_DEVFUSE;
 }
 
+/* What v's servers lay out: the one sizing of daemon/common, fed what
+ * zcfsd passes them (--queue-depth, --max-write, --buffer-pool=auto
+ * budgeting a pool of queue_depth buffers). */
+static uint64_t pinned_for(unsigned ncpus, uint32_t depth, uint32_t max_write)
+{
+	struct uring_geometry g;
+
+	uring_geometry_init(&g, ncpus, depth, max_write, max_write / 4096, 4096, URING_DEFAULT_CQES_OFF);
+	uring_geometry_allow_pool(&g, depth);
+	return uring_pinned_bytes(&g);
+}
+
+void zcfsd_resolve_geometry(unsigned ncpus, bool uring, uint32_t *depth, uint32_t *max_write)
+{
+	const struct uring_sizing s = { .ncpus = ncpus, .depth = *depth, .max_write = *max_write,
+					.page_size = 4096, .cqes_off = URING_DEFAULT_CQES_OFF };
+	struct uring_geometry g;
+
+	if (uring) {
+		uring_geometry_choose(&g, &s);
+		*depth = g.depth;
+		*max_write = g.max_write;
+	}
+	if (!*depth)
+		*depth = URING_PREFERRED_DEPTH;
+	if (!*max_write)
+		*max_write = URING_PREFERRED_MAX_WRITE;
+}
+
 uint32_t zcfsd_depth_that_fits(unsigned ncpus, uint32_t max_write, uint64_t free_bytes)
 {
-	uint32_t lo = 0, hi = 1024;
+	uint32_t depth;
 
-	/* pinned() grows with depth: find the largest depth that fits. */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo + 1) / 2;
-		if (zcfsd_pinned_formula(true, ncpus, mid, max_write) <= free_bytes)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return lo;
+	for (depth = 1024; depth > 0; depth--)
+		if (pinned_for(ncpus, depth, max_write) <= free_bytes)
+			break;
+	return depth;
 }
 
 unsigned zcfsd_possible_cpus(void)
 {
-	_cleanup_fclose_ FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
-	char buf[256], *p;
-	unsigned n = 0;
+	unsigned n;
 
-	if (!f || !fgets(buf, sizeof(buf), f))
-		return (unsigned)MAX(1L, sysconf(_SC_NPROCESSORS_CONF));
-	/* "0-3,8-11" */
-	for (p = strtok(buf, ",\n"); p; p = strtok(NULL, ",\n")) {
-		unsigned a, b;
-		int k = sscanf(p, "%u-%u", &a, &b);
-		if (k == 2 && b >= a)
-			n += b - a + 1;
-		else if (k == 1)
-			n++;
-	}
-	return n ? n : 1;
+	if (uring_possible_cpus(&n) < 0)
+		n = (unsigned)MAX(1L, sysconf(_SC_NPROCESSORS_CONF));
+	return n;
 }
 
 /* Runs ARGV (no shell) and returns its stdout (truncated to LEN) in BUF. */
@@ -124,27 +118,7 @@ bool zcfsd_serve_has_option(const char *serve_bin, const char *option)
 int zcfsd_pinned_bytes(struct zcfsd *d, const struct zcfsd_volume *v,
 		       const struct policy_tenant *t, uint64_t *ret)
 {
-	bool uring = zcfsd_uses_uring(v->transport, t);
-	char depth[32], mw[32], tr[32], out[128];
-	uint64_t x;
-
-	if (!uring) {
-		*ret = 0;
-		return 0;
-	}
-	if (d->serve_prints_pinned) {
-		char *argv[] = { (char *)d->serve_bin, "--print-pinned", tr, depth, mw, "/", "/", NULL };
-		snprintf(tr, sizeof(tr), "--transport=%s", policy_transport_name(v->transport));
-		snprintf(depth, sizeof(depth), "--queue-depth=%u", v->queue_depth);
-		snprintf(mw, sizeof(mw), "--max-write=%u", v->max_write);
-		if (run_capture(argv, out, sizeof(out)) == 0 && (out[strcspn(out, "\n")] = '\0', 1) &&
-		    parse_u64(out, 0, UINT64_MAX, &x) == 0) {
-			*ret = x;
-			return 0;
-		}
-		log_warn("event=print-pinned-failed volume=%s fallback=formula", v->id);
-	}
-	*ret = zcfsd_pinned_formula(true, d->ncpus, v->queue_depth, v->max_write);
+	*ret = zcfsd_uses_uring(v->transport, t) ? pinned_for(d->ncpus, v->queue_depth, v->max_write) : 0;
 	return 0;
 }
 

@@ -202,8 +202,7 @@ static json_object *m_status(struct zcfsd *d, json_object *params, struct zcfsd_
 	json_object_object_add(dm, "policy", json_object_new_string(d->policy_path));
 	json_object_object_add(dm, "state_dir", json_object_new_string(d->state_dir));
 	json_object_object_add(dm, "possible_cpus", json_object_new_int64(d->ncpus));
-	json_object_object_add(dm, "pinned_source", json_object_new_string(
-		d->serve_prints_pinned ? "zcfs-serve --print-pinned" : "zcfsd formula"));
+	json_object_object_add(dm, "pinned_source", json_object_new_string("uring_sizing"));
 	json_object_object_add(o, "daemon", dm);
 	json_object_object_add(o, "tenants", tenants_array(d));
 	json_object_object_add(o, "volumes", volumes_array(d));

@@ -145,6 +145,8 @@ int zcfsd_volume_create(struct zcfsd *d, json_object *params, struct zcfsd_volum
 					  "0 for no limit");
 	}
 
+	/* Not given: what the default geometry picks for this node's CPUs. */
+	zcfsd_resolve_geometry(d->ncpus, zcfsd_uses_uring(transport, t), &depth, &max_write);
 	old = zcfsd_volume_find(d, id);
 	if (old) {
 		/* CreateVolume is idempotent: the same request succeeds again. */
@@ -386,25 +388,10 @@ static struct zcfsd_volume *target_owner(struct zcfsd *d, const char *target, si
 	return NULL;
 }
 
-/* Deepest queue that fits FREE_BYTES, from the same source of pinned
- * figures as the charge (zcfs-serve --print-pinned when it has it). */
-static uint32_t fitting_depth(struct zcfsd *d, const struct zcfsd_volume *v,
-			      const struct policy_tenant *t, uint64_t free_bytes)
+/* Deepest queue up to v's that fits FREE_BYTES at v's max_write. */
+static uint32_t fitting_depth(struct zcfsd *d, const struct zcfsd_volume *v, uint64_t free_bytes)
 {
-	struct zcfsd_volume probe = *v;
-	uint32_t lo = 0, hi = MIN(v->queue_depth, 1024u);
-	uint64_t p;
-
-	if (!d->serve_prints_pinned)
-		return MIN(hi, zcfsd_depth_that_fits(d->ncpus, v->max_write, free_bytes));
-	while (lo < hi) {
-		probe.queue_depth = lo + (hi - lo + 1) / 2;
-		if (zcfsd_pinned_bytes(d, &probe, t, &p) == 0 && p <= free_bytes)
-			lo = probe.queue_depth;
-		else
-			hi = probe.queue_depth - 1;
-	}
-	return lo;
+	return MIN(MIN(v->queue_depth, 1024u), zcfsd_depth_that_fits(d->ncpus, v->max_write, free_bytes));
 }
 
 /* What zcfsd can hand out as RLIMIT_MEMLOCK: anything with
@@ -440,7 +427,7 @@ static int check_budget(struct zcfsd *d, struct zcfsd_volume *v, const struct po
 		free_bytes = node_free;
 	if (*pinned <= free_bytes)
 		return 0;
-	fits = fitting_depth(d, v, t, free_bytes);
+	fits = fitting_depth(d, v, free_bytes);
 	if (fits)
 		snprintf(hint, sizeof(hint), "queue_depth=%u would fit", fits);
 	else

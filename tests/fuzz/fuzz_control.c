@@ -137,7 +137,6 @@ static void setup_once(void)
 	d.state_dir = BASE "/state";
 	d.socket_path = BASE "/zcfsd.sock";
 	d.serve_bin = "/nonexistent/zcfs-serve";
-	d.serve_prints_pinned = false;	/* the formula: no exec of zcfs-serve */
 	d.ncpus = 2;
 	if (policy_load(d.policy_path, &d.policy, &errs) < 0)
 		abort();
