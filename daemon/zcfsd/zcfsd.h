@@ -108,7 +108,7 @@ int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *
 			   struct zcfsd_err *e);
 int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfsd_err *e);
 /* Unmounts every target and stops the server (used when re-adoption fails). */
-void zcfsd_volume_teardown(struct zcfsd *d, struct zcfsd_volume *v, bool lazy);
+int zcfsd_volume_teardown(struct zcfsd *d, struct zcfsd_volume *v, bool lazy);
 /* syncfs(2) of the mount at target, waiting at most timeout_ms. */
 int zcfsd_syncfs_bounded(const char *target, int timeout_ms) _must_check_;
 int zcfsd_storage_path(struct zcfsd *d, const struct zcfsd_volume *v, char **ret);
@@ -181,6 +181,14 @@ bool zcfsd_scope_wanted(void);
 int zcfsd_scope_move(pid_t pid, const char *volume);
 void zcfsd_scope_done(void);
 unsigned long long zcfsd_proc_starttime(pid_t pid);
+/* zcfsd_unmount.c: unmount TARGET's mount of fuse connection CONN, found
+ * by mount id (also after a rename or symlink swap on its path), never
+ * another mount; KEEP are the volume's other targets. 0 when no such
+ * mount is left, -ENOTUNIQ when several moved mounts could be it. */
+int zcfsd_unmount_target(unsigned conn, const char *target, const char *const *keep, size_t n_keep,
+			 bool lazy, const char *volume);
+/* Every mount of CONN; 0 when none is left, -EBUSY otherwise. */
+int zcfsd_unmount_conn(unsigned conn, bool lazy, const char *volume);
 /* 0 if FD is an open /dev/fuse (character device 10:229), else -errno. */
 int zcfsd_check_dev_fuse(int fd);
 

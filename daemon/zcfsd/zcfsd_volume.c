@@ -557,23 +557,24 @@ static int check_same_target(const struct zcfsd_volume *v, const char *target, b
 			  m.read_only ? "only" : "write", ro ? "only" : "write");
 }
 
-/* Unmounts TARGET if our connection is what is mounted there. */
-static void unmount_target(struct zcfsd_volume *v, const char *target, bool lazy)
+/* Unmounts TARGET's mount of our connection (zcfsd_unmount.c: by mount
+ * id, never by re-resolving the string). 0 once it is gone. */
+static int unmount_target(struct zcfsd_volume *v, const char *target, bool lazy)
 {
-	unsigned conn;
-	int r = zcfsd_mount_conn_at(target, &conn);
+	const char **keep = calloc(v->n_targets ? v->n_targets : 1, sizeof(*keep));
+	size_t n = 0;
+	int r;
 
-	if (r < 0 || conn != v->conn) {
-		log_warn("event=unmount-skipped volume=%s target=%s reason=%s", v->id, target,
-			 r == -EMEDIUMTYPE ? "other-filesystem-on-top" : "not-mounted");
-		return;
-	}
-	if (!lazy && umount2(target, UMOUNT_NOFOLLOW) == 0)
-		return;
-	if (!lazy)
-		log_warn("event=unmount-busy volume=%s target=%s error=%m action=detach", v->id, target);
-	if (umount2(target, UMOUNT_NOFOLLOW | MNT_DETACH) < 0)
-		log_err("event=unmount-failed volume=%s target=%s error=%m", v->id, target);
+	if (!keep)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->n_targets; i++)
+		if (strcmp(v->targets[i], target))
+			keep[n++] = v->targets[i];
+	r = zcfsd_unmount_target(v->conn, target, keep, n, lazy, v->id);
+	free(keep);
+	if (r < 0)
+		log_err("event=unmount-failed volume=%s target=%s error=\"%s\"", v->id, target, strerror(-r));
+	return r;
 }
 
 /* Waits a moment for a server that fails at once (bad source, bad
@@ -659,7 +660,7 @@ int zcfsd_volume_publish_ro(struct zcfsd *d, struct zcfsd_volume *v, const char 
 undo_target:
 	remove_target(v, v->n_targets - 1);
 undo_mount:
-	unmount_target(v, target, true);
+	(void)unmount_target(v, target, true);
 	v->fuse_fd = safe_close(v->fuse_fd);
 	v->pinned = 0;
 out:
@@ -679,23 +680,44 @@ out:
 	return 0;
 }
 
-void zcfsd_volume_teardown(struct zcfsd *d, struct zcfsd_volume *v, bool lazy)
+int zcfsd_volume_teardown(struct zcfsd *d, struct zcfsd_volume *v, bool lazy)
 {
+	int r;
+
 	/* Acknowledged writes the kernel still caches (writeback) reach the
 	 * storage before a busy mount's connection is aborted. */
 	if (!lazy && v->n_targets && v->srv.pid) {
-		int r = zcfsd_syncfs_bounded(v->targets[0], 10000);
+		r = zcfsd_syncfs_bounded(v->targets[0], 10000);
 		if (r < 0)
 			log_warn("event=sync-failed volume=%s error=\"%s\"", v->id, strerror(-r));
 	}
-	/* Binds first: the fuse mount at targets[0] goes last. */
+	/* Binds first: the fuse mount at targets[0] goes last. A target
+	 * whose mount cannot be removed stays recorded (so does the server
+	 * and its budget), and a later unpublish tries again. */
 	while (v->n_targets) {
-		unmount_target(v, v->targets[v->n_targets - 1], lazy);
+		r = unmount_target(v, v->targets[v->n_targets - 1], lazy);
+		if (r < 0 && !lazy)
+			return r;
 		remove_target(v, v->n_targets - 1);
+	}
+	/* Whatever else of the connection is mounted (a target moved, a
+	 * bind made behind our back) goes too. */
+	if (v->conn) {
+		r = zcfsd_unmount_conn(v->conn, lazy, v->id);
+		if (r < 0 && !lazy) {
+			log_err("event=unmount-failed volume=%s conn=%u error=\"%s\" effect=\"stays published\"",
+				v->id, v->conn, strerror(-r));
+			return r;
+		}
+		/* Lazy (cleanup after a failure): never leave a live mount to a
+		 * forgotten connection; aborting makes it answer ENOTCONN. */
+		if (r < 0 && zcfsd_conn_exists(v->conn))
+			(void)zcfsd_conn_abort(v->conn);
 	}
 	zcfsd_stop_server(d, v);
 	zcfsd_ringfd_release(v);	/* the next publish is a new connection */
 	v->pinned = 0;
+	return 0;
 }
 
 int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
@@ -715,11 +737,17 @@ int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *
 	if (i == v->n_targets)
 		return 0;	/* not published there: nothing to do */
 	if (v->n_targets == 1) {
-		zcfsd_volume_teardown(d, v, false);
+		r = zcfsd_volume_teardown(d, v, false);
 	} else {
-		unmount_target(v, target, false);
-		remove_target(v, i);
+		r = unmount_target(v, target, false);
+		if (r == 0)
+			remove_target(v, i);
 	}
+	if (r < 0)
+		return zcfsd_fail(e, r == -ENOTUNIQ ? ZCFS_FAILED_PRECONDITION : ZCFS_UNAVAILABLE, r,
+				  "target '%s' of volume '%s' could not be unmounted (%s); it stays "
+				  "published, retry", target, v->id,
+				  r == -ENOTUNIQ ? "moved, and other targets moved too" : strerror(-r));
 	r = zcfsd_state_save(d);
 	if (r < 0)
 		log_err("event=state-save-failed error=%s", strerror(-r));
