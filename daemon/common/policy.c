@@ -208,7 +208,8 @@ static void parse_transport(struct loader *ld, json_object *v, const char *field
 
 static void parse_defaults(struct loader *ld, json_object *d)
 {
-	static const char *const keys[] = { "queue_depth", "max_write", "transport", "dirty_limit", NULL };
+	static const char *const keys[] = { "queue_depth", "max_write", "transport", "dirty_limit",
+					    "stall_timeout_ms", NULL };
 	json_object *v;
 	uint64_t x;
 
@@ -233,6 +234,9 @@ static void parse_defaults(struct loader *ld, json_object *d)
 	if (json_object_object_get_ex(d, "dirty_limit", &v) &&
 	    get_u64(ld, v, "defaults.dirty_limit", 0, 1ULL << 50, true, &x))
 		ld->p->dirty_limit = x;
+	if (json_object_object_get_ex(d, "stall_timeout_ms", &v) &&
+	    get_u64(ld, v, "defaults.stall_timeout_ms", 0, 3600u * 1000, false, &x))
+		ld->p->stall_timeout_ms = (uint32_t)x;
 }
 
 static void parse_metrics(struct loader *ld, json_object *m)
@@ -528,6 +532,7 @@ static struct policy *policy_new(void)
 		p->max_write = 0;
 		p->transport = POLICY_TRANSPORT_AUTO;
 		p->dirty_limit = 1ULL << 30;
+		p->stall_timeout_ms = 10000;
 	}
 	return p;
 }

@@ -33,6 +33,8 @@ struct policy {
 	uint32_t max_write;
 	enum policy_transport transport;
 	uint64_t dirty_limit;		/* per-volume writeback cache (bdi max_bytes); 0: off */
+	uint32_t stall_timeout_ms;	/* a server holding requests without answering this long is
+					 * restarted (zcfsd_stall.c); 0: never */
 	char *metrics_listen;		/* NULL: no metrics endpoint */
 	struct policy_tenant *tenants;
 	size_t n_tenants;

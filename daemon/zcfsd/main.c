@@ -126,10 +126,13 @@ static int run(struct zcfsd *d)
 		int64_t next = zcfsd_next_restart_ms(d), now = zcfsd_now_ms();
 		int timeout = next ? (int)MAX(0, MIN(next - now, 60000)) : -1;
 		int mt = zcfsd_metrics_timeout_ms();
+		int st = zcfsd_stall_timeout_ms(d);
 		int n;
 
 		if (mt >= 0 && (timeout < 0 || mt < timeout))
 			timeout = mt;	/* metrics connections time out */
+		if (st >= 0 && (timeout < 0 || st < timeout))
+			timeout = st;	/* hung servers are sampled */
 		n = epoll_wait(d->epoll_fd, evs, ARRAY_SIZE(evs), timeout);
 
 		if (n < 0 && errno != EINTR)
@@ -152,6 +155,7 @@ static int run(struct zcfsd *d)
 				zcfsd_metrics_run(d);
 		}
 		zcfsd_run_due_restarts(d);
+		zcfsd_check_stalls(d);
 		if (!d->quit)
 			notify_status(d, NULL);
 	}

@@ -67,6 +67,11 @@ struct zcfsd_volume {
 	 * while stats is set. Kept across server restarts. */
 	struct zcfs_stats *stats;
 	int stats_fd;
+	/* Hung-server detection (zcfsd_stall.c). */
+	uint64_t stall_requests;	/* answered requests at the last sample */
+	int64_t stall_since_ms;		/* monotonic: first sample with that count and requests waiting; 0: none */
+	bool stalled;			/* detected; cleared when its successor starts */
+	unsigned stalls;		/* detections since zcfsd started */
 	/* io_uring volumes: the ring-buffer memfd of the current connection. */
 	bool has_ring_fd;
 	int ring_fd;
@@ -161,6 +166,10 @@ int zcfsd_server_identity(const struct policy_tenant *t, bool sys_admin);
 int zcfsd_stop_server(struct zcfsd *d, struct zcfsd_volume *v);
 void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v);
 void zcfsd_run_due_restarts(struct zcfsd *d);
+/* Hung servers (zcfsd_stall.c): call from the event loop; the ms until
+ * the next check is due (for epoll's timeout), -1 when nothing to watch. */
+void zcfsd_check_stalls(struct zcfsd *d);
+int zcfsd_stall_timeout_ms(struct zcfsd *d);
 /* The delay before restarting a server that exited: none when it served
  * (ran RESTART_SERVED_MS), none for the first
  * RESTART_FREE_TRIES exits in a row before serving, then doubling from

@@ -57,7 +57,7 @@ static void tenant_sample(FILE *f, const char *name, const char *tenant, unsigne
 static const char *vol_state(const struct zcfsd_volume *v)
 {
 	/* Same words as `zcfsctl status` (zcfsd_volume_json). */
-	return !v->n_targets ? "created" : v->srv.pid ? "published" : "restarting";
+	return !v->n_targets ? "created" : !v->srv.pid ? "restarting" : v->stalled ? "stalled" : "published";
 }
 
 /* A server counts as up while its pidfd says the process exists. */
@@ -118,13 +118,13 @@ static void write_request_stats(struct zcfsd *d, FILE *f)
 
 int zcfsd_metrics_write(struct zcfsd *d, FILE *f)
 {
-	static const char *const states[] = { "created", "published", "restarting" };
+	static const char *const states[] = { "created", "published", "restarting", "stalled" };
 	const struct zcfsd_volume *v;
 	char extra[64];
 	size_t i;
 
 	family(f, "zcfs_volume_state", "gauge",
-	       "1 for the volume's current state (created, published, restarting), else 0.");
+	       "1 for the volume's current state (created, published, restarting, stalled), else 0.");
 	for (v = d->volumes; v; v = v->next)
 		for (i = 0; i < ARRAY_SIZE(states); i++) {
 			snprintf(extra, sizeof(extra), ",state=\"%s\"", states[i]);
@@ -137,6 +137,11 @@ int zcfsd_metrics_write(struct zcfsd *d, FILE *f)
 	       "Server restarts of the volume since it was published (kept across zcfsd restarts).");
 	for (v = d->volumes; v; v = v->next)
 		vol_sample(f, "zcfs_volume_restarts_total", v, NULL, v->srv.restarts);
+	family(f, "zcfs_volume_stalls_total", "counter",
+	       "Times zcfsd found the volume's server holding requests without answering for "
+	       "stall_timeout_ms and killed it (since zcfsd started).");
+	for (v = d->volumes; v; v = v->next)
+		vol_sample(f, "zcfs_volume_stalls_total", v, NULL, v->stalls);
 	family(f, "zcfs_volume_pinned_bytes", "gauge",
 	       "Pinned (memlock) bytes charged to the tenant for this volume.");
 	for (v = d->volumes; v; v = v->next)

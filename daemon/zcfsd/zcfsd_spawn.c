@@ -253,6 +253,8 @@ int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 	v->srv.starttime = zcfsd_proc_starttime(pid);
 	v->srv.started_at = zcfsd_wall();
 	v->srv.started_ms = zcfsd_now_ms();
+	v->stalled = false;
+	v->stall_since_ms = 0;
 	v->srv.adopted = false;
 	(void)zcfsd_scope_move(pid, v->id);	/* logs its own failure */
 	r = zcfsd_watch_pidfd(d, v);

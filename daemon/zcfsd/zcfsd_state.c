@@ -55,7 +55,8 @@ json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bo
 		const struct policy_tenant *ten = policy_find_tenant(d->policy, v->tenant);
 		_cleanup_free_ char *storage = NULL;
 		char eff[32];
-		const char *state = !v->n_targets ? "created" : v->srv.pid ? "published" : "restarting";
+		const char *state = !v->n_targets ? "created" : !v->srv.pid ? "restarting" :
+				    v->stalled ? "stalled" : "published";
 		json_object_object_add(o, "state", json_object_new_string(state));
 		if (zcfsd_storage_path(d, v, &storage) == 0)
 			json_object_object_add(o, "storage", json_object_new_string(storage));
@@ -73,6 +74,7 @@ json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bo
 			v->srv.pid ? zcfsd_wall() - v->srv.started_at : 0));
 		json_object_object_add(o, "pid", json_object_new_int64(v->srv.pid));
 		json_object_object_add(o, "restarts", json_object_new_int64(v->srv.restarts));
+		json_object_object_add(o, "stalls", json_object_new_int64(v->stalls));
 		if (v->detached_reason)
 			json_object_object_add(o, "last_error", json_object_new_string(v->detached_reason));
 	}
