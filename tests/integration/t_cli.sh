@@ -19,9 +19,10 @@ minor=$(sed -n 's/^#define ZCFS_FUSE_MINOR \([0-9]*\)$/\1/p' "$top/kernel/zcfs_f
 
 log "--version"
 versions=()
-for p in zcfsd zcfs-serve zcfsctl zcfs-csi zcfs-volume-plugin; do
+for p in zcfsd zcfs-serve zcfsctl zcfs-csi zcfs-flexvolume zcfs-volume-plugin; do
+	[ -x "$ZCFS_BIN/$p" ] || continue   # zcfs-flexvolume: only where it is built
 	out=$("$ZCFS_BIN/$p" --version 2>"$W/err"); rc=$?
-	name=$p; [ $p = zcfs-csi ] && name=csi.zcfs.io   # the CSI driver name
+	name=$p; case $p in zcfs-csi|zcfs-flexvolume) name=csi.zcfs.io;; esac   # the CSI driver name
 	check "$p --version: exit 0 (got $rc)" test $rc = 0
 	check "$p --version: one line '$out'" test "$(wc -l <<<"$out")" = 1 -a ! -s "$W/err"
 	check "$p --version: NAME VERSION (FUSE protocol 7.$minor)" \
