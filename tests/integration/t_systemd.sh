@@ -83,10 +83,10 @@ while IFS= read -r line; do
 	"ok - "*) check "${line#ok - }" true;;
 	"not ok - "*) check "${line#not ok - }" false;;
 	"# "*) echo "$line";;
-	done) ;;
+	"done") ;;
 	esac
 done <"$W/out/result"
-check "the driver ran to the end" grep -qx done "$W/out/result"
+check "the driver ran to the end" grep -qx "done" "$W/out/result"
 # T_SYSTEMD_KEEP=DIR keeps the driver's output (journal, logs) for a look
 [ -n "${T_SYSTEMD_KEEP:-}" ] && cp -r "$W/out" "$T_SYSTEMD_KEEP"
 if [ "${_zcfs_failed:-0}" -ne 0 ]; then

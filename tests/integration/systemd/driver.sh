@@ -32,7 +32,7 @@ warnings() { journalctl --no-pager -q -p warning -o cat "$@" | grep -v 'Failed t
 finish() {
 	journalctl --no-pager -o short-monotonic >/zt/out/journal.txt 2>&1
 	cp -r /var/lib/zcfs/logs /zt/out/server-logs 2>/dev/null
-	res done; sync; systemctl poweroff --no-block; exit 0
+	res "done"; sync; systemctl poweroff --no-block; exit 0
 }
 trap finish EXIT
 
