@@ -189,7 +189,12 @@ int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 	_cleanup_free_ char *logpath = NULL, *src = NULL;
 	_cleanup_close_ int log_fd = -1;
 	int p[2], child_err = 0, pidfd, r;
-	uint64_t memlock = zcfsd_tenant_used(d, t->name);
+	/* mlock is bounded per process: a server may lock its own share and
+	 * no more (with the tenant's total, one server could lock what its
+	 * siblings were granted). io_uring's registered buffers are charged
+	 * to the uid and checked against the registering process's limit, so
+	 * a zero-copy tenant's servers get the tenant total (docs/security.md). */
+	uint64_t memlock = t->zero_copy ? zcfsd_tenant_used(d, t->name) : v->pinned;
 	ssize_t n;
 	pid_t pid;
 

@@ -3,11 +3,14 @@
 # /proc/PID/limits: the tenant's uid and gid (real, effective, saved, fs),
 # no supplementary groups, every capability set empty (CapEff 0 is the
 # point), no_new_privs, its own session, and RLIMIT_MEMLOCK equal to the
-# bytes granted to its tenant (two volumes: the second server's limit is
-# the tenant's total, because the kernel charges pinned pages per uid).
+# bytes granted to it (two volumes: the second server's limit is its own
+# share, and an mlock it tries beyond that share fails, figures logged).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
+. "$(dirname "$0")/mnt_helpers.sh"
 zcfsd_require
+[ "$(uname -m)" = x86_64 ] || skip "inject_syscall knows only x86-64"
+INJ=$(need_testbin inject_syscall)
 
 zcfsd_env 64M true
 zcfsd_start
@@ -37,8 +40,21 @@ fi
 create_publish v2 "$TGT/b" || fail "publish v2"
 P2=$(server_pid v2)
 pinned2=$(vol_field v2 pinned)
-check "second server's RLIMIT_MEMLOCK = tenant total ($((pinned1 + pinned2)))" \
-	test "$(lim "$P2")" = "$((pinned1 + pinned2))"
+check "second server's RLIMIT_MEMLOCK = its own share ($pinned2), not the tenant's total" \
+	test "$(lim "$P2")" = "$pinned2"
+# The server itself tries to lock more than its share (inject_syscall:
+# its own rlimit and credentials decide): 1 MiB more than it has locked.
+vmlck() { awk '/^VmLck:/ { print $2 * 1024 }' "/proc/$1/status"; }
+lck0=$(vmlck "$P2")
+out=$("$INJ" "$P2" mmap:0,1048576,3,34,-1,0 'mlock:$0,1048576' 2>&1 | tr '\n' ' ')
+lck1=$(vmlck "$P2")
+addr=${out#mmap = }; addr=${addr%% *}
+"$INJ" "$P2" "munmap:$addr,1048576" >/dev/null 2>&1
+log "server 2: share $pinned2, locked $lck0 before, $lck1 while trying: $out"
+check "server 2 cannot mlock 1 MiB beyond its share ($out)" eval "[[ '$out' == *'mlock = -E'* ]]"
+check "server 2's locked memory stays within its share ($lck1 <= $pinned2)" test "$lck1" -le "$pinned2"
+check "the tenant's locked memory stays within the budget ($(( $(vmlck "$P") + lck1 )) <= $((pinned1 + pinned2)))" \
+	test "$(( $(vmlck "$P") + lck1 ))" -le "$((pinned1 + pinned2))"
 check "server's fd 3 is /dev/fuse" test "$(readlink /proc/$P/fd/3)" = /dev/fuse
 check "the server cannot read root-only files" \
 	bash -c "! nsenter -t $P -S $u -G $u --no-fork cat /etc/shadow 2>/dev/null" 
