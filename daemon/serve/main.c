@@ -215,9 +215,16 @@ static void notify_parent(int *fd, char status)
 	*fd = safe_close(*fd);
 	if (status == 0) {
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		struct stat st;
+
 		if (null >= 0) {
 			dup2(null, STDIN_FILENO);
 			dup2(null, STDOUT_FILENO);
+			/* Logs stay in a file stderr was sent to; a terminal or
+			 * the pipe of whoever started us (mount(8), a script
+			 * reading our output) is let go, as daemons do. */
+			if (fstat(STDERR_FILENO, &st) == 0 && !S_ISREG(st.st_mode))
+				dup2(null, STDERR_FILENO);
 			safe_close(null);
 		}
 	}
