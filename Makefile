@@ -5,6 +5,8 @@
 #   make check           unit + integration tests (integration needs root)
 #   make check-asan      the same under ASan+UBSan, into build/asan
 #   make bench           fio suite, writes bench/results/
+#   make conformance     pjdfstest + xfstests -g quick on every data path (root,
+#                        ~1-2 h), writes build/conformance.md; conformance-ci: CI's part
 #   make kernel-test KERNEL=bzImage [KMODS=dir]  boot a kernel in qemu (TCG)
 #                        and run the zcfs tests that fit (kernel/README.md)
 #   V=1                  print full command lines
@@ -102,7 +104,7 @@ FUZZ_SECONDS ?= 10
 FUZZ_CFLAGS  := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
 	-D_FILE_OFFSET_BITS=64 -Ikernel -Idaemon/common -Idaemon/serve -Idaemon/zcfsd $(PKG_CFLAGS) -pthread
 
-.PHONY: all deps check check-unit check-integration check-asan bench clean lint fuzz fuzz-replay \
+.PHONY: all deps check check-unit check-integration check-asan bench conformance conformance-ci clean lint fuzz fuzz-replay \
 	kernel-test
 all: $(PROGS) $(ITEST_BIN) $(BENCH_BIN)
 
@@ -219,6 +221,18 @@ check-asan: deps
 
 bench: deps all
 	$(Q)ZCFS_BIN=$(abspath $(BIN)) ZCFS_BENCHBIN=$(abspath $(BUILD)/bench) bench/run.sh
+
+# External suites as our own checks (tests/conformance/run.sh): pjdfstest
+# whole and xfstests -g quick on every data path, build/conformance.md.
+# conformance-ci: the part CI runs (pjdfstest on a zcfsd volume, an
+# xfstests subset on io_uring; ~10 min with the suites' builds).
+CONFORMANCE_CI_XFSTESTS ?= generic/001 generic/003 generic/062 generic/099 generic/120 \
+	generic/184 generic/412 generic/426 generic/434
+conformance: deps all
+	$(Q)ZCFS_BIN=$(abspath $(BIN)) tests/conformance/run.sh
+conformance-ci: deps all
+	$(Q)ZCFS_BIN=$(abspath $(BIN)) CONFORMANCE_PLAN="pjdfstest:zcfsd xfstests:uring" \
+		XFSTESTS_ARGS="$(CONFORMANCE_CI_XFSTESTS)" tests/conformance/run.sh
 
 # libFuzzer targets, built with clang: fuzz_fuse_* drive zcfs-serve's
 # sources, the others zcfsd's (each without its main).

@@ -22,7 +22,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 [ -x "$XFSTESTS_DIR/check" ] && [ -x "$XFSTESTS_DIR/ltp/fsstress" ] || skip "xfstests not built in $XFSTESTS_DIR"
 for u in fsgqa fsgqa2 123456-fsgqa; do id "$u" >/dev/null 2>&1 || skip "xfstests needs user $u"; done
 case $path in
-devfuse|uring|passthrough) sub=zcfsconf;;
+devfuse|uring|passthrough) sub=zcfsconf-$path;;
 peer) sub=zcfspeer; [ -x "${PEER_BIN:-}" ] || skip "no passthrough_hp (PEER_BIN)";;
 *) echo "xfstests.sh: unknown path $path" >&2; exit 2;;
 esac
@@ -93,8 +93,31 @@ awk '/^Ran:/ {ran=$0} /^Not run:/ {nr=$0} /^Failures:/ {fl=$0} END {
 	n = split(ran, a, " "); printf "ran %d\n", n - 1
 	n2 = split(nr, b, " "); printf "notrun %d\n", (n2 > 2 ? n2 - 2 : 0)
 	n3 = split(fl, c, " "); printf "failed %d\n", (n3 > 1 ? n3 - 1 : 0)
-	for (i = 2; i <= n3; i++) printf "fail %s\n", c[i] }' "$out/check.out" >>"$out/summary"
+	for (i = 2; i <= n3; i++) printf "fail %s\n", c[i]
+	for (i = 3; i <= n2; i++) skipped[b[i]] = 1
+	for (i = 2; i <= n; i++) if (!(a[i] in skipped)) printf "ran_test %s\n", a[i] }' "$out/check.out" >>"$out/summary"
+# A test that failed only by _check_dmesg, on kernel reports that all name
+# another uid than ours (root: the servers here and the test run as
+# root), caught a report of someone else's process on a shared machine
+# (other zcfs servers run as their tenants): counted as "foreign", not
+# as a failure of this path, and listed.
+foreign=()
+for t in $(sed -n 's/^fail //p' "$out/summary"); do
+	r=$out/results/$t
+	[ -e "$r.out.bad" ] || [ ! -e "$r.dmesg" ] && continue
+	uids=$(grep -oE 'CPU: [0-9]+ UID: [0-9]+ PID: [0-9]+ Comm: [^ ]+' "$r.dmesg" | awk '{print $4 ":" $8}' | sort -u)
+	[ -n "$uids" ] && ! grep -q '^0:' <<<"$uids" || continue
+	foreign+=("$t")
+	echo "foreign $t kernel report by $(tr '\n' ' ' <<<"$uids")" >>"$out/summary"
+done
+if [ ${#foreign[@]} -gt 0 ]; then
+	for t in "${foreign[@]}"; do sed -i "\|^fail $t\$|d" "$out/summary"; done
+	sed -i "s/^failed .*/failed $(grep -c '^fail ' "$out/summary")/" "$out/summary"
+fi
+# "Ran:" lists every test tried, those that were not run included
 ran=$(awk '$1 == "ran" {print $2}' "$out/summary")
+notrun=$(awk '$1 == "notrun" {print $2}' "$out/summary")
 failed=$(awk '$1 == "failed" {print $2}' "$out/summary")
-echo "passed $((ran - failed))" >>"$out/summary"
+echo "passed $((ran - notrun - failed))" >>"$out/summary"
+[ "$ran" -gt 0 ] || echo "error check ran no test (see $out/check.out)" >>"$out/summary"
 cat "$out/summary"

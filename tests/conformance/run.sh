@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# make conformance: the external suites as zcfs's own checks.
+#   pjdfstest (whole) and xfstests (`./check -fuse -g quick`) on every data
+#   path this kernel has: devfuse, uring, passthrough (zcfs-serve as root)
+#   and zcfsd (a volume published by a real zcfsd: sandboxed tenant server,
+#   --ownership=xattr, exclusive cache).
+# Writes build/conformance.md (path x suite: passed / failed / not run and
+# the failures) and fails when pjdfstest fails anything, or when xfstests'
+# failures differ from tests/conformance/xfstests-expected.txt (each entry
+# names its cause): an unexpected failure, or an expected one that passed.
+# Builds the suites from ../shared/vendor-src into build/conformance/
+# (PJDFSTEST_DIR / XFSTESTS_DIR use trees built elsewhere).
+#   CONFORMANCE_PLAN="pjdfstest:zcfsd xfstests:uring"  run only these pairs
+#   XFSTESTS_ARGS="generic/062 generic/099"             instead of -g quick
+#   CONFORMANCE_PEER=1   also run the reference server, libfuse's
+#                        passthrough_hp (../shared/tools/build-passthrough-hp.sh),
+#                        as column "peer" (reported, not judged)
+# Exit 0 all as expected, 1 otherwise, 77 (reason on the last line) when
+# the suites cannot be built or nothing could run.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+: "${ZCFS_BIN:=$top/bin}"
+build=${CONFORMANCE_BUILD:-$top/build/conformance}
+report=${CONFORMANCE_REPORT:-$top/build/conformance.md}
+expected=$here/xfstests-expected.txt
+export ZCFS_BIN
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (mounts, uid-switching suites)"
+[ -c /dev/fuse ] || skip "no /dev/fuse"
+for p in zcfs-serve zcfsd zcfsctl; do [ -x "$ZCFS_BIN/$p" ] || skip "$ZCFS_BIN/$p not built (make)"; done
+mkdir -p "$build"
+
+paths="devfuse uring passthrough zcfsd"
+[ "${CONFORMANCE_PEER:-0}" = 1 ] && paths="$paths peer"
+plan=${CONFORMANCE_PLAN:-}
+if [ -z "$plan" ]; then
+	for s in pjdfstest xfstests; do for p in $paths; do plan="$plan $s:$p"; done; done
+fi
+suites=$(tr ' ' '\n' <<<"$plan" | sed -n 's/:.*//p' | sort -u)
+for s in $suites; do
+	case $s in
+	pjdfstest) [ -n "${PJDFSTEST_DIR:-}" ] && continue;;
+	xfstests) [ -n "${XFSTESTS_DIR:-}" ] && continue;;
+	esac
+	line=$("$here/build-suites.sh" "$build" "$s" | tail -n 1); rc=$?
+	[ $rc = 0 ] || { echo "$line"; [ $rc = 77 ] && exit 77; exit 1; }
+	case $s in
+	pjdfstest) PJDFSTEST_DIR=${line#* };;
+	xfstests) XFSTESTS_DIR=${line#* };;
+	esac
+done
+export PJDFSTEST_DIR XFSTESTS_DIR
+if tr ' ' '\n' <<<"$plan" | grep -q ':peer$'; then
+	PEER_BIN=$("$top/../shared/tools/build-passthrough-hp.sh" "$build/peer" 2>>"$build/peer.log" | tail -n 1) || PEER_BIN=
+	export PEER_BIN
+fi
+
+uring_param=/sys/module/fuse/parameters/enable_uring
+# why_not PATH SUITE: empty when PATH can run on this kernel, else the reason
+why_not() {
+	case $1:$2 in
+	uring:*|peer:*) [ -e $uring_param ] || { echo "kernel without FUSE-over-io_uring"; return; };;
+	passthrough:*)
+		grep -qE '^passthrough +supported' <<<"$("$ZCFS_BIN/zcfsctl" kernel 2>/dev/null)" ||
+			{ echo "kernel without FUSE passthrough"; return; };;
+	zcfsd:xfstests) echo "xfstests mounts through mount(8); a zcfsd volume is made by zcfsd's volume.publish, not by a mount helper"; return;;
+	esac
+	[ "$1" = peer ] && [ -z "${PEER_BIN:-}" ] && echo "passthrough_hp could not be built (see $build/peer.log)"
+}
+
+results=()
+for item in $plan; do
+	s=${item%%:*} p=${item#*:}
+	out=$build/$s-$p
+	rm -rf "$out"; mkdir -p "$out"
+	reason=$(why_not "$p" "$s")
+	if [ -n "$reason" ]; then
+		echo "notrun_reason $reason" >"$out/summary"
+		echo "== $s on $p: not run ($reason)"
+		continue
+	fi
+	echo "== $s on $p"
+	case $s in
+	pjdfstest) "$here/pjdfstest.sh" "$p" "$out" >"$out/run.log" 2>&1;;
+	# shellcheck disable=SC2086
+	xfstests) "$here/xfstests.sh" "$p" "$out" ${XFSTESTS_ARGS:-} >"$out/run.log" 2>&1;;
+	esac
+	rc=$?
+	[ $rc = 77 ] && echo "notrun_reason $(tail -n 1 "$out/run.log")" >>"$out/summary"
+	[ $rc != 0 ] && [ $rc != 77 ] && ! grep -q '^failed' "$out/summary" 2>/dev/null &&
+		echo "error exit $rc (see $out/run.log)" >>"$out/summary"
+	grep -E '^(passed|failed|notrun|# )' "$out/summary" | sed 's/^/   /'
+	results+=("$item")
+done
+
+# expected_for TEST PATH: the cause, when TEST is expected to fail on PATH
+expected_for() {
+	awk -v t="$1" -v p="$2" '!/^#/ && NF >= 3 && $1 == t {
+		n = split($2, ps, ","); for (i = 1; i <= n; i++) if (ps[i] == "*" || ps[i] == p) {
+			$1 = ""; $2 = ""; sub(/^  */, ""); print; exit } }' "$expected"
+}
+
+bad=0 judged_ok=0 judged_bad=0
+{
+	echo "# zcfs conformance ($(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r))"
+	echo
+	echo "Produced by \`make conformance\` (tests/conformance/run.sh). xfstests failures are"
+	echo "judged against tests/conformance/xfstests-expected.txt; pjdfstest must pass whole."
+	echo
+	echo "| suite | path | passed | failed | not run | verdict |"
+	echo "|---|---|---|---|---|---|"
+} >"$report"
+details=$(mktemp)
+for item in $plan; do
+	s=${item%%:*} p=${item#*:}
+	sum=$build/$s-$p/summary
+	get() { awk -v k="$1" '$1 == k {print $2}' "$sum" 2>/dev/null; }
+	reason=$(sed -n 's/^notrun_reason //p' "$sum" 2>/dev/null | head -n 1)
+	if [ -n "$reason" ]; then
+		echo "| $s | $p | | | all | not run: $reason |" >>"$report"
+		continue
+	fi
+	passed=$(get passed) failed=$(get failed) notrun=$(get notrun)
+	verdict=ok
+	if grep -q '^error' "$sum"; then verdict="ERROR: $(sed -n 's/^error //p' "$sum")"; bad=1; fi
+	case $s in
+	pjdfstest)
+		if [ "${failed:-0}" != 0 ]; then
+			[ "$p" = peer ] && verdict="(reference)" || { verdict=FAILED; bad=1; }
+			{ echo "### pjdfstest on $p: failed"; sed -n 's/^fail /- /p' "$sum"; echo; } >>"$details"
+		fi;;
+	xfstests)
+		unexpected=() now_pass=() known=()
+		while read -r t; do
+			c=$(expected_for "$t" "$p")
+			if [ -n "$c" ]; then known+=("$t ($c)"); else unexpected+=("$t"); fi
+		done < <(sed -n 's/^fail //p' "$sum")
+		# expected failures of this path that ran and passed
+		while read -r t; do
+			[ -n "$(expected_for "$t" "$p")" ] || continue
+			grep -qx "fail $t" "$sum" || grep -q "^foreign $t " "$sum" || now_pass+=("$t")
+		done < <(sed -n 's/^ran_test //p' "$sum")
+		if [ "$p" = peer ]; then
+			verdict="(reference)"
+		elif [ ${#unexpected[@]} -gt 0 ] || [ ${#now_pass[@]} -gt 0 ]; then
+			verdict=FAILED; bad=1
+		fi
+		{
+			echo "### xfstests on $p"
+			[ ${#unexpected[@]} -gt 0 ] && echo "- unexpected failures: ${unexpected[*]}"
+			[ ${#now_pass[@]} -gt 0 ] && echo "- expected to fail but passed (remove from the list): ${now_pass[*]}"
+			for k in "${known[@]}"; do echo "- expected: $k"; done
+			sed -n 's/^foreign \([^ ]*\) \(.*\)/- not judged: \1 failed only on a \2(another process on this machine)/p' "$sum"
+			echo
+		} >>"$details";;
+	esac
+	echo "| $s | $p | ${passed:-?} | ${failed:-?} | ${notrun:-0} | $verdict |" >>"$report"
+	case $verdict in ok|"(reference)") judged_ok=$((judged_ok + 1));; *) judged_bad=$((judged_bad + 1));; esac
+done
+{ echo; cat "$details"; } >>"$report"
+rm -f "$details"
+echo
+cat "$report"
+[ ${#results[@]} -gt 0 ] || skip "nothing could run (see $report)"
+# one closing line for CI: suite x path runs as expected / not
+echo "$judged_ok passed, $judged_bad failed"
+exit $bad
