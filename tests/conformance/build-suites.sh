@@ -32,9 +32,9 @@ apt_install() {
 
 unpack() { # NAME TARBALL-GLOB -> OUTDIR/NAME
 	local tb
-	tb=$(ls "$src"/$2 2>/dev/null | head -n 1)
+	tb=$(find "$src" -maxdepth 1 -name "$2" | sort | head -n 1)
 	[ -n "$tb" ] || skip "no $src/$2"
-	rm -rf "$out/$1" "$out/$1.tmp"
+	rm -rf "${out:?}/$1" "${out:?}/$1.tmp"
 	mkdir -p "$out/$1.tmp"
 	tar -xzf "$tb" -C "$out/$1.tmp"
 	mv "$out/$1.tmp"/* "$out/$1"

@@ -83,8 +83,8 @@ for item in $plan; do
 	echo "== $s on $p"
 	case $s in
 	pjdfstest) "$here/pjdfstest.sh" "$p" "$out" >"$out/run.log" 2>&1;;
-	# shellcheck disable=SC2086
-	xfstests) "$here/xfstests.sh" "$p" "$out" ${XFSTESTS_ARGS:-} >"$out/run.log" 2>&1;;
+	xfstests) read -ra xargs_ <<<"${XFSTESTS_ARGS:-}"
+		"$here/xfstests.sh" "$p" "$out" "${xargs_[@]}" >"$out/run.log" 2>&1;;
 	esac
 	rc=$?
 	[ $rc = 77 ] && echo "notrun_reason $(tail -n 1 "$out/run.log")" >>"$out/summary"
