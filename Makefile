@@ -121,7 +121,8 @@ $(BIN)/zcfs-serve: $(BUILD)/daemon/serve/main.o $(SERVE_OBJ) $(COMMON_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BIN)/zcfsd: $(BUILD)/daemon/zcfsd/main.o $(ZCFSD_OBJ) $(COMMON_OBJ)
+# zcfsd writes a volume root's ownership record with zcfs-serve's codec.
+$(BIN)/zcfsd: $(BUILD)/daemon/zcfsd/main.o $(ZCFSD_OBJ) $(COMMON_OBJ) $(BUILD)/daemon/serve/ownership.o
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(SYSTEMD_LIBS)
@@ -245,7 +246,7 @@ $(FUZZ_SERVE): build/fuzz/%: tests/fuzz/%.c $(SERVE_SRC) $(COMMON_SRC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $^ $(PKG_LIBS)
-$(FUZZ_DAEMON): build/fuzz/%: tests/fuzz/%.c $(ZCFSD_SRC) $(COMMON_SRC)
+$(FUZZ_DAEMON): build/fuzz/%: tests/fuzz/%.c $(ZCFSD_SRC) $(COMMON_SRC) daemon/serve/ownership.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $^ $(PKG_LIBS)

@@ -493,7 +493,7 @@ int op_link(struct zcfs_req *req)
 			(void)unlinkat(parent->fd, name, 0);
 	}
 	if (r == 0)
-		quota_charge_new(req->se, parent, 0);	/* the directory may grow */
+		quota_link_new(req->se, parent);
 out:
 	req_inode_put(req, inode);
 	req_inode_put(req, parent);

@@ -20,7 +20,7 @@ struct linked {
 };
 
 struct scan {
-	uint64_t blocks;
+	uint64_t blocks, inodes;
 	struct linked *links;
 	size_t nlinks, cap;
 };
@@ -54,12 +54,13 @@ static int scan_entry(const struct source_entry *e, void *ctx)
 	if (!S_ISDIR(e->st->st_mode) && e->st->st_nlink > 1)
 		return add_linked(s, e->st);
 	s->blocks += (uint64_t)e->st->st_blocks;
+	s->inodes++;
 	return SOURCE_WALK_NEXT;
 }
 
-int quota_scan(int dirfd, uint64_t *ret)
+int quota_scan(int dirfd, uint64_t *ret, uint64_t *inodes)
 {
-	struct scan s = { 0 };
+	struct scan s = { .inodes = 1 };	/* the root */
 	struct stat st;
 	int r;
 
@@ -71,9 +72,13 @@ int quota_scan(int dirfd, uint64_t *ret)
 		if (s.nlinks)
 			qsort(s.links, s.nlinks, sizeof(*s.links), linked_cmp);
 		for (size_t i = 0; i < s.nlinks; i++)
-			if (i == 0 || s.links[i].ino != s.links[i - 1].ino)
+			if (i == 0 || s.links[i].ino != s.links[i - 1].ino) {
 				s.blocks += s.links[i].blocks;
+				s.inodes++;
+			}
 		*ret = s.blocks * 512;
+		if (inodes)
+			*inodes = s.inodes;
 	}
 	free(s.links);
 	return r;
@@ -82,10 +87,10 @@ int quota_scan(int dirfd, uint64_t *ret)
 int quota_init(struct zcfs_session *se, uint64_t limit)
 {
 	struct zcfs_quota *q;
-	uint64_t used;
+	uint64_t used, inodes;
 	int r;
 
-	r = quota_scan(se->root_fd, &used);
+	r = quota_scan(se->root_fd, &used, &inodes);
 	if (r < 0)
 		return r;
 	q = calloc(1, sizeof(*q));
@@ -93,6 +98,7 @@ int quota_init(struct zcfs_session *se, uint64_t limit)
 		return -ENOMEM;
 	q->limit = limit;
 	atomic_store(&q->used, (int64_t)used);
+	atomic_store(&q->inodes, (int64_t)inodes);
 	se->quota = q;
 	log_info("quota: limit=%llu bytes, %llu in use%s", (unsigned long long)limit,
 		 (unsigned long long)used, used > limit ? " (over the limit: writes that allocate fail)" : "");
@@ -185,9 +191,16 @@ void quota_charge_new(struct zcfs_session *se, struct zcfs_inode *parent, uint64
 	if (!se->quota)
 		return;
 	charge(se->quota, (int64_t)blocks * 512);
+	atomic_fetch_add(&se->quota->inodes, 1);
 	/* The new name may have grown the directory. */
 	if (parent)
 		quota_recount(se, parent, parent->fd);
+}
+
+void quota_link_new(struct zcfs_session *se, struct zcfs_inode *parent)
+{
+	if (se->quota && parent)
+		quota_recount(se, parent, parent->fd);	/* the directory may grow */
 }
 
 void quota_victim_get(struct zcfs_session *se, int parent_fd, const char *name, struct quota_victim *v)
@@ -216,9 +229,13 @@ void quota_removed(struct zcfs_session *se, struct zcfs_inode *parent, const str
 		return;
 	/* The last name of a file or a directory frees its blocks (an open
 	 * file keeps them until release, which then finds nothing left). */
-	if (v->valid && (S_ISDIR(v->st.st_mode) || v->st.st_nlink <= 1))
+	if (v->valid && (S_ISDIR(v->st.st_mode) || v->st.st_nlink <= 1)) {
 		charge(se->quota, -(int64_t)take_blocks(se, v->st.st_dev, v->st.st_ino,
 							(uint64_t)v->st.st_blocks) * 512);
+		/* gone from the volume's count with its last name, as df -i
+		 * shows it once an open file is released */
+		atomic_fetch_sub(&se->quota->inodes, 1);
+	}
 	if (parent)
 		quota_recount(se, parent, parent->fd);
 }
@@ -242,6 +259,11 @@ void quota_statfs(struct zcfs_session *se, struct fuse_kstatfs *st)
 	blocks = se->quota->limit / frsize;
 	room = quota_room(se->quota) / frsize;
 	st->blocks = blocks;
+	{
+		int64_t n = atomic_load(&se->quota->inodes);
+		uint64_t used = n > 0 ? (uint64_t)n : 0;
+		st->files = used + st->ffree;
+	}
 	if (st->bfree > room)
 		st->bfree = room;
 	if (st->bavail > room)

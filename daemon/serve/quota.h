@@ -21,10 +21,12 @@ struct zcfs_quota {
 	uint64_t limit;			/* bytes */
 	_Atomic int64_t used;		/* bytes allocated (st_blocks * 512) */
 	_Atomic int64_t reserved;	/* bytes of writes in flight, not counted yet */
+	_Atomic int64_t inodes;		/* inodes under SOURCE, its root included */
 };
 
-/* Bytes allocated to the tree under dirfd, hard-linked inodes once. */
-int quota_scan(int dirfd, uint64_t *ret) _must_check_;
+/* Bytes allocated to the tree under dirfd (*ret) and its inodes
+ * (*inodes, may be NULL), hard-linked inodes once. */
+int quota_scan(int dirfd, uint64_t *ret, uint64_t *inodes) _must_check_;
 
 /* Sets se->quota up from a scan of SOURCE. */
 int quota_init(struct zcfs_session *se, uint64_t limit) _must_check_;
@@ -47,6 +49,8 @@ void quota_recount_fh(struct zcfs_session *se, uint64_t fh);
 
 /* A new inode of `blocks` 512-byte blocks appeared under parent. */
 void quota_charge_new(struct zcfs_session *se, struct zcfs_inode *parent, uint64_t blocks);
+/* A new name (hard link) of an inode appeared under parent. */
+void quota_link_new(struct zcfs_session *se, struct zcfs_inode *parent);
 
 /* Before unlinking or replacing NAME in parent: what it holds, so that
  * quota_removed() can refund it once the removal succeeded. */
@@ -61,7 +65,8 @@ void quota_removed(struct zcfs_session *se, struct zcfs_inode *parent, const str
 /* An open file whose last name is gone gives its blocks back at release. */
 void quota_release(struct zcfs_session *se, int fd);
 
-/* Fits the backing file system's figures to the limit. */
+/* Fits the backing file system's figures to the limit; the inodes in
+ * use are the volume's own (the backing file system's free ones stay). */
 void quota_statfs(struct zcfs_session *se, struct fuse_kstatfs *st);
 
 #endif

@@ -109,6 +109,10 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 /* The same with a per-target read-only flag (volume.publish read_only). */
 int zcfsd_volume_publish_ro(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
 			    bool read_only, struct zcfsd_err *e);
+/* The same, and MOUNT_GROUP >= 0 applied to the volume root (group,
+ * set-gid, group rwx) on the first target; on a later one it must match. */
+int zcfsd_volume_publish_group(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
+			       bool read_only, int64_t mount_group, struct zcfsd_err *e);
 int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
 			   struct zcfsd_err *e);
 int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfsd_err *e);

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "log.h"
 #include "zcfsd.h"
+#include "zcfsd_rootown.h"
 
 const char *zcfsd_param_string(json_object *params, const char *key)
 {
@@ -58,18 +59,20 @@ static json_object *m_create(struct zcfsd *d, json_object *params, struct zcfsd_
 
 static json_object *m_publish(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
 {
-	static const char *const keys[] = { "id", "target", "read_only", NULL };
+	static const char *const keys[] = { "id", "target", "read_only", "mount_group", NULL };
 	struct zcfsd_volume *v;
 	json_object *ro = NULL;
+	int64_t group;
 
-	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, params, e)))
+	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, params, e)) ||
+	    zcfsd_mount_group_param(params, &group, e) < 0)
 		return NULL;
 	if (json_object_object_get_ex(params, "read_only", &ro) && !json_object_is_type(ro, json_type_boolean)) {
 		zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.read_only must be a boolean");
 		return NULL;
 	}
-	if (zcfsd_volume_publish_ro(d, v, zcfsd_param_string(params, "target"),
-				    ro && json_object_get_boolean(ro), e) < 0)
+	if (zcfsd_volume_publish_group(d, v, zcfsd_param_string(params, "target"),
+				       ro && json_object_get_boolean(ro), group, e) < 0)
 		return NULL;
 	return wrap_volume(d, v);
 }

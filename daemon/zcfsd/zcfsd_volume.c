@@ -17,6 +17,7 @@
 #include "mountinfo.h"
 #include "parse.h"
 #include "zcfsd.h"
+#include "zcfsd_rootown.h"
 
 struct zcfsd_volume *zcfsd_volume_find(struct zcfsd *d, const char *id)
 {
@@ -60,11 +61,18 @@ int zcfsd_storage_path(struct zcfsd *d, const struct zcfsd_volume *v, char **ret
 	return asprintf(ret, "%s/%s", t->storage_root, v->id) < 0 ? -ENOMEM : 0;
 }
 
+static int ensure_storage(const struct policy_tenant *t, const char *id, bool *created,
+			  struct zcfsd_err *e);
+static void remove_storage_dir(const struct policy_tenant *t, const char *id);
+static int open_storage(const struct policy_tenant *t, const char *id);
+
 int zcfsd_volume_create(struct zcfsd *d, json_object *params, struct zcfsd_volume **ret,
 			struct zcfsd_err *e)
 {
 	static const char *const keys[] = { "id", "tenant", "queue_depth", "max_write", "transport",
-					    "read_only", "size", NULL };
+					    "read_only", "size", "uid", "gid", "mode", NULL };
+	struct zcfsd_root_owner owner;
+	bool owned, created_storage = false;
 	const struct policy_tenant *t = NULL;
 	struct zcfsd_volume *v, *old;
 	const char *id, *tenant, *tr;
@@ -147,7 +155,17 @@ int zcfsd_volume_create(struct zcfsd *d, json_object *params, struct zcfsd_volum
 
 	/* Not given: what the default geometry picks for this node's CPUs. */
 	zcfsd_resolve_geometry(d->ncpus, zcfsd_uses_uring(transport, t), &depth, &max_write);
+	if (zcfsd_root_owner_params(params, &owner, e) < 0)
+		return -EINVAL;
+	owned = owner.has_uid || owner.has_gid || owner.has_mode;
+
 	old = zcfsd_volume_find(d, id);
+	if (old && owned) {
+		_cleanup_close_ int dfd = open_storage(t, id);
+		if (dfd < 0 || !zcfsd_root_owner_matches(dfd, &owner, -1))
+			return zcfsd_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
+					  "volume '%s' exists with another owner or mode of its root", id);
+	}
 	if (old) {
 		/* CreateVolume is idempotent: the same request succeeds again. */
 		if (strcmp(old->tenant, t->name) || old->queue_depth != depth ||
@@ -162,8 +180,25 @@ int zcfsd_volume_create(struct zcfsd *d, json_object *params, struct zcfsd_volum
 		return zcfsd_fail(e, ZCFS_RESOURCE_EXHAUSTED, -EDQUOT,
 				  "tenant '%s' already has %u volumes (max_volumes)", t->name,
 				  t->max_volumes);
+	if (owned) {
+		/* the record is in place before any server reads the root */
+		_cleanup_close_ int dfd = -1;
+		r = ensure_storage(t, id, &created_storage, e);
+		if (r < 0)
+			return r;
+		dfd = open_storage(t, id);
+		r = dfd < 0 ? zcfsd_fail(e, ZCFS_INTERNAL, dfd, "storage of '%s': %s", id, strerror(-dfd)) :
+			      zcfsd_root_owner_apply(dfd, &owner, -1, e);
+		if (r < 0) {
+			if (created_storage)
+				remove_storage_dir(t, id);
+			return r;
+		}
+	}
 	v = calloc(1, sizeof(*v));
 	if (!v || !(v->id = strdup(id)) || !(v->tenant = strdup(t->name))) {
+		if (created_storage)
+			remove_storage_dir(t, id);
 		if (v) {
 			v->fuse_fd = v->srv.pidfd = -1;
 			zcfsd_volume_free(v);
@@ -183,8 +218,14 @@ int zcfsd_volume_create(struct zcfsd *d, json_object *params, struct zcfsd_volum
 	if (r < 0) {
 		d->volumes = v->next;
 		zcfsd_volume_free(v);
+		if (created_storage)
+			remove_storage_dir(t, id);
 		return zcfsd_fail(e, ZCFS_INTERNAL, r, "saving state: %s", strerror(-r));
 	}
+	if (owned)
+		log_info("event=volume-root volume=%s uid=%s%u gid=%s%u mode=%s%o", id,
+			 owner.has_uid ? "" : "~", (unsigned)owner.uid, owner.has_gid ? "" : "~",
+			 (unsigned)owner.gid, owner.has_mode ? "" : "~", (unsigned)owner.mode);
 	log_info("event=volume-create volume=%s tenant=%s queue_depth=%u max_write=%u transport=%s size=%llu",
 		 id, t->name, depth, max_write, policy_transport_name(transport), (unsigned long long)size);
 	*ret = v;
@@ -346,6 +387,16 @@ static int ensure_storage(const struct policy_tenant *t, const char *id, bool *c
 				  strerror(-r));
 	}
 	return 0;
+}
+
+/* The storage directory STORAGE_ROOT/ID (no symlink followed), or -errno. */
+static int open_storage(const struct policy_tenant *t, const char *id)
+{
+	_cleanup_close_ int rfd = open_nofollow(t->storage_root, O_PATH | O_DIRECTORY);
+
+	if (rfd < 0)
+		return rfd;
+	return RET_NERRNO(openat(rfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 }
 
 static void remove_storage_dir(const struct policy_tenant *t, const char *id)
@@ -595,6 +646,12 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 int zcfsd_volume_publish_ro(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
 			    bool read_only, struct zcfsd_err *e)
 {
+	return zcfsd_volume_publish_group(d, v, target, read_only, -1, e);
+}
+
+int zcfsd_volume_publish_group(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
+			       bool read_only, int64_t mount_group, struct zcfsd_err *e)
+{
 	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
 	_cleanup_close_ int tfd = -1;
 	struct zcfsd_volume *owner;
@@ -621,6 +678,14 @@ int zcfsd_volume_publish_ro(struct zcfsd *d, struct zcfsd_volume *v, const char 
 		if (r < 0)
 			return r;
 	}
+	if (!first && mount_group >= 0) {
+		/* the running server has read the root's record: it stays */
+		_cleanup_close_ int dfd = open_storage(t, v->id);
+		if (dfd < 0 || !zcfsd_root_owner_matches(dfd, NULL, mount_group))
+			return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY,
+					  "volume '%s' is published with another group on its root than mount_group %lld",
+					  v->id, (long long)mount_group);
+	}
 	tfd = open_target(target, &created_target, e);
 	if (tfd < 0)
 		return tfd;
@@ -635,6 +700,13 @@ int zcfsd_volume_publish_ro(struct zcfsd *d, struct zcfsd_volume *v, const char 
 	r = ensure_storage(t, v->id, &created_storage, e);
 	if (r < 0)
 		goto out;
+	if (mount_group >= 0) {
+		_cleanup_close_ int dfd = open_storage(t, v->id);
+		r = dfd < 0 ? zcfsd_fail(e, ZCFS_INTERNAL, dfd, "storage of '%s': %s", v->id, strerror(-dfd)) :
+			      zcfsd_root_owner_apply(dfd, NULL, mount_group, e);
+		if (r < 0)
+			goto out;
+	}
 	r = mount_fuse(d, v, tfd, target, ro, zcfsd_uses_uring(v->transport, t), e);
 	if (r < 0)
 		goto out;

@@ -49,6 +49,12 @@ struct csi_publish_req {
 	const char *tenant;	/* volume_context / options: NULL = zcfsd decides */
 	const char *transport;	/* data path preference: auto | devfuse | uring */
 	uint64_t size;		/* bytes, 0 = none given */
+	/* The volume root as clients see it, applied when the volume is
+	 * created (volume_context / options uid, gid, mode), and the pod's
+	 * fsGroup (volume_mount_group), applied on every first publish. */
+	bool has_uid, has_gid, has_mode, has_group;
+	uint32_t uid, gid, mount_group;
+	unsigned mode;
 	json_object *capability; /* canonical record of the request, owned */
 };
 void csi_publish_req_done(struct csi_publish_req *p);
@@ -60,7 +66,7 @@ int csi_parse_unpublish(json_object *req, const char **volume_id, const char **t
 int csi_parse_stats(json_object *req, const char **volume_id, const char **path,
 		    struct perr *e) _must_check_;
 /* volume_context / FlexVolume options shared keys: tenant, size,
- * transport. A key with an orchestrator prefix (csi.storage.k8s.io/,
+ * transport, uid, gid, mode (octal). A key with an orchestrator prefix (csi.storage.k8s.io/,
  * storage.kubernetes.io/, kubernetes.io/) is passed over; other keys
  * are INVALID_ARGUMENT, except the caller's EXTRA keys (NULL-terminated,
  * may be NULL), which are skipped. */

@@ -113,6 +113,7 @@ static int m_node_caps(struct csi_ctx *c, json_object *req, json_object **resp, 
 	json_object_array_add(a, rpc_cap("GET_VOLUME_STATS"));
 	json_object_array_add(a, rpc_cap("VOLUME_CONDITION"));
 	json_object_array_add(a, rpc_cap("SINGLE_NODE_MULTI_WRITER"));
+	json_object_array_add(a, rpc_cap("VOLUME_MOUNT_GROUP"));
 	json_object_object_add(o, "capabilities", a);
 	*resp = o;
 	return 0;

@@ -52,6 +52,12 @@ static int create_volume(struct csi_ctx *c, const struct csi_publish_req *p, jso
 		json_object_object_add(params, "transport", json_object_new_string(p->transport));
 	if (p->size)
 		json_object_object_add(params, "size", json_object_new_int64((int64_t)p->size));
+	if (p->has_uid)
+		json_object_object_add(params, "uid", json_object_new_int64(p->uid));
+	if (p->has_gid)
+		json_object_object_add(params, "gid", json_object_new_int64(p->gid));
+	if (p->has_mode)
+		json_object_object_add(params, "mode", json_object_new_int64(p->mode));
 	r = zc_call(c->socket, "volume.create", params, &res, e);
 	if (r < 0)
 		return r;
@@ -101,6 +107,8 @@ static int publish_target(struct csi_ctx *c, const struct csi_publish_req *p, st
 	json_object_object_add(params, "id", json_object_new_string(p->volume_id));
 	json_object_object_add(params, "target", json_object_new_string(p->target_path));
 	json_object_object_add(params, "read_only", json_object_new_boolean(p->readonly));
+	if (p->has_group)
+		json_object_object_add(params, "mount_group", json_object_new_int64(p->mount_group));
 	return zc_call(c->socket, "volume.publish", params, NULL, e);
 }
 

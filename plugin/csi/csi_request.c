@@ -79,9 +79,22 @@ static int parse_mode(json_object *am, int *ret, struct perr *e)
 			json_object_get_string(m));
 }
 
+/* A uid or gid: decimal, 0 to 4294967294 (-1 is "no change" to chown). */
+static int parse_id(const char *what, const char *s, uint32_t *ret, struct perr *e)
+{
+	uint64_t v;
+
+	if (parse_u64(s, 0, UINT32_MAX - 1, &v) < 0)
+		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
+				"%s '%.32s' must be a number from 0 to 4294967294", what, s);
+	*ret = (uint32_t)v;
+	return 0;
+}
+
 /* The mount access type: fs_type "" / zcfs / fuse.zcfs; mount_flags only
- * "ro"; no volume_mount_group (VOLUME_MOUNT_GROUP is not offered). */
-static int parse_mount(json_object *mnt, bool *ro, json_object *cap, struct perr *e)
+ * "ro"; volume_mount_group a gid (VOLUME_MOUNT_GROUP: the pod's fsGroup). */
+static int parse_mount(json_object *mnt, bool *ro, json_object *cap, struct csi_publish_req *p,
+		       struct perr *e)
 {
 	static const char *const keys[] = { "fs_type", "mount_flags", "volume_mount_group", NULL };
 	json_object *flags, *fa;
@@ -95,9 +108,13 @@ static int parse_mount(json_object *mnt, bool *ro, json_object *cap, struct perr
 		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
 				"volume_capability.mount.fs_type '%.64s' is not supported (zcfs volumes are FUSE; use \"\" or \"zcfs\")",
 				fs);
-	if (grp)
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-				"volume_capability.mount.volume_mount_group is not supported (no VOLUME_MOUNT_GROUP capability)");
+	if (grp) {
+		if (parse_id("volume_capability.mount.volume_mount_group", grp, &p->mount_group, e) < 0)
+			return -EINVAL;
+		p->has_group = true;
+		/* another group on the same target is another capability */
+		json_object_object_add(cap, "volume_mount_group", json_object_new_int64(p->mount_group));
+	}
 	fa = json_object_new_array();
 	if (!fa)
 		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
@@ -142,7 +159,7 @@ static int parse_capability(json_object *vc, struct csi_publish_req *p, struct p
 				"volume_capability.block is not supported: zcfs volumes are filesystems (use mount)");
 	if (!mnt)
 		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "volume_capability.mount is required");
-	if (parse_mode(am, &p->access_mode, e) < 0 || parse_mount(mnt, &ro, p->capability, e) < 0)
+	if (parse_mode(am, &p->access_mode, e) < 0 || parse_mount(mnt, &ro, p->capability, p, e) < 0)
 		return -EINVAL;
 	if (p->access_mode == CSI_MODE_SINGLE_NODE_READER_ONLY ||
 	    p->access_mode == CSI_MODE_MULTI_NODE_READER_ONLY)
@@ -195,6 +212,28 @@ int csi_parse_volume_attrs(json_object *map, const char *what, const char *const
 				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
 						"%s.size '%.64s' must be a byte count, optionally with K, M or G",
 						what, s);
+		} else if (!strcmp(key, "uid") || !strcmp(key, "gid")) {
+			char name[80];
+			snprintf(name, sizeof(name), "%s.%s", what, key);
+			if (parse_id(name, s, !strcmp(key, "uid") ? &p->uid : &p->gid, e) < 0)
+				return -EINVAL;
+			if (!strcmp(key, "uid"))
+				p->has_uid = true;
+			else
+				p->has_gid = true;
+		} else if (!strcmp(key, "mode")) {
+			unsigned m = 0;
+			size_t n = strlen(s);
+			if (!n || n > 5 || strspn(s, "01234567") != n)
+				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
+						"%s.mode '%.16s' must be octal permission bits such as 0770", what, s);
+			for (const char *c = s; *c; c++)
+				m = m * 8 + (unsigned)(*c - '0');
+			if (m > 07777)
+				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "%s.mode '%.16s' is above 07777",
+						what, s);
+			p->mode = m;
+			p->has_mode = true;
 		} else if (!strcmp(key, "csi.storage.k8s.io/ephemeral")) {
 			if (strcmp(s, "true") && strcmp(s, "false"))
 				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
@@ -205,7 +244,8 @@ int csi_parse_volume_attrs(json_object *map, const char *what, const char *const
 			   !has_prefix(key, "storage.kubernetes.io/") &&
 			   !has_prefix(key, "kubernetes.io/")) {
 			return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-					"%s: unknown key '%.64s' (zcfs knows tenant, size, transport)", what, key);
+					"%s: unknown key '%.64s' (zcfs knows tenant, size, transport, uid, gid, mode)",
+					what, key);
 		}
 	}
 	return 0;

@@ -257,7 +257,7 @@ static const char *unix_path(const char *ep)
 	return ep[0] == '/' ? ep : NULL;
 }
 
-/* Replaces a stale socket at PATH and listens there (mode 0600: whoever
+/* Replaces a stale socket at PATH and listens there (mode 0700: whoever
  * can connect acts with this process's identity towards zcfsd). */
 static grpc_server *listen_on(struct server *s, const char *path, const grpc_channel_args *args)
 {

@@ -68,9 +68,18 @@ static int check_opts(json_object *opts, struct perr *e)
 			if (parse_size(s, 1, UINT64_MAX, &sz) < 0)
 				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
 						"size '%.64s' must be a byte count, optionally with K, M or G", s);
+		} else if (!strcmp(k, "uid") || !strcmp(k, "gid")) {
+			/* the volume root's owner, as in CSI's volume_context */
+			if (parse_u64(s, 0, UINT32_MAX - 1, &sz) < 0)
+				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
+						"%s '%.32s' must be a number from 0 to 4294967294", k, s);
+		} else if (!strcmp(k, "mode")) {
+			if (!*s || strlen(s) > 5 || strspn(s, "01234567") != strlen(s))
+				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
+						"mode '%.16s' must be octal permission bits such as 0770", s);
 		} else {
 			return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-					"unknown option '%.64s' (zcfs knows tenant, size, transport)", k);
+					"unknown option '%.64s' (zcfs knows tenant, size, transport, uid, gid, mode)", k);
 		}
 	}
 	return 0;
@@ -128,6 +137,13 @@ static int do_create(struct vp *v, struct req *q, json_object **resp, struct per
 		json_object_object_add(params, "transport", json_object_new_string(opt(opts, "transport")));
 	if (opt(opts, "size"))	/* validated by parse_opts */
 		json_object_object_add(params, "size", json_object_new_string(opt(opts, "size")));
+	for (const char *const *k = (const char *const[]){ "uid", "gid", NULL }; *k; k++) {
+		uint64_t id;
+		if (opt(opts, *k) && parse_u64(opt(opts, *k), 0, UINT32_MAX - 1, &id) == 0)
+			json_object_object_add(params, *k, json_object_new_int64((int64_t)id));
+	}
+	if (opt(opts, "mode"))	/* octal; zcfsd checks the range */
+		json_object_object_add(params, "mode", json_object_new_string(opt(opts, "mode")));
 	r = zc_call(v->socket, "volume.create", params, &res, e);
 	if (r < 0)
 		return r;

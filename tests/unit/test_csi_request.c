@@ -131,6 +131,19 @@ static void test_publish_ok(void **state)
 	assert_string_equal(p.tenant, "t1");
 	assert_string_equal(p.transport, "uring");
 	assert_int_equal(p.size, 1ULL << 30);
+	assert_false(p.has_uid || p.has_gid || p.has_mode || p.has_group);
+	csi_publish_req_done(&p);
+
+	/* the volume root's owner, mode and the pod's fsGroup */
+	assert_int_equal(parse_pub("{\"volume_id\":\"v1\",\"target_path\":\"/k/m\",\"volume_capability\":"
+				   "{\"mount\":{\"volume_mount_group\":\"2000\"},\"access_mode\":{\"mode\":7}},"
+				   "\"volume_context\":{\"uid\":\"1000\",\"gid\":\"0\",\"mode\":\"2770\"}}", &p),
+			 ZCFS_OK);
+	assert_true(p.has_uid && p.has_gid && p.has_mode && p.has_group);
+	assert_int_equal(p.uid, 1000);
+	assert_int_equal(p.gid, 0);
+	assert_int_equal(p.mode, 02770);
+	assert_int_equal(p.mount_group, 2000);
 	csi_publish_req_done(&p);
 
 	/* integer access modes (proto enum numbers) and reader-only => ro */
@@ -173,7 +186,12 @@ static void test_publish_refused(void **state)
 		"{\"volume_id\":\"v1\",\"target_path\":\"/k/m\",\"volume_capability\":{\"mount\":{\"fs_type\":\"ext4\"},\"access_mode\":{\"mode\":1}}}",
 		"{\"volume_id\":\"v1\",\"target_path\":\"/k/m\",\"volume_capability\":{\"mount\":{\"mount_flags\":[\"exec\"]},\"access_mode\":{\"mode\":1}}}",
 		"{\"volume_id\":\"v1\",\"target_path\":\"/k/m\",\"volume_capability\":{\"mount\":{\"mount_flags\":\"ro\"},\"access_mode\":{\"mode\":1}}}",
-		"{\"volume_id\":\"v1\",\"target_path\":\"/k/m\",\"volume_capability\":{\"mount\":{\"volume_mount_group\":\"5\"},\"access_mode\":{\"mode\":1}}}",
+		"{\"volume_id\":\"v1\",\"target_path\":\"/k/m\",\"volume_capability\":{\"mount\":{\"volume_mount_group\":\"staff\"},\"access_mode\":{\"mode\":1}}}",
+		"{\"volume_id\":\"v1\",\"target_path\":\"/k/m\",\"volume_capability\":{\"mount\":{\"volume_mount_group\":\"-1\"},\"access_mode\":{\"mode\":1}}}",
+		PUB(",\"volume_context\":{\"uid\":\"4294967295\"}"),
+		PUB(",\"volume_context\":{\"gid\":\"x\"}"),
+		PUB(",\"volume_context\":{\"mode\":\"0778\"}"),
+		PUB(",\"volume_context\":{\"mode\":\"17777\"}"),
 		PUB(",\"bogus\":1"),
 		PUB(",\"readonly\":\"true\""),
 		PUB(",\"volume_context\":{\"colour\":\"red\"}"),
