@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The systemd units under a real systemd (~40 s): a systemd-nspawn
+# The systemd units under a real systemd (~40 s per data path): a systemd-nspawn
 # container boots this host's own /usr (--volatile=yes: empty /etc and
 # /var on tmpfs) with the units deploy/install.sh installs, and
 # tests/integration/systemd/driver.sh, run there as a service, checks:
@@ -21,9 +21,18 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 for p in zcfsd zcfs-serve zcfsctl zcfs-volume-plugin; do
 	[ -x "$ZCFS_BIN/$p" ] || fail "$ZCFS_BIN/$p not built"
 done
+T=${ZCFS_TRANSPORT:-devfuse}
+if [ "$T" = uring ]; then
+	[ "$(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null)" = Y ] ||
+		skip "FUSE-over-io_uring disabled (enable_uring=N)"
+	uring=true
+else
+	uring=false
+fi
 W=$(make_tmpdir)
 R=$W/root
 mkdir -p "$W/out" "$W/zt"
+echo "$T" >"$W/out/transport"   # the driver's volumes use this data path
 env DESTDIR="$R" "$top/deploy/install.sh" --prefix /opt/zcfs --from "$ZCFS_BIN" >"$W/install.log" ||
 	fail "install.sh into $R"
 U=$R/etc/systemd/system
@@ -46,12 +55,12 @@ EOF
 ln -s /dev/null "$U/systemd-firstboot.service"
 cat >"$R/etc/zcfs/policy.d/default.json" <<-EOF
 	{
-	  "defaults": {"queue_depth": 4, "max_write": "128K", "transport": "devfuse"},
+	  "defaults": {"queue_depth": 4, "max_write": "128K", "transport": "$T"},
 	  "tenants": [
 	    {"name": "zt", "uid": 2001, "gid": 2001, "memlock_budget": "64M", "max_volumes": 8,
 	     "default_quota": "1G", "storage_root": "/var/lib/zcfs/volumes/zt",
 	     "allowed_target_prefixes": ["/srv/zt", "/mnt/zcfs"],
-	     "data_paths": {"io_uring": false, "zero_copy": false, "passthrough": false}}
+	     "data_paths": {"io_uring": $uring, "zero_copy": false, "passthrough": false}}
 	  ]
 	}
 EOF
@@ -62,7 +71,7 @@ machine=zcfs-t-$$
 # --keep-unit --register=no: this host's PID 1 need not be systemd
 timeout -k 10 170 systemd-nspawn --quiet --keep-unit --register=no -D / --volatile=yes \
 	--machine="$machine" --bind=/dev/fuse \
-	--system-call-filter="landlock_create_ruleset landlock_add_rule landlock_restrict_self pidfd_getfd" \
+	--system-call-filter="landlock_create_ruleset landlock_add_rule landlock_restrict_self pidfd_getfd io_uring_setup io_uring_enter io_uring_register" \
 	--bind-ro="$U:/etc/systemd/system" --bind-ro="$R/etc/zcfs:/etc/zcfs" \
 	--bind-ro="$R/opt/zcfs:/opt/zcfs" --bind-ro="$W/zt/driver.sh:/zt/driver.sh" \
 	--bind="$W/out:/zt/out" \

@@ -8,6 +8,7 @@ OUT=/zt/out/result
 exec 2>>/zt/out/driver.log
 : >"$OUT"
 BIN=/opt/zcfs/bin
+T=$(cat /zt/out/transport)
 ctl() { "$BIN/zcfsctl" "$@"; }
 res() { echo "$1" >>"$OUT"; }
 check() {
@@ -55,12 +56,14 @@ score=$(systemd-analyze security zcfsd.service 2>/dev/null | sed -n 's/.*Overall
 res "# systemd-analyze security zcfsd.service (online): $score"
 
 mkdir -p /srv/zt/v1
-check "volume create v1" ctl volume create v1 --transport devfuse
+check "volume create v1 ($T)" ctl volume create v1 --transport "$T"
 check "volume publish v1" ctl volume publish v1 /srv/zt/v1 || cat /var/lib/zcfs/logs/v1.log >>/zt/out/driver.log
 check "the volume is mounted in the host's (container's) namespace" grep -q ' /srv/zt/v1 fuse' /proc/self/mounts
 echo before >/srv/zt/v1/f
 check "write through the volume" in_volume f
 P1=$(srv_pid v1)
+dp=$(vol v1 data_path_effective)
+check "the volume's data path is $T ($dp)" test "${dp%%+*}" = "$T"
 check "STATUS= follows: 1 volume published, its server up" wait_for 5 bash -c "systemctl show -P StatusText zcfsd.service | grep -q '^1 volumes, 1 published, 1 servers up'"
 res "# server pid $P1, cgroup $(grep name=systemd /proc/"$P1"/cgroup 2>/dev/null || head -n 1 /proc/"$P1"/cgroup)"
 check "the server runs in a scope of its own (zcfs-serve-$P1.scope)" grep -q "/system.slice/system-zcfs.slice/zcfs-serve-$P1.scope" /proc/"$P1"/cgroup
@@ -116,7 +119,7 @@ res "# plugin StatusText: $(prop zcfs-volume-plugin.service StatusText)"
 S=/run/docker/plugins/zcfs.sock
 post() { curl -sf --max-time 10 --unix-socket "$S" -X POST "http://plugin/$1" -d "$2"; }
 check "Plugin.Activate on $S" bash -c "curl -sf --unix-socket $S -X POST http://plugin/Plugin.Activate | grep -q VolumeDriver"
-check "VolumeDriver.Create p1" post VolumeDriver.Create '{"Name":"p1","Opts":{"transport":"devfuse"}}'
+check "VolumeDriver.Create p1" post VolumeDriver.Create '{"Name":"p1","Opts":{"transport":"'"$T"'"}}'
 mp=$(post VolumeDriver.Mount '{"Name":"p1","ID":"c1"}' | jq -r .Mountpoint)
 check "VolumeDriver.Mount p1 at $mp" test "$mp" = /mnt/zcfs/zt/p1
 check "... mounted (zcfsd's mount, seen by the host)" grep -q " $mp fuse" /proc/self/mounts
