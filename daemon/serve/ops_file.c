@@ -7,6 +7,7 @@
 #include "backend.h"
 #include "handle.h"
 #include "log.h"
+#include "file_io.h"
 #include "ops.h"
 #include "passthrough.h"
 #include "quota.h"
@@ -225,32 +226,6 @@ static int file_fd(struct zcfs_req *req, uint64_t fh)
 	return file_fd_flags(req, fh, O_RDWR);
 }
 
-int op_read(struct zcfs_req *req)
-{
-	const struct fuse_read_in *a = req->arg;
-	_cleanup_free_ void *own = NULL;
-	void *buf = req->outbuf;
-	size_t size = a->size;
-	ssize_t n;
-	int fd = file_fd_flags(req, a->fh, (int)a->flags);
-
-	if (fd < 0)
-		return fd;
-	if (size > req->se->max_write && size > req->outbuf_size)
-		size = MAX(req->se->max_write, req->outbuf_size);
-	if (req->reply_fd && req->reply_fd(req, fd, a->offset, size) > 0)
-		return 0;
-	if (!buf || size > req->outbuf_size) {
-		buf = own = malloc(size ? size : 1);
-		if (!buf)
-			return -ENOMEM;
-	}
-	n = pread(fd, buf, size, (off_t)a->offset);
-	if (n < 0)
-		return -errno;
-	return reply_buf(req, buf, (size_t)n);
-}
-
 /* End of a WRITE or COPY_FILE_RANGE into fh: the file's blocks recounted
  * and the quota reservation dropped whatever happened, then the reply.
  * n: bytes written or -errno. */
@@ -267,28 +242,72 @@ static int write_done(struct zcfs_req *req, uint64_t fh, uint64_t held, ssize_t 
 	return reply_buf(req, &out, sizeof(out));
 }
 
-int op_write(struct zcfs_req *req)
+int file_io_begin(struct zcfs_req *req, bool data_elsewhere, struct file_io *io)
 {
-	const struct fuse_write_in *a = req->arg;
-	size_t len = a->size;
-	uint64_t held;
-	ssize_t n;
-	int r, fd = file_fd_flags(req, a->fh, (int)a->flags);
+	const struct fuse_read_in *rd = req->arg;	/* fh, offset, size lead both */
+	const struct fuse_write_in *wr = req->arg;
+	size_t cap = MAX(req->se->max_write, req->outbuf_size);
+	int r;
 
-	if (fd < 0)
-		return fd;
-	if (a->size > req->data_len)
+	*io = (struct file_io){ .write = req->in.opcode == FUSE_WRITE, .fh = rd->fh, .off = rd->offset,
+				.len = rd->size };
+	io->fd = file_fd_flags(req, io->fh, (int)(io->write ? wr->flags : rd->flags));
+	if (io->fd < 0)
+		return io->fd;
+	if (!io->write) {
+		io->len = MIN(io->len, cap);
+		return 0;
+	}
+	if (!data_elsewhere && wr->size > req->data_len)
 		return -EINVAL;
-	if (a->write_flags & FUSE_WRITE_KILL_SUIDGID) {
-		r = kill_suidgid_fh(req, a->fh);
+	if (wr->write_flags & FUSE_WRITE_KILL_SUIDGID) {
+		r = kill_suidgid_fh(req, io->fh);
 		if (r < 0)
 			return r;
 	}
-	r = quota_reserve(req->se, fd, a->offset, &len, &held);
+	return quota_reserve(req->se, io->fd, io->off, &io->len, &io->quota_held);
+}
+
+int file_io_end(struct zcfs_req *req, struct file_io *io, const void *buf, ssize_t n)
+{
+	if (io->write)
+		return write_done(req, io->fh, io->quota_held, n);
+	if (n < 0)
+		return (int)n;
+	return reply_buf(req, buf, (size_t)n);
+}
+
+int op_read(struct zcfs_req *req)
+{
+	_cleanup_free_ void *own = NULL;
+	struct file_io io;
+	void *buf = req->outbuf;
+	ssize_t n;
+	int r = file_io_begin(req, false, &io);
+
 	if (r < 0)
 		return r;
-	n = pwrite(fd, req->data, len, (off_t)a->offset);
-	return write_done(req, a->fh, held, n < 0 ? -errno : n);
+	if (req->reply_fd && req->reply_fd(req, io.fd, io.off, io.len) > 0)
+		return 0;
+	if (!buf || io.len > req->outbuf_size) {
+		buf = own = malloc(io.len ? io.len : 1);
+		if (!buf)
+			return -ENOMEM;
+	}
+	n = pread(io.fd, buf, io.len, (off_t)io.off);
+	return file_io_end(req, &io, buf, n < 0 ? -errno : n);
+}
+
+int op_write(struct zcfs_req *req)
+{
+	struct file_io io;
+	ssize_t n;
+	int r = file_io_begin(req, false, &io);
+
+	if (r < 0)
+		return r;
+	n = pwrite(io.fd, req->data, io.len, (off_t)io.off);
+	return file_io_end(req, &io, NULL, n < 0 ? -errno : n);
 }
 
 int op_release(struct zcfs_req *req)

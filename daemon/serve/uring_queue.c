@@ -1,9 +1,10 @@
 /* FUSE-over-io_uring queue thread (see uring_queue.h). Requests arrive as
  * CQEs of the entries' REGISTER / COMMIT_AND_FETCH commands; READ and WRITE
- * go to the backing file as IORING_OP_READ/WRITE on the same ring, straight
- * into or out of the entry's payload buffer, and are committed from that
- * completion, so the thread never blocks on file data. Every other opcode
- * runs synchronously through session_dispatch. */
+ * move their data as the queue's payload strategy says (uring_payload.h:
+ * backing I/O on the same ring into or out of the entry's buffer, or
+ * zero-copy) and are committed from that completion, so the thread never
+ * blocks on file data. Every other opcode runs synchronously through
+ * session_dispatch. */
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -12,11 +13,9 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include "handle.h"
 #include "inode.h"
 #include "hugebuf.h"
 #include "log.h"
-#include "quota.h"
 #include "sandbox.h"
 #include "source_walk.h"
 #include "transport.h"
@@ -105,8 +104,8 @@ static int submit_fuse_cmd(struct uring_queue *q, struct uring_entry *e, uint32_
 		cmd.commit_id = e->commit_id;
 	}
 	memcpy((char *)sqe + ZCFS_URING_CMD_AREA_OFF, &cmd, sizeof(cmd));
-	if (q->pool_on)	/* 7.46 form: zero-copy slot, fixed pool */
-		uring_ext_prep_cmd(q, e, sqe, op);
+	if (q->pops->prep_cmd)	/* 7.46 form: zero-copy slot, fixed pool */
+		q->pops->prep_cmd(q, e, sqe, op);
 	sqe->user_data = ud_encode(UD_FUSE_CMD, e->index);
 	e->cmd_op = op;
 	e->state = ENT_IN_KERNEL;
@@ -137,40 +136,39 @@ static void clear_submitted(struct uring_queue *q)
 }
 
 /* The reply function of ring requests: out header into in_out, payload
- * into the entry's buffer (no copy when the handler built it there). */
+ * into the entry's buffer (no copy when the handler built it there). An
+ * iov without a base is data already where the kernel takes it (zero-copy
+ * READ): only its length goes back. */
 static int uring_reply(struct zcfs_req *req, int error, const struct iovec *iov, int iovcnt)
 {
 	struct uring_entry *e = req->tctx;
 	struct uring_queue *q = e->q;
 	struct fuse_out_header oh;
 	char *dst = e->payload;
-	size_t total = 0, off = 0;
+	size_t cap = dst ? q->g->payload_size : 0, total = 0, copied = 0;
 	int i;
 
-	for (i = 0; i < iovcnt; i++)
+	for (i = 0; i < iovcnt; i++) {
 		total += iov[i].iov_len;
-	if (e->pkind == URING_PAYLOAD_ZC_READ && error == 0) {
-		/* The data is in the client's pages already (READ_FIXED):
-		 * only its length goes back. */
-		iovcnt = 0;
-	} else if (total > (dst ? q->g->payload_size : 0)) {
+		if (iov[i].iov_base)
+			copied += iov[i].iov_len;
+		else if (dst && iov[i].iov_len)
+			copied = SIZE_MAX;	/* a buffer we would have to fill: a bug */
+	}
+	if (copied > cap) {
 		log_err("op=%s reply of %zu bytes exceeds the %zu-byte ring payload",
-			fuse_opcode_name(req->in.opcode), total, dst ? q->g->payload_size : 0);
+			fuse_opcode_name(req->in.opcode), total, cap);
 		error = -EIO;
 		iovcnt = 0;
 		total = 0;
 	}
-	for (i = 0; i < iovcnt; i++) {
-		if (iov[i].iov_base != dst + off && iov[i].iov_len)
-			memmove(dst + off, iov[i].iov_base, iov[i].iov_len);
-		off += iov[i].iov_len;
+	for (i = 0, copied = 0; i < iovcnt; i++) {
+		if (iov[i].iov_base && iov[i].iov_base != dst + copied && iov[i].iov_len)
+			memmove(dst + copied, iov[i].iov_base, iov[i].iov_len);
+		copied += iov[i].iov_len;
 	}
-	if (q->zero_copy && error == 0 && iovcnt > 0 &&
-	    uring_zc_mark_open_reply(req->in.opcode, dst, total) < 0)
-		log_warn("op=%s: reply too short to mark FOPEN_IO_URING_ZERO_COPY",
-			 fuse_opcode_name(req->in.opcode));
-	if (q->pool_on)
-		uring_ext_put_payload(q, e);
+	if (q->pops->finish_reply)
+		q->pops->finish_reply(q, e, error, total);
 	oh.len = (uint32_t)(sizeof(oh) + total);
 	oh.error = error;
 	oh.unique = req->in.unique;
@@ -179,134 +177,9 @@ static int uring_reply(struct zcfs_req *req, int error, const struct iovec *iov,
 	return submit_fuse_cmd(q, e, ZCFS_URING_CMD_COMMIT_AND_FETCH);
 }
 
-static int backing_fd(struct zcfs_session *se, uint64_t fh)
-{
-	struct zcfs_handle *h = handle_get(se->handles, fh);
-
-	return h && h->fd >= 0 ? h->fd : -EBADF;
-}
-
-
-/* Whether backing I/O on fd can go through the ring. A file system that
- * refuses non-blocking I/O (tmpfs) makes io_uring hand every read and
- * write to an io-wq worker thread: measured, that costs more than doing
- * the copy right here in the queue thread. Probed once per queue. */
-static bool backing_via_ring(struct uring_queue *q, int fd)
-{
-	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-
-	if (q->backing_nowait == 0)
-		q->backing_nowait = preadv2(fd, &iov, 1, 0, RWF_NOWAIT) < 0 && errno == EOPNOTSUPP ? -1 : 1;
-	return q->backing_nowait > 0;
-}
-
-static void backing_io_done(struct uring_queue *q, struct uring_entry *e, enum ud_kind kind, int res);
-
-static void backing_io_inline(struct uring_queue *q, struct uring_entry *e, enum ud_kind kind, int fd,
-			      void *buf, size_t len, off_t off)
-{
-	ssize_t n = kind == UD_BACKING_READ ? pread(fd, buf, len, off) : pwrite(fd, buf, len, off);
-
-	e->state = ENT_BACKING_IO;
-	q->backing_inflight++;
-	backing_io_done(q, e, kind, n < 0 ? -errno : (int)n);
-}
-
-/* READ into / WRITE from the entry's payload, on the ring or inline.
- * fuse_read_in and fuse_write_in both start with fh, offset, size. */
-static int start_backing_io(struct uring_queue *q, struct uring_entry *e, enum ud_kind kind)
-{
-	struct io_uring_sqe *sqe;
-	uint64_t fh, off;
-	size_t len;
-	void *buf;
-	int fd;
-
-	if (kind == UD_BACKING_READ) {
-		const struct fuse_read_in *a = e->req.arg;
-		fh = a->fh;
-		off = a->offset;
-		buf = e->payload;
-		len = MIN((size_t)a->size, q->g->payload_size);
-	} else {
-		const struct fuse_write_in *a = e->req.arg;
-		if (a->size > e->req.data_len)
-			return -EINVAL;
-		fh = a->fh;
-		off = a->offset;
-		buf = (void *)e->req.data;
-		len = a->size;
-	}
-	fd = backing_fd(q->se, fh);
-	if (fd < 0)
-		return fd;
-	if (kind == UD_BACKING_WRITE) {
-		int r = quota_reserve(q->se, fd, off, &len, &e->quota_held);
-		if (r < 0)
-			return r;
-	}
-	if (!backing_via_ring(q, fd)) {
-		backing_io_inline(q, e, kind, fd, buf, len, (off_t)off);
-		return 0;
-	}
-	sqe = queue_sqe(q);
-	if (!sqe) {
-		quota_unreserve(q->se, e->quota_held);
-		e->quota_held = 0;
-		return -EBUSY;
-	}
-	if (kind == UD_BACKING_READ)
-		io_uring_prep_read(sqe, fd, buf, (unsigned)len, off);
-	else
-		io_uring_prep_write(sqe, fd, buf, (unsigned)len, off);
-	sqe->user_data = ud_encode(kind, e->index);
-	e->state = ENT_BACKING_IO;
-	q->backing_inflight++;
-	return 0;
-}
-
-static void backing_io_done(struct uring_queue *q, struct uring_entry *e, enum ud_kind kind, int res)
-{
-	struct fuse_write_out out;
-
-	q->backing_inflight--;
-	e->state = ENT_IN_SERVER;
-	if (kind == UD_BACKING_WRITE) {	/* count what it allocated, then free its claim */
-		quota_recount_fh(q->se, ((const struct fuse_write_in *)e->req.arg)->fh);
-		quota_unreserve(q->se, e->quota_held);
-		e->quota_held = 0;
-	}
-	if (res < 0) {
-		reply_err(&e->req, res);
-	} else if (kind == UD_BACKING_READ) {
-		/* zero-copy: e->payload is NULL and the reply only a length */
-		reply_buf(&e->req, e->payload, (size_t)res);
-	} else {
-		memset(&out, 0, sizeof(out));
-		out.size = (uint32_t)res;
-		reply_buf(&e->req, &out, sizeof(out));
-	}
-}
-
-/* The opcode to run as backing I/O on the ring, or 0 for session_dispatch.
- * Only plain reads and writes qualify: a write that must drop set-id bits
- * first goes through op_write, which owns that rule. */
-static uint32_t ring_fast_path(const struct zcfs_req *req)
-{
-	const struct fuse_write_in *w = req->arg;
-
-	switch (req->in.opcode) {
-	case FUSE_READ:
-		return FUSE_READ;
-	case FUSE_WRITE:
-		return w->write_flags & FUSE_WRITE_KILL_SUIDGID ? 0 : FUSE_WRITE;
-	default:
-		return 0;
-	}
-}
-
-/* A request landed in e: decode it from header and payload and answer. */
+/* A request landed in e: decode it from header and payload and answer.
+ * READ and WRITE move their data on the ring (uring_payload.c), the rest
+ * runs synchronously through session_dispatch. */
 static void entry_serve(struct uring_queue *q, struct uring_entry *e)
 {
 	struct zcfs_uring_req_header *h = e->hdr;
@@ -317,8 +190,7 @@ static void entry_serve(struct uring_queue *q, struct uring_entry *e)
 
 	memcpy(&in, h->in_out, sizeof(in));
 	e->commit_id = h->ring_ent_in_out.commit_id;
-	/* Pool queue: find this request's buffer (or pages) first. */
-	r = q->pool_on ? uring_ext_take_payload(q, e, in.opcode) : 0;
+	r = q->pops->take(q, e, in.opcode);
 	*req = (struct zcfs_req){ .se = q->se, .in = in, .reply = uring_reply, .tctx = e,
 				  .outbuf = e->payload, .outbuf_size = e->payload ? q->g->payload_size : 0 };
 	if (r == 0)
@@ -329,30 +201,10 @@ static void entry_serve(struct uring_queue *q, struct uring_entry *e)
 		reply_err(req, -EIO);
 		return;
 	}
-	if (e->pkind == URING_PAYLOAD_ZC_READ || e->pkind == URING_PAYLOAD_ZC_WRITE) {
-		/* The data exists only as registered pages: READ/WRITE_FIXED. */
-		r = uring_zc_start_io(q, e);
-		if (r < 0)
-			reply_err(req, r);
-		if (e->state == ENT_IN_SERVER)
-			uring_reply(req, -ENOSYS, NULL, 0);
-		return;
-	}
-	switch (ring_fast_path(req)) {
-	case FUSE_READ:
-	case FUSE_WRITE:
-		log_debug("op=%s unique=%llu nodeid=%llu qid=%u", fuse_opcode_name(in.opcode),
-			  (unsigned long long)in.unique, (unsigned long long)in.nodeid, q->qid);
-		r = start_backing_io(q, e, in.opcode == FUSE_READ ? UD_BACKING_READ : UD_BACKING_WRITE);
-		if (r == -EBADF)
-			session_dispatch(req);	/* an fh from before a restart: op_* adopt it */
-		else if (r < 0)
-			reply_err(req, r);
-		break;
-	default:
+	if (in.opcode == FUSE_READ || in.opcode == FUSE_WRITE)
+		uring_payload_serve_io(q, e);
+	else
 		session_dispatch(req);
-		break;
-	}
 	/* An opcode that takes no reply must still give the entry back. */
 	if (e->state == ENT_IN_SERVER)
 		uring_reply(req, -ENOSYS, NULL, 0);
@@ -419,7 +271,7 @@ static void handle_cqe(struct uring_queue *q, uint64_t ud, int res)
 		break;
 	case UD_BACKING_READ:
 	case UD_BACKING_WRITE:
-		backing_io_done(q, &q->ents[idx], kind, res);
+		uring_payload_io_done(q, &q->ents[idx], res);
 		break;
 	case UD_SETUP:	/* a late one: uring_queue_run_sync gave up on it */
 		log_warn("qid=%u: setup command completed late: %s", q->qid, strerror(-res));
@@ -534,6 +386,7 @@ static int register_entries(struct uring_queue *q)
 
 	/* Pools, zero-copy, or a layout change decided at INIT. */
 	r = uring_queue_ext_setup(q);
+	q->pops = uring_payload_for(q);
 	for (i = 0; i < q->g->depth && r == 0; i++) {
 		struct uring_entry *e = &q->ents[i];
 		if (q->rm && q->rm->recovering) {
@@ -769,6 +622,7 @@ int uring_queue_spawn(struct uring_queue *q, struct zcfs_session *se,
 	q->g = g;
 	q->qid = qid;
 	q->efd = -1;
+	q->pops = &uring_payload_stock;
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->cond, NULL);
 	r = -pthread_create(&q->thread, NULL, queue_main, q);

@@ -9,9 +9,11 @@
 #include <liburing.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include "file_io.h"
 #include "session.h"
 #include "uring_bufpool.h"
 #include "uring_geometry.h"
+#include "uring_payload.h"
 #include "zcfs_uring_abi.h"
 
 enum uring_ent_state {
@@ -38,7 +40,7 @@ struct uring_entry {
 	 * buffer it holds (-1: none); payload then points into the pool. */
 	enum uring_payload_kind pkind;
 	int pool_id;
-	uint64_t quota_held;	/* bytes the in-flight backing WRITE holds (quota.h) */
+	struct file_io io;	/* the READ/WRITE it moves data for (fuse/file_io.h) */
 	bool clear_after_submit;	/* its COMMIT is queued: mark it done once submitted */
 	uint64_t committed_id;	/* the commit id that COMMIT carries */
 	bool recovered;		/* serving a request a dead predecessor held */
@@ -64,6 +66,9 @@ struct uring_queue {
 	/* 7.46 extensions (uring_zerocopy.c): the transport's plan, read by
 	 * the thread once asked to register; what this queue really runs. */
 	const struct uring_ext_plan *ext;
+	/* How entries hold payloads and move READ/WRITE data: stock until
+	 * REGISTER, then what the queue registered with (uring_payload.h). */
+	const struct uring_payload_ops *pops;
 	bool pool_on;		/* ADD_BUFPOOL done: payloads come from pool */
 	bool pool_fixed;	/* pool is fixed buffer 0: commands carry URING_CMD_FIXED */
 	bool zero_copy;		/* ADD_QUEUE with FUSE_URING_ZERO_COPY done */

@@ -7,11 +7,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include "backend.h"
 #include "caps.h"
-#include "handle.h"
 #include "log.h"
-#include "quota.h"
 #include "parse.h"
 #include "uring_userdata.h"
 #include "uring_zerocopy.h"
@@ -161,63 +158,6 @@ void uring_ext_put_payload(struct uring_queue *q, struct uring_entry *e)
 	if (e->pool_id >= 0 && bufpool_release(&q->pool, (unsigned)e->pool_id) < 0)
 		log_warn("qid=%u entry=%u: pool buffer %d was not held", q->qid, e->index, e->pool_id);
 	e->pool_id = -1;
-}
-
-int uring_zc_start_io(struct uring_queue *q, struct uring_entry *e)
-{
-	struct zcfs_req *req = &e->req;
-	unsigned slot = uring_fixed_entry_slot(e->index);
-	struct zcfs_handle *h;
-	struct io_uring_sqe *sqe;
-	enum ud_kind kind;
-	size_t len;
-	int r;
-
-	if (e->pkind == URING_PAYLOAD_ZC_READ) {
-		const struct fuse_read_in *a = req->arg;
-		h = handle_get(q->se->handles, a->fh);
-		if (!h || h->fd < 0)
-			return -EBADF;
-		sqe = uring_queue_sqe(q);
-		if (!sqe)
-			return -EBUSY;
-		/* addr 0: the start of the request's pages in the slot. */
-		io_uring_prep_read_fixed(sqe, h->fd, NULL, (unsigned)MIN((size_t)a->size, q->g->payload_size),
-					 a->offset, (int)slot);
-		kind = UD_BACKING_READ;
-	} else {
-		const struct fuse_write_in *a = req->arg;
-		h = handle_get(q->se->handles, a->fh);
-		if (!h || h->fd < 0)
-			return -EBADF;
-		/* op_write's set-id rule, without its data copy. */
-		if (a->write_flags & FUSE_WRITE_KILL_SUIDGID) {
-			struct zcfs_inode *inode;
-			r = req_inode(req, h->nodeid, &inode);
-			if (r < 0)
-				return r;
-			r = inode_kill_suidgid(q->se, inode);
-			req_inode_put(req, inode);
-			if (r < 0)
-				return r;
-		}
-		len = a->size;
-		r = quota_reserve(q->se, h->fd, a->offset, &len, &e->quota_held);
-		if (r < 0)
-			return r;
-		sqe = uring_queue_sqe(q);
-		if (!sqe) {
-			quota_unreserve(q->se, e->quota_held);
-			e->quota_held = 0;
-			return -EBUSY;
-		}
-		io_uring_prep_write_fixed(sqe, h->fd, NULL, (unsigned)len, a->offset, (int)slot);
-		kind = UD_BACKING_WRITE;
-	}
-	sqe->user_data = ud_encode(kind, e->index);
-	e->state = ENT_BACKING_IO;
-	q->backing_inflight++;
-	return 0;
 }
 
 /* ---- capabilities -------------------------------------------------- */

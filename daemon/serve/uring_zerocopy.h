@@ -1,6 +1,6 @@
 /* The system-call side of buffer pools and zero-copy (protocol 7.46):
  * fixed-buffer table, ADD_QUEUE / ADD_BUFPOOL on the queue ring, pool
- * buffers per request, READ_FIXED / WRITE_FIXED into the client's pages,
+ * buffers per request (their READ_FIXED / WRITE_FIXED: uring_payload.c),
  * and giving up CAP_SYS_ADMIN once the rings are registered. Decisions
  * and arithmetic are in uring_bufpool.c. */
 #ifndef ZCFS_URING_ZEROCOPY_H
@@ -23,9 +23,6 @@ void uring_ext_prep_cmd(struct uring_queue *q, struct uring_entry *e, struct io_
 int uring_ext_take_payload(struct uring_queue *q, struct uring_entry *e, uint32_t opcode) _must_check_;
 /* The reply is written: the pool buffer goes back. */
 void uring_ext_put_payload(struct uring_queue *q, struct uring_entry *e);
-/* READ_FIXED / WRITE_FIXED between the backing file and the client's
- * pages in e's fixed-buffer slot; completes as UD_BACKING_READ/WRITE. */
-int uring_zc_start_io(struct uring_queue *q, struct uring_entry *e) _must_check_;
 
 /* Whether the calling thread has cap in its effective set. */
 bool uring_thread_has_cap(int cap);
