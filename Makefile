@@ -249,7 +249,7 @@ $(FUZZ_SERVE): build/fuzz/%: tests/fuzz/%.c $(SERVE_SRC) $(COMMON_SRC)
 $(FUZZ_DAEMON): build/fuzz/%: tests/fuzz/%.c $(ZCFSD_SRC) $(COMMON_SRC) daemon/serve/ownership.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)clang $(FUZZ_CFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ $^ $(PKG_LIBS) $(SYSTEMD_LIBS)
 
 # fuzz_csi and fuzz_volplugin drive the plugins' sources (without main).
 $(FUZZ_CSI): build/fuzz/%: tests/fuzz/%.c $(CSI_CORE_SRC) $(PLUGIN_COMMON_SRC) $(COMMON_SRC)

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include "log.h"
+#include "json_strict.h"
 #include "zcfsd.h"
 
 #define MAX_CLIENTS 64
@@ -195,18 +196,18 @@ void zcfsd_control_accept(struct zcfsd *d)
 
 /* Returns send_line's result: a client that cannot take its answer is
  * dropped by the caller. */
-static int handle_request(struct zcfsd *d, struct client *c, const char *line)
+static int handle_request(struct zcfsd *d, struct client *c, const char *line, size_t len)
 {
 	struct zcfsd_err e = { .code = ZCFS_OK };
-	enum json_tokener_error jerr;
-	json_object *req, *m = NULL, *params = NULL, *result = NULL, *resp;
+	json_object *req = NULL, *m = NULL, *params = NULL, *result = NULL, *resp;
 	const char *method = "?";
+	char why[96];
 	int r;
 
-	req = json_tokener_parse_verbose(line, &jerr);
-	if (!req) {
-		zcfsd_fail(&e, ZCFS_INVALID_ARGUMENT, -EINVAL, "malformed JSON: %s",
-			   json_tokener_error_desc(jerr));
+	/* Duplicate keys, "\u0000" in a string, trailing data: refused, so a
+	 * request cannot mean something else to zcfsd than to its sender. */
+	if (zcfs_json_parse_strict(line, len, &req, why, sizeof(why)) < 0) {
+		zcfsd_fail(&e, ZCFS_INVALID_ARGUMENT, -EINVAL, "%s", why);
 	} else if (!json_object_is_type(req, json_type_object) ||
 		   !json_object_object_get_ex(req, "method", &m) ||
 		   !json_object_is_type(m, json_type_string)) {
@@ -263,13 +264,16 @@ void zcfsd_control_client_event(struct zcfsd *d, int fd, uint32_t events)
 	c->len += (size_t)n;
 	while ((nl = memchr(c->buf, '\n', c->len))) {
 		size_t used = (size_t)(nl - c->buf) + 1;
+		size_t len = (size_t)(nl - c->buf);
 		*nl = '\0';
-		if (nl > c->buf && nl[-1] == '\r')
+		if (nl > c->buf && nl[-1] == '\r') {
 			nl[-1] = '\0';
+			len--;
+		}
 		/* A client that does not read its answers (2 s each) would stall
 		 * the daemon's single loop once per pipelined request: drop it
 		 * at the first one it does not take. */
-		if (c->buf[0] && handle_request(d, c, c->buf) < 0) {
+		if (len && handle_request(d, c, c->buf, len) < 0) {
 			log_warn("event=client-dropped uid=%u pid=%d reason=not-reading-answers",
 				 (unsigned)c->uid, (int)c->pid);
 			client_close(d, c);

@@ -2,6 +2,7 @@
  * further targets, unpublish, delete. Every request path is checked
  * before anything changes; a failing step undoes the earlier ones. */
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <string.h>
@@ -242,11 +243,36 @@ static int open_nofollow(const char *path, uint64_t flags)
 	return RET_NERRNO((int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how)));
 }
 
+/* Control characters would split log lines and the status table; a
+ * component longer than NAME_MAX or a path beyond PATH_MAX can never be
+ * a mount point (and made mkdir answer INTERNAL). */
+static int check_path_shape(const char *target, struct zcfsd_err *e)
+{
+	size_t comp = 0, i;
+
+	for (i = 0; target[i]; i++) {
+		unsigned char ch = (unsigned char)target[i];
+		if (ch < 0x20 || ch == 0x7f)
+			return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+					  "target contains a control character (byte %zu)", i);
+		comp = ch == '/' ? 0 : comp + 1;
+		if (comp > NAME_MAX)
+			return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -ENAMETOOLONG,
+					  "target has a component longer than %d bytes", NAME_MAX);
+	}
+	if (i >= PATH_MAX)
+		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -ENAMETOOLONG,
+				  "target longer than %d bytes", PATH_MAX - 1);
+	return 0;
+}
+
 static int check_target_string(const struct policy_tenant *t, const char *target,
 			       struct zcfsd_err *e)
 {
 	if (!target)
 		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.target is required");
+	if (check_path_shape(target, e) < 0)
+		return -EINVAL;
 	if (!path_is_normalized_absolute(target))
 		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
 				  "target '%s' is not a normalized absolute path", target);
@@ -800,6 +826,8 @@ int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *
 
 	if (!target)
 		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.target is required");
+	if (check_path_shape(target, e) < 0)
+		return -EINVAL;
 	if (!path_is_normalized_absolute(target))
 		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
 				  "target '%s' is not a normalized absolute path", target);

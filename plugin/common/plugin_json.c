@@ -1,5 +1,6 @@
 /* Strict request parsing shared by both plugins. */
 #include <string.h>
+#include "json_strict.h"
 #include "plugin_json.h"
 
 static void tokener_freep(json_tokener **t) { if (*t) json_tokener_free(*t); }
@@ -42,6 +43,14 @@ int pj_parse_object(const char *buf, size_t len, bool empty_ok, json_object **re
 	if (!json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
 		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "the request must be a JSON object");
+	}
+	/* duplicate keys (json-c keeps the last), "\u0000" in strings */
+	{
+		char why[96];
+		if (zcfs_json_check_raw(buf, len, o, why, sizeof(why)) < 0) {
+			json_object_put(o);
+			return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "malformed JSON: %s", why);
+		}
 	}
 	*ret = o;
 	return 0;

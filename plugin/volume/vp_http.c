@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <microhttpd.h>
 #include <string.h>
+#include <strings.h>
 #include "log.h"
 #include "parse.h"
 #include "vp.h"
@@ -46,6 +47,28 @@ static enum MHD_Result reply_err(struct MHD_Connection *c, const char *msg)
 	return r;
 }
 
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				    const char *value)
+{
+	unsigned *n = cls;
+
+	(void)kind;
+	(void)value;
+	*n += !strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	return MHD_YES;
+}
+
+static enum MHD_Result reply_bad_request(struct MHD_Connection *c, const char *msg)
+{
+	json_object *o = json_object_new_object();
+	enum MHD_Result r;
+
+	json_object_object_add(o, "Err", json_object_new_string(msg));
+	r = reply(c, MHD_HTTP_BAD_REQUEST, o);
+	json_object_put(o);
+	return r;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **con_cls)
@@ -64,8 +87,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (!k)
 			return MHD_NO;
 		*con_cls = k;
+		unsigned n_cl = 0;
 		if (strcmp(method, MHD_HTTP_METHOD_POST))
 			return reply_err(c, "INVALID_ARGUMENT: only POST is served");
+		/* Two lengths: a proxy in front may frame the body by the other
+		 * one (request smuggling). */
+		MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &n_cl);
+		if (n_cl > 1)
+			return reply_bad_request(c, "INVALID_ARGUMENT: more than one Content-Length");
 		if (cl && (parse_u64(cl, 0, UINT64_MAX, &clen) < 0 || clen > VP_BODY_MAX)) {
 			char msg[128];
 			snprintf(msg, sizeof(msg), "INVALID_ARGUMENT: request body larger than %d bytes", VP_BODY_MAX);

@@ -178,6 +178,12 @@ check "missing Name" nochange err INVALID_ARGUMENT VolumeDriver.Create '{"Opts":
 check "Name ../etc" nochange err INVALID_ARGUMENT VolumeDriver.Create '{"Name":"../etc"}'
 check "Name a/b" nochange err INVALID_ARGUMENT VolumeDriver.Remove '{"Name":"a/b"}'
 check "Name with a NUL" nochange err INVALID_ARGUMENT VolumeDriver.Create '{"Name":"c2\u0000x"}'
+check "a duplicate key" nochange err INVALID_ARGUMENT VolumeDriver.Create '{"Name":"c2","Name":"c3"}'
+two_lengths() {
+	post VolumeDriver.Create '{"Name":"c2"}' -H 'Content-Length: 13' -H 'Content-Length: 13'
+	[ "$HTTP" = 400 ] || { echo "# want 400, got $HTTP $OUT"; return 1; }
+}
+check "two Content-Length headers: HTTP 400" nochange two_lengths
 check "Opts not an object" nochange err INVALID_ARGUMENT VolumeDriver.Create '{"Name":"c2","Opts":["x"]}'
 check "Opts value not a string" nochange err INVALID_ARGUMENT VolumeDriver.Create '{"Name":"c2","Opts":{"size":1}}'
 check "unknown option" nochange err INVALID_ARGUMENT VolumeDriver.Create '{"Name":"c2","Opts":{"colour":"red"}}'

@@ -61,6 +61,16 @@ expect PERMISSION_DENIED "target sharing the prefix's name start" pub "${TGT}evi
 expect INVALID_ARGUMENT "target below a symlinked directory" pub "$TGT/link/x"
 expect INVALID_ARGUMENT "target that is a symlink" pub "$TGT/leaflink"
 expect INVALID_ARGUMENT "target missing" ctl call volume.publish '{"id":"v1"}'
+# JSON that json-c alone would take to mean something else
+expect INVALID_ARGUMENT "an id with \\u0000 (was created as 'a')" raw '{"method":"volume.create","params":{"id":"a\u0000b"}}'
+expect INVALID_ARGUMENT "a target with \\u0000 (was mounted at 'x')" pub "$TGT/x\\u0000y"
+expect INVALID_ARGUMENT "a duplicate key (last won)" raw '{"method":"volume.create","params":{"id":"d1","id":"d2"}}'
+expect INVALID_ARGUMENT "a duplicate top-level key" raw '{"method":"volume.delete","method":"status"}'
+expect INVALID_ARGUMENT "trailing garbage after the object" raw '{"method":"volume.create","params":{"id":"t9"}} x'
+expect INVALID_ARGUMENT "a second object on the line" raw '{"method":"status"}{"method":"status"}'
+expect INVALID_ARGUMENT "a newline in a target" pub "$TGT/x\\ny"
+expect INVALID_ARGUMENT "a tab in a target" pub "$TGT/x\\ty"
+expect INVALID_ARGUMENT "a 300-byte path component (was INTERNAL)" pub "$TGT/$(head -c 300 /dev/zero | tr '\0' a)"
 expect NOT_FOUND "publish of an unknown volume" pub "$TGT/real" nosuch
 check "nothing was created in the outside dir" test -z "$(ls -A "$W/outside")"
 check "no storage dir for v1 yet" test ! -e "$STORE/t1/v1"
