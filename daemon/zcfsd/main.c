@@ -253,6 +253,7 @@ int main(int argc, char **argv)
 	}
 	state_ok = true;
 	zcfsd_readopt(&d);
+	zcfsd_clean_orphans(&d);
 	r = zcfsd_control_listen(&d);
 	if (r < 0) {
 		log_err("event=listen-failed socket=%s error=%s", d.socket_path, strerror(-r));

@@ -187,6 +187,9 @@ unsigned zcfsd_restart_delay_ms(unsigned *unserved, bool served);
 int64_t zcfsd_next_restart_ms(struct zcfsd *d);
 int zcfsd_send_resend(int fuse_fd);
 void zcfsd_readopt(struct zcfsd *d);
+/* zcfsd_orphans.c: after re-adoption, undo the fuse.zcfs mounts (and
+ * their servers) zcfsd made but never recorded (killed during a publish). */
+void zcfsd_clean_orphans(struct zcfsd *d);
 int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v);
 /* zcfsd_scope.c: under a systemd service, PID into a transient scope of
  * its own so that a restart of zcfsd.service leaves it running. */
