@@ -379,8 +379,11 @@ static int check_tenant_traverse(const struct policy_tenant *t, struct zcfsd_err
 	}
 }
 
-/* STORAGE_ROOT/ID, owned by the tenant, 0700. The root itself is made
- * 0711 so the tenant can reach its volumes but not list others. */
+/* STORAGE_ROOT/ID, owned by the tenant, 0700. The root itself is kept
+ * root:TENANT_GID 0710: the tenant's servers reach their volumes, no
+ * other host user reaches anything below it, whatever modes clients give
+ * the files inside (a client's chmod 1777 of the volume root lands on the
+ * storage dir itself). */
 static int ensure_storage(const struct policy_tenant *t, const char *id, bool *created,
 			  struct zcfsd_err *e)
 {
@@ -395,10 +398,12 @@ static int ensure_storage(const struct policy_tenant *t, const char *id, bool *c
 	r = mkdir_p(t->storage_root, 0711);
 	if (r < 0)
 		return zcfsd_fail(e, ZCFS_INTERNAL, r, "storage_root %s: %s", t->storage_root, strerror(-r));
-	rfd = open_nofollow(t->storage_root, O_PATH | O_DIRECTORY);
+	rfd = open_nofollow(t->storage_root, O_RDONLY | O_DIRECTORY);
 	if (rfd < 0)
 		return zcfsd_fail(e, ZCFS_INTERNAL, rfd, "storage_root %s: %s", t->storage_root,
 				  strerror(-rfd));
+	if (fchown(rfd, 0, t->gid) < 0 || fchmod(rfd, 0710) < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "storage_root %s: %m", t->storage_root);
 	if (mkdirat(rfd, id, 0700) == 0)
 		*created = true;
 	else if (errno != EEXIST)
