@@ -2,6 +2,7 @@
  * offset (the backing d_off), and an entry that did not fit is kept for
  * the next call instead of being read twice. */
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,7 +25,11 @@ int op_opendir(struct zcfs_req *req)
 	r = req_inode(req, req->in.nodeid, &inode);
 	if (r < 0)
 		return r;
-	fd = openat(inode->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* -o noatime / nodiratime: listing must not touch the backing atime */
+	fd = openat(inode->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+		    (req->se->opts->mount_flags & (MS_NOATIME | MS_NODIRATIME) ? O_NOATIME : 0));
+	if (fd < 0 && errno == EPERM)
+		fd = openat(inode->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	req_inode_put(req, inode);
 	if (fd < 0)
 		return -errno;

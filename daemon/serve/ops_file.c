@@ -1,5 +1,6 @@
 /* File data operations on open handles. */
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -27,6 +28,10 @@ static int backing_open_flags(struct zcfs_session *se, uint32_t flags)
 			f = (f & ~O_ACCMODE) | O_RDWR;
 		f &= ~O_APPEND;
 	}
+	/* -o noatime: reading through us must not touch the backing atime
+	 * (the kernel leaves atime to the server). */
+	if (se->opts->mount_flags & MS_NOATIME)
+		f |= O_NOATIME;
 	return f | O_CLOEXEC | O_NOFOLLOW;
 }
 
@@ -95,6 +100,8 @@ int op_open(struct zcfs_req *req)
 	if (r < 0)
 		return r;
 	fd = reopen_inode(inode, backing_open_flags(se, a->flags));
+	if (fd == -EPERM && (backing_open_flags(se, a->flags) & O_NOATIME))
+		fd = reopen_inode(inode, backing_open_flags(se, a->flags) & ~O_NOATIME);	/* not the owner */
 	r = fd;
 	if (fd >= 0 && (a->open_flags & FUSE_OPEN_KILL_SUIDGID))
 		r = inode_kill_suidgid(se, inode);

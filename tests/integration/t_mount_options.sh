@@ -42,6 +42,18 @@ check "fsname= is the source, subtype= the type" test "$(mount_fs "$M")" = "fuse
 check "-o cache=exclusive reached the server (1-day entry timeout: -d not needed)" grep -q hi "$M/f"
 check "server exits 0" zcfs_umount "$M"
 
+log "-o noatime: reads and listings through the server leave atime alone (generic/003)"
+echo data >"$S/old"; mkdir -p "$S/od"; touch -a -d '2001-01-01 00:00' "$S/old" "$S/od"
+zcfs_mount "$S" "$M" -o noatime,cache=none
+cat "$M/old" >/dev/null; ls "$M/od" >/dev/null
+check "file atime unchanged ($(stat -c %X "$S/old"))" test "$(stat -c %X "$S/old")" = "$(date -d '2001-01-01 00:00' +%s)"
+check "directory atime unchanged" test "$(stat -c %X "$S/od")" = "$(date -d '2001-01-01 00:00' +%s)"
+zcfs_umount "$M"
+zcfs_mount "$S" "$M" -o cache=none
+cat "$M/old" >/dev/null
+check "without noatime the read updates atime (backing relatime)" test "$(stat -c %X "$S/old")" != "$(date -d '2001-01-01 00:00' +%s)"
+zcfs_umount "$M"
+
 zcfs_mount "$S" "$M" -o ro,strictatime,subtype=
 check "subtype= (empty): type fuse" test "$(mount_fs "$M")" = "fuse $S"
 check "ro" has_opt "$M" ro
