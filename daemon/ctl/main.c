@@ -206,9 +206,10 @@ static int cmd_volume_create(int argc, char **argv)
 			break;
 		case 'r': json_object_object_add(p, "read_only", json_object_new_boolean(1)); break;
 		case 's':
-			if (parse_size(optarg, 1, UINT64_MAX, &n) < 0) {
+			/* 0 = no limit (docs/control-protocol.md); zcfsd checks the 4K floor. */
+			if (parse_size(optarg, 0, UINT64_MAX, &n) < 0) {
 				json_object_put(p);
-				return bad_usage("volume create: --size '%s': want a byte count, optionally with K, M or G",
+				return bad_usage("volume create: --size '%s': want a byte count (0 = no limit), optionally with K, M or G",
 						 optarg);
 			}
 			json_object_object_add(p, "size", json_object_new_string(optarg));

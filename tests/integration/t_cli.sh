@@ -109,7 +109,7 @@ refused "--max-write 5000"       "volume create: --max-write '5000'"      volume
 refused "--max-write 32M"        "volume create: --max-write '32M'"       volume create v1 --max-write 32M
 refused "--max-write 0"          "volume create: --max-write '0'"         volume create v1 --max-write 0
 refused "--size huge"            "volume create: --size 'huge'"           volume create v1 --size huge
-refused "--size 0"               "volume create: --size '0'"              volume create v1 --size 0
+refused "--size -1"              "volume create: --size '-1'"             volume create v1 --size=-1
 refused "--transport pigeon"     "volume create: --transport 'pigeon'"    volume create v1 --transport pigeon
 refused "--tenant a/b"           "volume create: --tenant 'a/b'"          volume create v1 --tenant a/b
 refused "volume create ../x"     "volume create: ID '../x'"               volume create ../x
