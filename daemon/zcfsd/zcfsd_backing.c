@@ -10,6 +10,10 @@
  * effective capability (the ioctl requires it), so quotas, reserved
  * blocks and set-id clearing treat passthrough I/O as the tenant's. */
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <linux/capability.h>
 #include <linux/fs.h>
 #include <signal.h>
@@ -57,6 +61,51 @@ int zcfsd_broker_check_fd(int fd, dev_t dev, uid_t uid, struct zcfsd_file_id *fi
 						.valid = (stx.stx_mask & (STATX_INO | STATX_BTIME)) ==
 							 (STATX_INO | STATX_BTIME) };
 	return 0;
+}
+
+static int fd_path(int fd, char *buf, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, len - 1);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= len - 1)
+		return -ENAMETOOLONG;
+	buf[n] = '\0';
+	return 0;
+}
+
+int zcfsd_broker_check_beneath(int fd, int storage_fd)
+{
+	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+					   RESOLVE_NO_XDEV };
+	char file[PATH_MAX], dir[PATH_MAX];
+	struct stat a, b;
+	size_t dl;
+	int r, walked;
+
+	r = fd_path(fd, file, sizeof(file));
+	if (r == 0)
+		r = fd_path(storage_fd, dir, sizeof(dir));
+	if (r < 0)
+		return r;
+	dl = strlen(dir);
+	if (strncmp(file, dir, dl) || file[dl] != '/' || !file[dl + 1])
+		return -EXDEV;
+	/* The path string is a hint (a rename may race): what counts is that
+	 * the walk from the storage dir, never leaving it, is this inode. */
+	walked = (int)syscall(SYS_openat2, storage_fd, file + dl + 1, &how, sizeof(how));
+	if (walked < 0)
+		return errno == ENOENT || errno == EXDEV || errno == ELOOP ? -EXDEV : -errno;
+	r = fstat(walked, &a) < 0 || fstat(fd, &b) < 0 ? -errno : 0;
+	close(walked);
+	if (r < 0)
+		return r;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino ? 0 : -EXDEV;
 }
 
 /* A failed restore would leave zcfsd with the tenant's file identity:

@@ -27,7 +27,7 @@ static bool log_this(uint64_t n)
 	return n == 1;
 }
 
-static int storage_dev(const char *storage, dev_t *dev)
+static int storage_open(const char *storage, dev_t *dev, int *ret)
 {
 	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
 				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
@@ -37,6 +37,7 @@ static int storage_dev(const char *storage, dev_t *dev)
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return -errno;
 	*dev = st.st_dev;
+	*ret = TAKE_FD(fd);
 	return 0;
 }
 
@@ -49,8 +50,8 @@ int zcfsd_broker_new(const char *volume, int fuse_fd, const char *storage, uid_t
 	if (!b)
 		return -ENOMEM;
 	*b = (struct zcfsd_broker){ .fd = -1, .peer = -1, .fuse_fd = fuse_fd, .uid = uid, .gid = gid,
-				    .volume = volume, .kernel = &zcfsd_broker_kernel_real };
-	r = storage_dev(storage, &b->dev);
+				    .storage_fd = -1, .volume = volume, .kernel = &zcfsd_broker_kernel_real };
+	r = storage_open(storage, &b->dev, &b->storage_fd);
 	if (r < 0) {
 		free(b);
 		return r;
@@ -136,6 +137,7 @@ void zcfsd_broker_free(struct zcfsd_broker *b)
 	if (!b)
 		return;
 	close_socket(b);
+	safe_close(b->storage_fd);
 	free(b->ents);
 	free(b);
 }
@@ -170,6 +172,10 @@ static int32_t do_open(struct zcfsd_broker *b, int fd)
 	int r, id;
 
 	r = zcfsd_broker_check_fd(fd, b->dev, b->uid, &file);
+	/* Landlock keeps the server inside its volume; the broker keeps
+	 * that promise on its own: nothing outside the storage dir. */
+	if (r == 0)
+		r = zcfsd_broker_check_beneath(fd, b->storage_fd);
 	id = r < 0 ? 0 : zcfsd_broker_ids_claim(b, &file);
 	if (id > 0) {
 		b->reused++;

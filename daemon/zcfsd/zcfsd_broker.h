@@ -60,6 +60,7 @@ struct zcfsd_broker {
 	int peer;		/* the server's end until the spawn hands it over, then -1 */
 	int fuse_fd;		/* the volume's connection (zcfsd's dup, not owned) */
 	dev_t dev;		/* st_dev of the volume's storage directory */
+	int storage_fd;		/* O_PATH of it: backing files must lie beneath */
 	uid_t uid;		/* the tenant: owner of every backing file */
 	gid_t gid;
 	const char *volume;	/* for log lines (the volume's id) */
@@ -71,6 +72,11 @@ struct zcfsd_broker {
 	uint64_t registered, reused, refused, bad, dropped;
 	const struct zcfsd_broker_kernel *kernel;
 };
+
+/* 0 if the open file FD lies beneath directory STORAGE_FD (its current
+ * path, walked again from STORAGE_FD with RESOLVE_BENEATH, reaches the
+ * same inode), else -EXDEV or another -errno. */
+int zcfsd_broker_check_beneath(int fd, int storage_fd) _must_check_;
 
 /* A broker for the volume's servers; dev from STORAGE (opened without
  * following symlinks). Its socket comes with zcfsd_broker_prepare(). */

@@ -79,6 +79,7 @@ static int setup(void **state)
 	f->b = calloc(1, sizeof(*f->b));
 	assert_non_null(f->b);
 	*f->b = (struct zcfsd_broker){ .fd = sv[0], .peer = -1, .fuse_fd = -1, .dev = f->st.st_dev,
+				       .storage_fd = open(f->dir, O_PATH | O_DIRECTORY | O_CLOEXEC),
 				       .uid = f->st.st_uid, .gid = f->st.st_gid, .volume = "v1",
 				       .kernel = &fake_kernel };
 	f->server = sv[1];
@@ -484,6 +485,33 @@ static void claim_needs_same_file(void **state)
 	assert_int_equal(zcfsd_broker_ids_claim(f->b, &a), 0);	/* live now */
 }
 
+/* The broker's own wall: a file of the tenant on the same file system
+ * but outside the volume's storage dir is refused; one below it is not. */
+static void beneath_storage(void **state)
+{
+	struct fx *f = *state;
+	char out[64], sub[300];
+	int ofd, sfd, r;
+
+	snprintf(out, sizeof(out), "/tmp/zcfs-broker-outside.XXXXXX");
+	ofd = mkstemp(out);
+	assert_true(ofd >= 0);
+	r = zcfsd_broker_check_beneath(ofd, f->b->storage_fd);
+	unlink(out);
+	close(ofd);
+	assert_int_equal(r, -EXDEV);
+	assert_int_equal(zcfsd_broker_check_beneath(f->file_fd, f->b->storage_fd), 0);
+	snprintf(sub, sizeof(sub), "%s/d", f->dir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	snprintf(sub, sizeof(sub), "%s/d/f", f->dir);
+	sfd = open(sub, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(sfd >= 0);
+	assert_int_equal(zcfsd_broker_check_beneath(sfd, f->b->storage_fd), 0);
+	/* the storage dir itself is no backing file */
+	assert_int_equal(zcfsd_broker_check_beneath(f->b->storage_fd, f->b->storage_fd), -EXDEV);
+	close(sfd);
+}
+
 /* ---- the server's client ----------------------------------------------- */
 
 struct served {
@@ -565,6 +593,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(check_accepts_tenant_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(beneath_storage, setup, teardown),
 		cmocka_unit_test_setup_teardown(check_wrong_dev, setup, teardown),
 		cmocka_unit_test_setup_teardown(check_not_regular, setup, teardown),
 		cmocka_unit_test_setup_teardown(check_o_path, setup, teardown),
