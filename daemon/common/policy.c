@@ -2,6 +2,7 @@
  * reported (not just the first), each as "FILE: FIELD: message", so an
  * operator fixes a policy in one pass. */
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <grp.h>
 #include <stdarg.h>
 #include <string.h>
@@ -239,6 +240,29 @@ static void parse_defaults(struct loader *ld, json_object *d)
 		ld->p->stall_timeout_ms = (uint32_t)x;
 }
 
+int policy_parse_tcp_listen(const char *s, char *host, size_t hostlen, unsigned *port)
+{
+	const char *colon;
+	unsigned char buf[sizeof(struct in6_addr)];
+	uint64_t p;
+	size_t n;
+	bool v6 = s[0] == '[';
+
+	colon = v6 ? strstr(s, "]:") : strrchr(s, ':');
+	if (!colon)
+		return -EINVAL;
+	n = (size_t)(colon - s) - (v6 ? 1 : 0);
+	if (n == 0 || n >= hostlen)
+		return -EINVAL;
+	memcpy(host, s + (v6 ? 1 : 0), n);
+	host[n] = '\0';
+	if (parse_u64(colon + (v6 ? 2 : 1), 1, 65535, &p) < 0 ||
+	    inet_pton(v6 ? AF_INET6 : AF_INET, host, buf) != 1)
+		return -EINVAL;
+	*port = (unsigned)p;
+	return v6 ? AF_INET6 : AF_INET;
+}
+
 static void parse_metrics(struct loader *ld, json_object *m)
 {
 	static const char *const keys[] = { "listen", NULL };
@@ -249,8 +273,18 @@ static void parse_metrics(struct loader *ld, json_object *m)
 		return;
 	}
 	check_keys(ld, m, "metrics", keys);
-	if (json_object_object_get_ex(m, "listen", &v))
-		ld->p->metrics_listen = get_abs_path(ld, v, "metrics.listen");
+	if (json_object_object_get_ex(m, "listen", &v)) {
+		const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+		char host[64];
+		unsigned port;
+		/* a unix socket path, or IP:PORT / [IPv6]:PORT for Prometheus */
+		if (s[0] != '/' && policy_parse_tcp_listen(s, host, sizeof(host), &port) >= 0)
+			ld->p->metrics_listen = strdup(s);
+		else if (s[0] != '/' && *s)
+			err(ld, "metrics.listen", "'%s' is neither an absolute socket path nor IP:PORT / [IPv6]:PORT", s);
+		else
+			ld->p->metrics_listen = get_abs_path(ld, v, "metrics.listen");
+	}
 }
 
 static void parse_data_paths(struct loader *ld, json_object *d, const char *where,

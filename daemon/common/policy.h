@@ -35,7 +35,7 @@ struct policy {
 	uint64_t dirty_limit;		/* per-volume writeback cache (bdi max_bytes); 0: off */
 	uint32_t stall_timeout_ms;	/* a server holding requests without answering this long is
 					 * restarted (zcfsd_stall.c); 0: never */
-	char *metrics_listen;		/* NULL: no metrics endpoint */
+	char *metrics_listen;		/* NULL: no metrics endpoint; "/path" or IP:PORT */
 	struct policy_tenant *tenants;
 	size_t n_tenants;
 };
@@ -65,5 +65,9 @@ bool path_is_normalized_absolute(const char *p);
 bool path_is_under(const char *path, const char *prefix);
 /* [A-Za-z0-9][A-Za-z0-9._-]{0,127} */
 bool name_is_valid_id(const char *s);
+
+/* "IP:PORT" or "[IPv6]:PORT" (numeric address, port 1..65535) into HOST
+ * and *PORT: AF_INET or AF_INET6, or -EINVAL. */
+int policy_parse_tcp_listen(const char *s, char *host, size_t hostlen, unsigned *port) _must_check_;
 
 #endif

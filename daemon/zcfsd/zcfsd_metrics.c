@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/pidfd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
 #include "log.h"
@@ -238,6 +240,45 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 	log_warn("event=metrics-http message=\"%s\"", line);
 }
 
+/* A TCP listener on IP:PORT (policy metrics.listen) for Prometheus. */
+static int listen_tcp(const char *spec, int *ret)
+{
+	union {
+		struct sockaddr_in v4;
+		struct sockaddr_in6 v6;
+	} sa;
+	char host[64];
+	unsigned port;
+	int fam = policy_parse_tcp_listen(spec, host, sizeof(host), &port), one = 1, fd;
+	socklen_t len;
+
+	if (fam < 0)
+		return -EINVAL;
+	memset(&sa, 0, sizeof(sa));
+	if (fam == AF_INET) {
+		sa.v4.sin_family = AF_INET;
+		sa.v4.sin_port = htons((uint16_t)port);
+		(void)inet_pton(AF_INET, host, &sa.v4.sin_addr);
+		len = sizeof(sa.v4);
+	} else {
+		sa.v6.sin6_family = AF_INET6;
+		sa.v6.sin6_port = htons((uint16_t)port);
+		(void)inet_pton(AF_INET6, host, &sa.v6.sin6_addr);
+		len = sizeof(sa.v6);
+	}
+	fd = socket(fam, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, len) < 0 || listen(fd, 16) < 0) {
+		int r = -errno;
+		safe_close(fd);
+		return r;
+	}
+	*ret = fd;
+	return 0;
+}
+
 int zcfsd_metrics_start(struct zcfsd *d)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_METRICS };
@@ -248,7 +289,10 @@ int zcfsd_metrics_start(struct zcfsd *d)
 		return 0;
 	/* Volume ids and tenant names are not for everyone: root and the
 	 * admin group, like the control socket; never replace a non-socket. */
-	r = zcfsd_listen_unix(d, d->policy->metrics_listen, 16, false, &fd);
+	if (d->policy->metrics_listen[0] == '/')
+		r = zcfsd_listen_unix(d, d->policy->metrics_listen, 16, false, &fd);
+	else	/* a TCP address: whoever reaches it reads the metrics (docs/orchestrators.md) */
+		r = listen_tcp(d->policy->metrics_listen, &fd);
 	if (r < 0)
 		return r;
 	/* The logger first: libmicrohttpd warns about any option before it. */
@@ -261,17 +305,19 @@ int zcfsd_metrics_start(struct zcfsd *d)
 			       MHD_OPTION_END);
 	if (!mhd) {
 		safe_close(fd);
-		(void)unlink(d->policy->metrics_listen);
+		if (d->policy->metrics_listen[0] == '/')
+			(void)unlink(d->policy->metrics_listen);
 		return -EIO;
 	}
-	sock_path = strdup(d->policy->metrics_listen);
+	if (d->policy->metrics_listen[0] == '/')
+		sock_path = strdup(d->policy->metrics_listen);
 	info = MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_EPOLL_FD);
 	if (!info || epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, info->epoll_fd, &ev) < 0) {
 		r = info ? -errno : -EIO;
 		zcfsd_metrics_stop(d);
 		return r;
 	}
-	log_info("event=metrics-listening socket=%s", sock_path ? sock_path : "?");
+	log_info("event=metrics-listening socket=%s", d->policy->metrics_listen);
 	return 0;
 }
 
