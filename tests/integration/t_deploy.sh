@@ -141,10 +141,56 @@ else
 		# every absolute path argument is either one of our binaries or in a mounted volume
 		while read -r p; do
 			[[ $p == /usr/local/bin/* ]] && { check "$p is built" test -x "$ZCFS_BIN/$(basename "$p")"; continue; }
+			[ "$base" = zcfs-csi ] && [ -n "$(jq -r 'select(.name == "csi-plugin")' "$W/containers.jsonl")" ] &&
+				jq -e --arg p "$p" 'select(.name == "csi-plugin") | .argv | index($p) != null' "$W/containers.jsonl" 2>/dev/null | grep -q true &&
+				continue	# the CSI plugin's own paths: checked below against its mounts
 			check "$base: $p lies in a volume mounted into the container" \
 				jqe --arg p "$p" 'any(.mounts[]; .path as $m | ($p == $m) or ($p | startswith($m + "/")))' <<<"$zcfsd_c"
 		done < <(jq -r '.[1:][] | select(startswith("/"))' <<<"$argv")
 	done < <(jq -c '(.argv // empty), (.probes // [])[]' "$W/containers.jsonl" | grep -v '^\[\]$')
+	# (the argv loop above checks paths against zcfsd's mounts; the CSI
+	# plugin's own are checked here)
+	csi_c=$(jq -c 'select(.name == "csi-plugin")' "$W/containers.jsonl")
+	check "the DaemonSet runs the CSI node plugin (zcfs-csi serve)" jqe '.argv | index("serve")' <<<"$csi_c"
+	while read -r p; do
+		check "csi-plugin: $p lies in a volume mounted into it" \
+			jqe --arg p "$p" 'any(.mounts[]; .path as $m | ($p == $m) or ($p | startswith($m + "/")))' <<<"$csi_c"
+	done < <(jq -r '.argv as $a | [range(1; $a | length)] | map(select($a[. - 1] != "--kubelet-registration-path") | $a[.])[]
+		| sub("^unix://"; "") | select(startswith("/"))' <<<"$csi_c")
+	ep=$(jq -r '.argv as $a | $a[($a | index("--endpoint")) + 1]' <<<"$csi_c")
+	kep=$(jq -r '.argv as $a | $a[($a | index("--kubelet-registration-path")) + 1]' <<<"$csi_c")
+	check "the CSI endpoint ($ep) is in the plugin directory kubelet sees as $kep" \
+		jqe --arg ep "${ep#unix://}" --arg kep "$kep" 'any(.mounts[]; .path as $m | .volume.hostPath.path != null and
+			($ep | startswith($m + "/")) and ($kep == .volume.hostPath.path + ($ep | ltrimstr($m))))' <<<"$csi_c"
+	check "plugin directory is /var/lib/kubelet/plugins/csi.zcfs.io" test "$(dirname "$kep")" = /var/lib/kubelet/plugins/csi.zcfs.io
+	check "registration socket in kubelet's plugins_registry, named after the driver" \
+		jqe '.argv as $a | $a[($a | index("--registration-socket")) + 1] as $r | any(.mounts[];
+			.volume.hostPath.path == "/var/lib/kubelet/plugins_registry" and $r == .path + "/csi.zcfs.io-reg.sock")' <<<"$csi_c"
+	check "the CSI plugin is not privileged (zcfsd makes the mounts)" jqe '.privileged == false' <<<"$csi_c"
+	check "the CSI plugin's liveness probe is the CSI Probe" jqe 'any(.probes[]; .[-1] == "Probe")' <<<"$csi_c"
+	"$PY" -c 'import json, sys, yaml; print(json.dumps([d for f in sys.argv[1:] for d in yaml.safe_load_all(open(f)) if d]))' \
+		"$D"/kubernetes/*.yaml >"$W/docs.json"
+	ds='.[] | select(.kind == "DaemonSet") | .spec.template'
+	check "CSIDriver csi.zcfs.io: attachRequired false, podInfoOnMount true, Persistent+Ephemeral, fsGroupPolicy File" \
+		jqe '.[] | select(.kind == "CSIDriver") | .metadata.name == "csi.zcfs.io" and .spec.attachRequired == false and
+			.spec.podInfoOnMount == true and (.spec.volumeLifecycleModes | sort) == ["Ephemeral", "Persistent"] and
+			.spec.fsGroupPolicy == "File"' "$W/docs.json"
+	check "NodeGetCapabilities offers VOLUME_MOUNT_GROUP (what fsGroupPolicy File delegates)" bash -c \
+		"printf '{}' | '$ZCFS_BIN/zcfs-csi' NodeGetCapabilities | grep -q VOLUME_MOUNT_GROUP"
+	check "DaemonSet tolerates every taint (operator: Exists)" jqe "$ds | any(.spec.tolerations[]; .operator == \"Exists\" and (.key // \"\") == \"\")" "$W/docs.json"
+	check "DaemonSet mounts no service account token" jqe "$ds | .spec.automountServiceAccountToken == false" "$W/docs.json"
+	pc=$(jq -r "$ds | .spec.priorityClassName" "$W/docs.json")
+	ns=$(jq -r '.[] | select(.kind == "DaemonSet") | .metadata.namespace' "$W/docs.json")
+	check "priority class $pc: system-node-critical only in kube-system, else defined here" bash -c \
+		"[ '$ns' = kube-system ] || { [ '$pc' != system-node-critical ] && jq -e '.[] | select(.kind == \"PriorityClass\" and .metadata.name == \"$pc\")' '$W/docs.json' >/dev/null; }"
+	mport=$(jq -r '.[] | select(.kind == "ConfigMap") | .data[]' "$W/docs.json" | jq -r '.metrics.listen // empty' | sed 's/.*://')
+	check "metrics: the policy listens on TCP port ${mport:-?}, the zcfsd container exposes it, pods are annotated" \
+		jqe --arg p "$mport" "$ds | (.metadata.annotations[\"prometheus.io/port\"] == \$p) and
+			any(.spec.containers[]; .name == \"zcfsd\" and any(.ports[]; (.containerPort | tostring) == \$p))" "$W/docs.json"
+	cp -r "$D/kubernetes" "$W/k8s-alt"
+	check "kubelet-dir.sh rewrites the kubelet root in one go" "$W/k8s-alt/kubelet-dir.sh" /var/snap/k8s/kubelet
+	check "... leaving no /var/lib/kubelet behind" bash -c "! grep -q /var/lib/kubelet '$W/k8s-alt/daemonset.yaml' '$W/k8s-alt/policy-configmap.yaml'"
+	check "... and the registration path follows" grep -q -- '/var/snap/k8s/kubelet/plugins/csi.zcfs.io/csi.sock' "$W/k8s-alt/daemonset.yaml"
 	check "zcfsd is privileged" jqe '.privileged == true' <<<"$zcfsd_c"
 	check "DaemonSet updateStrategy OnDelete (a restart kills the node's servers)" \
 		jqe '.kind == "DaemonSet" and .update == "OnDelete" and .hostPID == false' <<<"$zcfsd_c"
@@ -161,7 +207,9 @@ else
 	inst_c=$(jq -c 'select(.name == "install-flexvolume")' "$W/containers.jsonl")
 	check "init container installs the FlexVolume driver as zcfs.io~zcfs/zcfs" \
 		jqe '(.argv | join(" ") | test("/usr/local/bin/zcfs-flexvolume .*zcfs.io~zcfs/zcfs")) and any(.mounts[]; .volume.hostPath.path == "/usr/libexec/kubernetes/kubelet-plugins/volume/exec")' <<<"$inst_c"
-	check "examples use driver zcfs.io/zcfs" test "$(grep -h '^ *driver:' "$D"/kubernetes/example-*.yaml | grep -vc 'driver: zcfs.io/zcfs$')" = 0
+	check "examples use driver zcfs.io/zcfs (FlexVolume) or csi.zcfs.io (CSI)" test "$(grep -h '^ *driver:' "$D"/kubernetes/example-*.yaml | grep -vcE 'driver: (zcfs.io/zcfs|csi.zcfs.io)$')" = 0
+	check "a CSI persistent-volume example and an inline ephemeral one" bash -c \
+		"grep -lq 'persistentVolumeClaim' '$D'/kubernetes/example-csi-*.yaml && grep -q '^ *csi:' '$D/kubernetes/example-csi-ephemeral.yaml'"
 	# the policy shipped in the ConfigMap is valid
 	jq -r 'select(.kind == "ConfigMap") | .data' "$W/containers.jsonl" >"$W/cm-policy.json"
 	check "ConfigMap policy passes zcfsctl policy check" "$ZCFS_BIN/zcfsctl" policy check "$W/cm-policy.json"
