@@ -11,7 +11,10 @@
 # Volumes: [devfuse] one /dev/fuse volume; [uring] one io_uring volume and
 # one io_uring volume of a passthrough tenant (when the kernel has it).
 # Runtime: about 4.5 s per kill and volume (measured ~100 s devfuse,
-# ~200 s uring with both volumes, 20 kills).
+# ~200 s uring with both volumes, 20 kills). Longer: RESTART_KILLS=100
+# TEST_TIMEOUT=1500 ONLY=t_zcfsd_restart_load make check-integration.
+# (A fio job ended by a lost-to-kernel ECANCELED stops there: continue_on_error
+# does not cover it; it is not required to have verified then.)
 # Known kernel limit (docs/supervision.md, "What 6.18 loses"): on io_uring a
 # request the kernel hands to an idle ring entry of the killed server while
 # that server exits is ended with ECANCELED by the kernel before any
@@ -128,7 +131,8 @@ run_variant() {
 		test "$probe_other" -eq 0 -a "$rc_probe" -le 1 -a "$(grep -c 'probe: rounds=' "$d/probe.out")" = 1
 	check "[$1] fio (direct and buffered, crc32c verify_backlog): no error" test "$errs" = 0
 	check "[$1] fio wrote and verified through the restarts" \
-		test "$(jq '[.jobs[] | select(.write.io_bytes > 0 and .read.io_bytes > 0)] | length' "$d/fio.json" 2>/dev/null)" = 2
+		test "$(jq --argjson lost "$lost" '[.jobs[] | select(.write.io_bytes > 0 and
+			(.read.io_bytes > 0 or ($lost > 0 and .error == 125)))] | length' "$d/fio.json" 2>/dev/null)" = 2
 	check "[$1] restarts ($restarts) == kill count ($RESTART_KILLS)" test "$restarts" = "$RESTART_KILLS"
 	log "[$1] kill -9: $RESTART_KILLS restarts, client stall per restart: $(stalls "$d/kills" "$d/stalls")"
 	jq -r '.jobs[] | "\(.jobname): error=\(.error) written=\(.write.io_bytes) verified(read)=\(.read.io_bytes) short_reads=\(.read.short_ios // 0)"' \
