@@ -8,6 +8,8 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
 zcfsd_require jq
+# zcfsd's own bookkeeping, the same for every data path: run once (CI time).
+[ "$ZCFS_TRANSPORT" = devfuse ] || skip "transport-independent, runs on devfuse only"
 : "${CRASH_ROUNDS:=10}"
 
 zcfsd_env 256M true

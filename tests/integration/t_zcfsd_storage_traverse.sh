@@ -6,6 +6,8 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
 zcfsd_require
+# zcfsd's own bookkeeping, the same for every data path: run once (CI time).
+[ "$ZCFS_TRANSPORT" = devfuse ] || skip "transport-independent, runs on devfuse only"
 
 zcfsd_env 64M true
 mkdir -p "$W/locked/store"
