@@ -35,6 +35,7 @@ helper=/sbin/mount.fuse.$sub
 [ -e "$helper" ] && [ ! -e "$helper.conformance" ] && skip "$helper exists and is not ours"
 mkdir -p "$out"; out=$(cd "$out" && pwd)
 W=$(mktemp -d /tmp/zcfs-xfstests.XXXXXX)
+chmod 755 "$W"	# the suite's users (fsgqa...) must reach TEST_DIR and SCRATCH_MNT
 cleanup() {
 	local m
 	for m in "$W/test" "$W/scratch"; do
