@@ -24,7 +24,7 @@ die() { echo "csi_publish: $*" >&2; kv status failed; kv reason "$*"; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "must run as root"
 /usr/bin/python3 -c 'import grpc, grpc_tools' 2>/dev/null || die "python3-grpcio / python3-grpc-tools not installed"
 W=$(mktemp -d /tmp/zcfs-bench-csi.XXXXXX) && chmod 755 "$W"   # the tenant's server walks to its storage
-ZPID= CPID=
+ZPID="" CPID=""
 cleanup() {
 	[ -n "$CPID" ] && kill -TERM "$CPID" 2>/dev/null
 	[ -n "$ZPID" ] && kill -KILL "$ZPID" 2>/dev/null

@@ -604,6 +604,13 @@ if [ "$BENCH_SCALE" = 1 ]; then
 	log "scale: bench/scale.sh (SCALE_VOLUMES=${SCALE_VOLUMES:-64})"
 	ZCFS_BIN=$ZCFS_BIN "$here/scale.sh" "$raw/scale" || log "scale: failed: $(grep '^reason=' "$raw/scale/scale.env" 2>/dev/null | cut -d= -f2-)"
 fi
+# NodePublishVolume latency through zcfs-csi serve (bench/csi_publish.sh):
+# on by default (about 30 s), BENCH_CSI=0 skips it.
+if [ "${BENCH_CSI:-1}" = 1 ]; then
+	log "csi: bench/csi_publish.sh (CSI_VOLUMES=${CSI_VOLUMES:-20})"
+	ZCFS_BIN=$ZCFS_BIN "$here/csi_publish.sh" "$raw/csi" >/dev/null || log "csi: failed: $(grep '^reason=' "$raw/csi/csi.env" 2>/dev/null | cut -d= -f2-)"
+	[ -f "$raw/csi/csi.env" ] && log "csi: $(grep -E '^(csi_publish_p50_ms|csi_publish_p99_ms|csi_rss_kb)=' "$raw/csi/csi.env" | tr '\n' ' ')"
+fi
 kv "$info" scale "$BENCH_SCALE"
 kv "$info" finished "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 
