@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause */
 /*
  * The FUSE kernel ABI zcfs speaks, beyond what Debian 12's <linux/fuse.h>
- * (protocol 7.38) declares. Written from the facts in
- * ../shared/docs/fuse-uring-abi.md (kernel 6.9+ passthrough and resend,
- * 6.14+ io_uring, 7.3/patched buffer pools); values are the kernel's, the
- * text is ours. Every addition is guarded so a newer system header wins.
+ * (protocol 7.38) declares: kernel 6.9+ passthrough and resend, 6.14+
+ * io_uring, the buffer pools of the series in kernel/patches.md. Values
+ * are the kernel's (include/uapi/linux/fuse.h), the text is ours. Every addition is guarded so a newer system header wins.
  */
 #ifndef ZCFS_FUSE_ABI_H
 #define ZCFS_FUSE_ABI_H

@@ -5,10 +5,9 @@
  * ring entry; plus the buffer-pool / zero-copy extension of the 7.3 line
  * (protocol 7.46).
  *
- * Provenance: written from the facts collected in
- * ../shared/docs/fuse-uring-abi.md (sections 1 and 2.4), which describe
- * Linux 6.14-6.18 fs/fuse/dev_uring.c and the merged buffer-pool series;
- * the values are the kernel's, the declarations and names are ours. Debian
+ * Provenance: the values are those of Linux 6.14-6.18
+ * (include/uapi/linux/fuse.h, fs/fuse/dev_uring.c) and of the buffer-pool
+ * series kernel/patches.md names; the declarations and names are ours. Debian
  * 12's <linux/fuse.h> (7.38) has none of it. Kernel names that are plain
  * macros are guarded so a newer system header wins; the kernel's enums and
  * structs get zcfs_ names so both can coexist.

@@ -24,33 +24,7 @@
 #include "util.h"
 #include "sandbox.h"
 #include "zcfs_fuse_abi.h"
-
-/* Debian 12's uapi headers stop at Landlock ABI 2; the kernel may offer
- * more. Bits and the grown ruleset attribute are defined here so the
- * ruleset can use whatever the running kernel supports. */
-#define LL_FS_EXECUTE     (1ULL << 0)
-#define LL_FS_WRITE_FILE  (1ULL << 1)
-#define LL_FS_READ_FILE   (1ULL << 2)
-#define LL_FS_V1_ALL      ((1ULL << 13) - 1)	/* EXECUTE .. MAKE_SYM */
-#define LL_FS_REFER       (1ULL << 13)		/* ABI 2 */
-#define LL_FS_TRUNCATE    (1ULL << 14)		/* ABI 3 */
-#define LL_FS_IOCTL_DEV   (1ULL << 15)		/* ABI 5 */
-#define LL_NET_BIND_TCP   (1ULL << 0)		/* ABI 4 */
-#define LL_NET_CONNECT_TCP (1ULL << 1)
-#define LL_SCOPE_ABSTRACT_UNIX (1ULL << 0)	/* ABI 6 */
-#define LL_SCOPE_SIGNAL   (1ULL << 1)
-#define LL_RULE_PATH_BENEATH 1
-
-struct ll_ruleset_attr {
-	uint64_t handled_access_fs;
-	uint64_t handled_access_net;
-	uint64_t scoped;
-};
-
-struct ll_path_beneath {
-	uint64_t allowed_access;
-	int32_t parent_fd;
-} __attribute__((packed));
+#include "zcfs_landlock_abi.h"
 
 /* A read-only file outside SOURCE the server still reads after
  * sandboxing: the io_uring transport sizes its queues from it when it

@@ -41,10 +41,6 @@ static bool server_served(const struct zcfsd_volume *v)
 	return zcfsd_now_ms() - v->srv.started_ms >= RESTART_SERVED_MS;
 }
 
-#ifndef FUSE_NOTIFY_RESEND
-#define FUSE_NOTIFY_RESEND 7
-#endif
-
 int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_PIDFD | (uint32_t)v->srv.pidfd };
