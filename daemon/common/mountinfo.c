@@ -2,8 +2,7 @@
 #include <string.h>
 #include "mountinfo.h"
 
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void unescape(char *s)
+void mountinfo_unescape(char *s)
 {
 	char *w = s;
 
@@ -36,7 +35,7 @@ int mountinfo_top_at(const char *path, struct mountinfo_top *ret)
 
 		if (sscanf(line, "%*u %*u %u:%u %*s %4095s %255s", &maj, &min, mnt, opts) != 4)
 			continue;
-		unescape(mnt);
+		mountinfo_unescape(mnt);
 		if (strcmp(mnt, path))
 			continue;
 		sep = strstr(line, " - ");

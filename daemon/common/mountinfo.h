@@ -18,4 +18,7 @@ struct mountinfo_top {
  * (absolute, canonical). -ENOENT if nothing is mounted there. */
 int mountinfo_top_at(const char *path, struct mountinfo_top *ret) _must_check_;
 
+/* Undoes mountinfo's \ooo escapes of space, tab, newline and backslash, in place. */
+void mountinfo_unescape(char *s);
+
 #endif

@@ -18,29 +18,13 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 #include "log.h"
+#include "mountinfo.h"
 #include "zcfsd.h"
 
 struct conn_mount {
 	int id;
 	char path[4096];
 };
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void unescape(char *s)
-{
-	char *w = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*w++ = (char)(((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
-			s += 3;
-		} else {
-			*w++ = *s;
-		}
-	}
-	*w = '\0';
-}
 
 /* Every mount of fuse connection CONN (its superblock is 0:CONN), in
  * mountinfo order (later ones on top of earlier ones). ID >= 0: only
@@ -74,7 +58,7 @@ static int conn_mounts(unsigned conn, int id, struct conn_mount **ret)
 			return -ENOMEM;
 		}
 		list = n;
-		unescape(mnt);
+		mountinfo_unescape(mnt);
 		list[count].id = mid;
 		snprintf(list[count].path, sizeof(list[count].path), "%s", mnt);
 		count++;
