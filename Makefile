@@ -27,7 +27,7 @@ SYSTEMD_LIBS := $(shell pkg-config --libs libsystemd 2>/dev/null)
 override CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wformat=2 -Wvla \
 	-Wmissing-prototypes -Wstrict-prototypes -Werror=implicit-function-declaration \
 	-fstack-protector-strong -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
-	-Ikernel -Idaemon/common -Idaemon/serve -Idaemon/zcfsd $(PKG_CFLAGS) -MMD -MP -pthread
+	-I. $(PKG_CFLAGS) -MMD -MP -pthread
 override LDFLAGS += -pthread -Wl,-z,relro -Wl,-z,now
 ifeq ($(WERROR),1)
 override CFLAGS += -Werror
@@ -44,8 +44,11 @@ Q := @
 endif
 
 COMMON_SRC := $(wildcard daemon/common/*.c)
-SERVE_SRC  := $(filter-out daemon/serve/main.c,$(wildcard daemon/serve/*.c))
-ZCFSD_SRC  := $(filter-out daemon/zcfsd/main.c,$(wildcard daemon/zcfsd/*.c))
+# One include path, the repository root: a header of the same folder is
+# included by its name, any other by its path from the root
+# ("daemon/serve/backend/inode.h"), so every #include names its layer.
+SERVE_SRC  := $(filter-out daemon/serve/main.c,$(wildcard daemon/serve/*.c daemon/serve/*/*.c))
+ZCFSD_SRC  := $(filter-out daemon/zcfsd/main.c,$(wildcard daemon/zcfsd/*.c daemon/zcfsd/*/*.c))
 CTL_SRC    := $(filter-out daemon/ctl/main.c,$(wildcard daemon/ctl/*.c))
 COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o)
 SERVE_OBJ  := $(SERVE_SRC:%.c=$(BUILD)/%.o)
@@ -102,7 +105,7 @@ FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_SECONDS ?= 10
 FUZZ_CFLAGS  := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
-	-D_FILE_OFFSET_BITS=64 -Ikernel -Idaemon/common -Idaemon/serve -Idaemon/zcfsd $(PKG_CFLAGS) -pthread
+	-D_FILE_OFFSET_BITS=64 -I. $(PKG_CFLAGS) -pthread
 
 .PHONY: all deps check check-unit check-integration check-asan bench conformance conformance-ci clean lint fuzz fuzz-replay \
 	kernel-test
@@ -122,7 +125,7 @@ $(BIN)/zcfs-serve: $(BUILD)/daemon/serve/main.o $(SERVE_OBJ) $(COMMON_OBJ)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # zcfsd writes a volume root's ownership record with zcfs-serve's codec.
-$(BIN)/zcfsd: $(BUILD)/daemon/zcfsd/main.o $(ZCFSD_OBJ) $(COMMON_OBJ) $(BUILD)/daemon/serve/ownership.o
+$(BIN)/zcfsd: $(BUILD)/daemon/zcfsd/main.o $(ZCFSD_OBJ) $(COMMON_OBJ) $(BUILD)/daemon/serve/backend/ownership.o
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(SYSTEMD_LIBS)
@@ -195,7 +198,7 @@ $(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o
 
 # sandbox_probe applies zcfs-serve's own sandbox: link the real code in.
 $(BUILD)/tests/integration/sandbox_probe: $(BUILD)/tests/integration/sandbox_probe.o \
-		$(BUILD)/daemon/serve/sandbox.o $(COMMON_OBJ)
+		$(BUILD)/daemon/serve/sandbox/sandbox.o $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
@@ -246,7 +249,7 @@ $(FUZZ_SERVE): build/fuzz/%: tests/fuzz/%.c $(SERVE_SRC) $(COMMON_SRC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $^ $(PKG_LIBS)
-$(FUZZ_DAEMON): build/fuzz/%: tests/fuzz/%.c $(ZCFSD_SRC) $(COMMON_SRC) daemon/serve/ownership.c
+$(FUZZ_DAEMON): build/fuzz/%: tests/fuzz/%.c $(ZCFSD_SRC) $(COMMON_SRC) daemon/serve/backend/ownership.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $^ $(PKG_LIBS) $(SYSTEMD_LIBS)

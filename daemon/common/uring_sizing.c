@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "uring_sizing.h"
-#include "zcfs_uring_abi.h"
+#include "kernel/zcfs_uring_abi.h"
 
 /* SMP_CACHE_BYTES on x86-64: the kernel aligns the SQ index array to it. */
 #define KERNEL_CACHELINE 64

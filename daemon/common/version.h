@@ -5,7 +5,7 @@
 #define ZCFS_VERSION_H
 
 #include <stdio.h>
-#include "zcfs_fuse_abi.h"
+#include "kernel/zcfs_fuse_abi.h"
 
 #define ZCFS_VERSION "0.1.0"
 

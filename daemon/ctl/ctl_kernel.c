@@ -8,8 +8,8 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "ctl_kernel.h"
-#include "kernel_probe.h"
-#include "uring_sizing.h"
+#include "daemon/common/kernel_probe.h"
+#include "daemon/common/uring_sizing.h"
 
 static uint64_t default_pinned(void)
 {

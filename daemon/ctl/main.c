@@ -9,10 +9,10 @@
 #include <string.h>
 #include "ctl_kernel.h"
 #include "ctl_status.h"
-#include "parse.h"
-#include "policy.h"
-#include "version.h"
-#include "zcfs_proto.h"
+#include "daemon/common/parse.h"
+#include "daemon/common/policy.h"
+#include "daemon/common/version.h"
+#include "daemon/common/zcfs_proto.h"
 
 static const char *sock;
 

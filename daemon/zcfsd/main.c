@@ -11,9 +11,9 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
-#include "log.h"
-#include "uring_sizing.h"
-#include "version.h"
+#include "daemon/common/log.h"
+#include "daemon/common/uring_sizing.h"
+#include "daemon/common/version.h"
 #include "zcfsd.h"
 #include "zcfsd_broker.h"
 #include "zcfsd_metrics.h"

@@ -9,11 +9,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <json-c/json.h>
-#include "policy.h"
-#include "zcfs_proto.h"
+#include "daemon/common/policy.h"
+#include "daemon/common/zcfs_proto.h"
 
 /* The fuse fd's number inside every server (--fd=3). */
-#include "zcfs_stats.h"
+#include "daemon/common/zcfs_stats.h"
 
 #define ZCFSD_SERVER_FUSE_FD 3
 #define ZCFSD_SERVER_STATS_FD 5	/* shared request counters (zcfs_stats.h) */

@@ -23,8 +23,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
-#include "log.h"
-#include "zcfs_fuse_abi.h"
+#include "daemon/common/log.h"
+#include "kernel/zcfs_fuse_abi.h"
 #include "zcfsd_broker.h"
 
 int zcfsd_broker_check_fd(int fd, dev_t dev, uid_t uid, struct zcfsd_file_id *file)

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
-#include "log.h"
+#include "daemon/common/log.h"
 #include "zcfsd.h"
 #include "zcfsd_broker.h"
 

@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <json-c/json.h>
-#include "util.h"
-#include "zcfs_broker.h"
+#include "daemon/common/util.h"
+#include "daemon/common/zcfs_broker.h"
 
 struct zcfsd;
 struct zcfsd_volume;

@@ -4,9 +4,9 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/wait.h>
-#include "log.h"
-#include "parse.h"
-#include "uring_sizing.h"
+#include "daemon/common/log.h"
+#include "daemon/common/parse.h"
+#include "daemon/common/uring_sizing.h"
 #include "zcfsd.h"
 
 bool zcfsd_uses_uring(enum policy_transport t, const struct policy_tenant *tenant)

@@ -9,8 +9,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include "log.h"
-#include "json_strict.h"
+#include "daemon/common/log.h"
+#include "daemon/common/json_strict.h"
 #include "zcfsd.h"
 
 #define MAX_CLIENTS 64

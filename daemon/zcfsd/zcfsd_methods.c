@@ -1,7 +1,7 @@
 /* The control methods: argument checks and JSON results around the
  * volume mechanics in zcfsd_volume.c. */
 #include <string.h>
-#include "log.h"
+#include "daemon/common/log.h"
 #include "zcfsd.h"
 #include "zcfsd_rootown.h"
 

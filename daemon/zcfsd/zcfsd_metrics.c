@@ -12,8 +12,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
-#include "log.h"
-#include "version.h"
+#include "daemon/common/log.h"
+#include "daemon/common/version.h"
 #include "zcfsd_metrics.h"
 
 static struct MHD_Daemon *mhd;

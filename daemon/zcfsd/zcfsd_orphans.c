@@ -17,8 +17,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "log.h"
-#include "parse.h"
+#include "daemon/common/log.h"
+#include "daemon/common/parse.h"
 #include "zcfsd.h"
 
 /* mountinfo escapes space, tab, newline and backslash as \ooo */

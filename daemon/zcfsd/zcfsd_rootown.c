@@ -2,7 +2,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
-#include "ownership.h"
+#include "daemon/serve/backend/ownership.h"
 #include "zcfsd_rootown.h"
 
 static int id_param(json_object *params, const char *key, bool *has, uint32_t *ret, struct zcfsd_err *e)

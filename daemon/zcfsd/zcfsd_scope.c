@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
-#include "log.h"
+#include "daemon/common/log.h"
 #include "zcfsd.h"
 
 #define SCOPE_SLICE "system-zcfs.slice"

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <cap-ng.h>
-#include "log.h"
+#include "daemon/common/log.h"
 #include "zcfsd.h"
 #include "zcfsd_broker.h"
 

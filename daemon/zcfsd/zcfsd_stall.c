@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "log.h"
-#include "parse.h"
+#include "daemon/common/log.h"
+#include "daemon/common/parse.h"
 #include "zcfsd.h"
 
 #define STALL_SAMPLE_MS 250

@@ -5,7 +5,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "log.h"
+#include "daemon/common/log.h"
 #include "zcfsd.h"
 #include "zcfsd_broker.h"
 

@@ -11,8 +11,8 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
-#include "log.h"
-#include "zcfs_fuse_abi.h"
+#include "daemon/common/log.h"
+#include "kernel/zcfs_fuse_abi.h"
 #include "zcfsd.h"
 #include "zcfsd_broker.h"
 

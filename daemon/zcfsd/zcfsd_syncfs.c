@@ -11,7 +11,7 @@
 #include <sys/pidfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "log.h"
+#include "daemon/common/log.h"
 #include "zcfsd.h"
 
 int zcfsd_syncfs_bounded(const char *target, int timeout_ms)

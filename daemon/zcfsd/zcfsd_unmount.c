@@ -17,8 +17,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/openat2.h>
-#include "log.h"
-#include "mountinfo.h"
+#include "daemon/common/log.h"
+#include "daemon/common/mountinfo.h"
 #include "zcfsd.h"
 
 struct conn_mount {

@@ -12,11 +12,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include "bdi.h"
-#include "log.h"
-#include "max_read.h"
-#include "mountinfo.h"
-#include "parse.h"
+#include "daemon/common/bdi.h"
+#include "daemon/common/log.h"
+#include "daemon/common/max_read.h"
+#include "daemon/common/mountinfo.h"
+#include "daemon/common/parse.h"
 #include "zcfsd.h"
 #include "zcfsd_rootown.h"
 

@@ -3,7 +3,7 @@
 #ifndef ZCFS_PLUGIN_ERR_H
 #define ZCFS_PLUGIN_ERR_H
 
-#include "zcfs_proto.h"
+#include "daemon/common/zcfs_proto.h"
 
 struct perr {
 	enum zcfs_code code;

@@ -6,7 +6,7 @@
 
 #include <sys/types.h>
 #include <json-c/json.h>
-#include "util.h"
+#include "daemon/common/util.h"
 
 /* mkdir -p PATH; the last component gets MODE, missing parents 0755. */
 int sf_mkdir_p(const char *path, mode_t mode) _must_check_;

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <json-c/json.h>
 #include "plugin_err.h"
-#include "version.h"
+#include "daemon/common/version.h"
 
 #define CSI_DRIVER_NAME "csi.zcfs.io"
 #define CSI_VENDOR_VERSION ZCFS_VERSION

@@ -6,7 +6,7 @@
 #include <string.h>
 #include "csi.pb-c.h"
 #include "csi_grpc.h"
-#include "log.h"
+#include "daemon/common/log.h"
 #include "pb_json.h"
 #include "plugin_json.h"
 #include "pluginregistration.pb-c.h"

@@ -9,8 +9,8 @@
 #include <sys/utsname.h>
 #include "csi.h"
 #include "csi_grpc.h"
-#include "log.h"
-#include "parse.h"
+#include "daemon/common/log.h"
+#include "daemon/common/parse.h"
 #include "plugin_json.h"
 
 static void usage(FILE *out)

@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <systemd/sd-daemon.h>
-#include "log.h"
-#include "parse.h"
+#include "daemon/common/log.h"
+#include "daemon/common/parse.h"
 #include "statefile.h"
-#include "version.h"
+#include "daemon/common/version.h"
 #include "vp.h"
 
 static void usage(FILE *out)

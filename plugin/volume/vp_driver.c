@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "plugin_json.h"
-#include "policy.h"
-#include "parse.h"
+#include "daemon/common/policy.h"
+#include "daemon/common/parse.h"
 #include "statefile.h"
 #include "vp.h"
 #include "zclient.h"

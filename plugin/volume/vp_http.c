@@ -11,8 +11,8 @@
 #include <microhttpd.h>
 #include <string.h>
 #include <strings.h>
-#include "log.h"
-#include "parse.h"
+#include "daemon/common/log.h"
+#include "daemon/common/parse.h"
 #include "vp.h"
 
 struct conn {

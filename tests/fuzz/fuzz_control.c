@@ -25,8 +25,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
-#include "log.h"
-#include "zcfsd.h"
+#include "daemon/common/log.h"
+#include "daemon/zcfsd/zcfsd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);

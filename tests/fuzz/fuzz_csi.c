@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "csi.h"
-#include "log.h"
+#include "daemon/common/log.h"
 #include "plugin_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

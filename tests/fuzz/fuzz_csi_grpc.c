@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "csi_grpc.h"
-#include "log.h"
+#include "daemon/common/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include "handle.h"
-#include "inode.h"
-#include "log.h"
-#include "session.h"
+#include "daemon/serve/backend/handle.h"
+#include "daemon/serve/backend/inode.h"
+#include "daemon/common/log.h"
+#include "daemon/serve/core/session.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

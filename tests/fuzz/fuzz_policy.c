@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "policy.h"
+#include "daemon/common/policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "log.h"
-#include "zcfsd.h"
+#include "daemon/common/log.h"
+#include "daemon/zcfsd/zcfsd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

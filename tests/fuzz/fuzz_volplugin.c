@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "log.h"
+#include "daemon/common/log.h"
 #include "plugin_json.h"
 #include "statefile.h"
 #include "vp.h"

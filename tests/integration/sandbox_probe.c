@@ -1,4 +1,4 @@
-/* sandbox_probe: applies zcfs-serve's own sandbox (daemon/serve/sandbox.c,
+/* sandbox_probe: applies zcfs-serve's own sandbox (daemon/serve/sandbox/sandbox.c,
  * linked in, the same call main.c makes) and then tries what a
  * compromised server would try.
  *
@@ -45,7 +45,7 @@
 #include <sys/syscall.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
-#include "sandbox.h"
+#include "daemon/serve/sandbox/sandbox.h"
 
 static int failures;
 static char root[512], out[512];

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# zcfs-serve --sandbox (daemon/serve/sandbox.c, docs/security.md):
+# zcfs-serve --sandbox (daemon/serve/sandbox/sandbox.c, docs/security.md):
 #  0. --sandbox without --fd is refused (exit 2, names --fd);
 #  1. standalone, as zcfsd runs servers but without zcfsd: mounted by root
 #     (mountfd), served by uid 1500 with no capabilities, --fd=3 --sandbox:

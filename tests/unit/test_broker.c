@@ -22,8 +22,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "broker_client.h"
-#include "zcfsd_broker.h"
+#include "daemon/serve/backend/broker_client.h"
+#include "daemon/zcfsd/zcfsd_broker.h"
 
 /* ---- fake kernel ------------------------------------------------------- */
 

@@ -5,7 +5,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include "zcfsd.h"
+#include "daemon/zcfsd/zcfsd.h"
 
 static void test_which_transports_pay(void **state)
 {

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
-#include "uring_bufpool.h"
-#include "uring_geometry.h"
+#include "daemon/serve/transport/uring_bufpool.h"
+#include "daemon/serve/transport/uring_geometry.h"
 
 static uint64_t rd(const uint8_t *a, size_t off, size_t n)
 {

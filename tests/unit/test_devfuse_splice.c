@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "devfuse_splice.h"
-#include "zcfs_fuse_abi.h"
+#include "daemon/serve/transport/devfuse_splice.h"
+#include "kernel/zcfs_fuse_abi.h"
 
 struct fixture {
 	struct splice_pipe pipe;

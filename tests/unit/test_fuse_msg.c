@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "handle.h"
-#include "inode.h"
-#include "session.h"
+#include "daemon/serve/backend/handle.h"
+#include "daemon/serve/backend/inode.h"
+#include "daemon/serve/core/session.h"
 
 struct captured {
 	int calls;

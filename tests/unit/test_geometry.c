@@ -8,10 +8,10 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include "uring_sizing.h"
-#include "options.h"
-#include "uring_geometry.h"
-#include "zcfsd.h"
+#include "daemon/common/uring_sizing.h"
+#include "daemon/serve/core/options.h"
+#include "daemon/serve/transport/uring_geometry.h"
+#include "daemon/zcfsd/zcfsd.h"
 
 #define MiB (1ULL << 20)
 #define KiB 1024u

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "version.h"
-#include "zcfsd_metrics.h"
+#include "daemon/common/version.h"
+#include "daemon/zcfsd/zcfsd_metrics.h"
 
 static const char *const doc =
 	"{\"tenants\": [{\"name\": \"t1\", \"uid\": 2001, \"gid\": 2001, \"memlock_budget\": \"8M\","

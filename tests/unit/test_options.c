@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <cmocka.h>
-#include "options.h"
+#include "daemon/serve/core/options.h"
 
 #define PARSE(o, err, ...)                                                                  \
 	({                                                                                  \

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include "zcfsd.h"
+#include "daemon/zcfsd/zcfsd.h"
 
 static void served_servers_restart_at_once(void **state)
 {

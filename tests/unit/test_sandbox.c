@@ -1,4 +1,4 @@
-/* The sandbox itself (daemon/serve/sandbox.c): the io_uring restriction
+/* The sandbox itself (daemon/serve/sandbox/sandbox.c): the io_uring restriction
  * helper lets the transport's opcodes through and refuses others; a
  * dispatcher running under the full sandbox (in a forked child: it cannot
  * be undone) still serves ordinary requests without being killed, while
@@ -17,10 +17,10 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 #include <liburing.h>
-#include "handle.h"
-#include "inode.h"
-#include "sandbox.h"
-#include "session.h"
+#include "daemon/serve/backend/handle.h"
+#include "daemon/serve/backend/inode.h"
+#include "daemon/serve/sandbox/sandbox.h"
+#include "daemon/serve/core/session.h"
 
 #define SECRET "zcfs-unit-secret-marker"
 

@@ -6,11 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include "zcfs_uring_abi.h"
-#include "uring_geometry.h"
+#include "kernel/zcfs_uring_abi.h"
+#include "daemon/serve/transport/uring_geometry.h"
 /* Catch the codec's range assertion instead of aborting. */
 #define ud_assert(x) mock_assert(!!(x), #x, __FILE__, __LINE__)
-#include "uring_userdata.h"
+#include "daemon/serve/transport/uring_userdata.h"
 
 static void test_ud_round_trip(void **state)
 {

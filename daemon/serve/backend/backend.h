@@ -1,0 +1,67 @@
+/* Passthrough backend helpers shared by the op handlers: attributes as the
+ * client sees them (native or from the ownership xattr), confined name
+ * resolution, and ownership of newly created entries. */
+#ifndef ZCFS_BACKEND_H
+#define ZCFS_BACKEND_H
+
+#include <sys/stat.h>
+#include "inode.h"
+#include "daemon/serve/core/session.h"
+
+/* A request's inode by node id; -ESTALE when the kernel names one we
+ * do not know. Release with inode_put(). */
+int req_inode(struct zcfs_req *req, uint64_t nodeid, struct zcfs_inode **ret) _must_check_;
+void req_inode_put(struct zcfs_req *req, struct zcfs_inode *inode);
+
+/* Rejects names that are not one path component: "", ".", "..", "a/b";
+ * -ENAMETOOLONG past NAME_MAX. */
+int check_name(const char *name) _must_check_;
+
+/* The directory of a request that makes or removes NAME in it: -EROFS on
+ * a read-only volume, NAME checked with check_name(). The parent is held:
+ * release with req_inode_put(). */
+int req_entry_parent(struct zcfs_req *req, const char *name, struct zcfs_inode **parent) _must_check_;
+
+/* "/proc/self/fd/N" for reopening an O_PATH handle. */
+void proc_fd_path(int fd, char buf[static 32]);
+
+/* Attributes of the inode as clients see them. */
+int inode_stat(struct zcfs_session *se, struct zcfs_inode *inode, struct stat *st) _must_check_;
+
+/* Stores the record for inode (xattr mode) and updates the cache. */
+int inode_set_ovr(struct zcfs_session *se, struct zcfs_inode *inode, const struct ovr_stat *o) _must_check_;
+
+/* Looks NAME up under PARENT (no symlink following, never above PARENT)
+ * and fills e, counting one kernel reference. */
+int do_lookup(struct zcfs_session *se, struct zcfs_inode *parent, const char *name,
+	      struct fuse_entry_out *e) _must_check_;
+
+void fill_attr(struct zcfs_session *se, const struct stat *st, struct fuse_attr *attr);
+void fill_entry(struct zcfs_session *se, struct zcfs_inode *inode, const struct stat *st,
+		struct fuse_entry_out *e);
+
+/* Owner, group and final mode of a new entry made by req under parent:
+ * the caller's uid, the parent's gid if it is setgid, else the caller's. */
+/* The mode to create with: with FUSE_DONT_MASK the kernel sends it
+ * unmasked, and the umask applies only when parent has no default ACL
+ * (the backing file system then applies that ACL instead). */
+mode_t create_mode(struct zcfs_req *req, struct zcfs_inode *parent, mode_t mode, uint32_t umask);
+int new_owner(struct zcfs_req *req, struct zcfs_inode *parent, mode_t *mode, uid_t *uid,
+	      gid_t *gid) _must_check_;
+
+/* Gives the just-created NAME under PARENT (open as fd when fd >= 0) the
+ * caller's ownership and mode: chown in native mode, the record in xattr
+ * mode. */
+int set_new_owner(struct zcfs_session *se, int dirfd, const char *name, int fd, mode_t mode,
+		  uid_t uid, gid_t gid, dev_t rdev) _must_check_;
+
+/* Drops set-uid (and set-gid when group-executable) of a regular file,
+ * as a write or truncate by a caller without CAP_FSETID must (the kernel
+ * asks for it with FUSE_HANDLE_KILLPRIV_V2). */
+int inode_kill_suidgid(struct zcfs_session *se, struct zcfs_inode *inode) _must_check_;
+
+/* Type of the backing object (S_IFMT) the client sees as mode. In xattr
+ * mode symlinks and device nodes are regular files holding the record. */
+mode_t backing_type_for(struct zcfs_session *se, mode_t mode);
+
+#endif

@@ -1,0 +1,29 @@
+/* The transports zcfs-serve can run on, and the /dev/fuse reader threads
+ * every transport keeps for what the ring does not carry. */
+#ifndef ZCFS_TRANSPORT_H
+#define ZCFS_TRANSPORT_H
+
+#include "daemon/serve/core/session.h"
+
+extern const struct zcfs_transport_ops transport_devfuse;
+
+/* /dev/fuse readers, usable by other transports: nthreads threads on
+ * cloned fds of se->fuse_fd; splice_reads: give each a pipe for spliced
+ * READ replies (not needed where READs travel on io_uring). */
+struct devfuse_pool;
+int devfuse_pool_start(struct zcfs_session *se, int nthreads, bool splice_reads,
+		       struct devfuse_pool **ret) _must_check_;
+void devfuse_pool_stop(struct devfuse_pool *pool);
+
+/* Writes a notification (unique 0, error = code) to /dev/fuse. */
+int fuse_notify(struct zcfs_session *se, int code, const struct iovec *iov, int iovcnt) _must_check_;
+
+
+
+/* io_uring transport (FUSE-over-io_uring). */
+extern const struct zcfs_transport_ops transport_uring;
+/* 0 when this kernel and process can run the io_uring transport, else
+ * -errno with a short reason for the log line. */
+int transport_uring_probe(char *reason, size_t len);
+
+#endif

@@ -1,0 +1,119 @@
+/* One FUSE-over-io_uring queue: a thread pinned to CPU qid that owns an
+ * SQE128 io_uring, `depth` ring entries (header + payload buffer, mlocked)
+ * and the backing I/O of the READs and WRITEs it receives. The thread
+ * creates and drives its ring alone (single issuer); the controlling
+ * thread talks to it through flags, an eventfd and a condition variable. */
+#ifndef ZCFS_URING_QUEUE_H
+#define ZCFS_URING_QUEUE_H
+
+#include <liburing.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include "daemon/serve/fuse/file_io.h"
+#include "daemon/serve/core/session.h"
+#include "uring_bufpool.h"
+#include "uring_geometry.h"
+#include "uring_payload.h"
+#include "kernel/zcfs_uring_abi.h"
+
+enum uring_ent_state {
+	ENT_IDLE,		/* not handed to the kernel yet */
+	ENT_IN_KERNEL,		/* REGISTER / COMMIT_AND_FETCH queued */
+	ENT_IN_SERVER,		/* holds a request we are answering */
+	ENT_BACKING_IO,		/* its READ/WRITE runs on the backing file */
+	ENT_DEAD,		/* ended by teardown or an error */
+};
+
+struct uring_queue;
+
+struct uring_entry {
+	struct uring_queue *q;
+	uint32_t index;
+	enum uring_ent_state state;
+	uint32_t cmd_op;	/* last command, resubmitted on -EAGAIN/-EINTR */
+	uint64_t commit_id;
+	struct zcfs_uring_req_header *hdr;
+	void *payload;
+	struct iovec iov[ZCFS_URING_REGISTER_IOVS];	/* read by REGISTER at issue */
+	struct zcfs_req req;
+	/* Pool queues: what the current request's payload is, and the pool
+	 * buffer it holds (-1: none); payload then points into the pool. */
+	enum uring_payload_kind pkind;
+	int pool_id;
+	struct file_io io;	/* the READ/WRITE it moves data for (fuse/file_io.h) */
+	bool clear_after_submit;	/* its COMMIT is queued: mark it done once submitted */
+	uint64_t committed_id;	/* the commit id that COMMIT carries */
+	bool recovered;		/* serving a request a dead predecessor held */
+};
+
+struct ringmem;
+
+struct uring_queue {
+	struct zcfs_session *se;
+	const struct uring_geometry *g;
+	unsigned qid;
+	pthread_t thread;
+	bool started;
+	int efd;		/* wakes the thread: register, stop */
+	struct io_uring ring;
+	bool ring_ok;
+	bool fixed_fuse_fd;	/* /dev/fuse is fixed file 0 */
+	void *mem;		/* headers, then payloads (or the pool) */
+	struct ringmem *rm;	/* --ring-memfd: mem lives there, NULL otherwise */
+	unsigned n_clear;	/* entries with clear_after_submit */
+	size_t mem_size;	/* as mapped: the layout may change before REGISTER */
+	bool locked;		/* mem is mlocked (RLIMIT_MEMLOCK allowed it) */
+	/* 7.46 extensions (uring_zerocopy.c): the transport's plan, read by
+	 * the thread once asked to register; what this queue really runs. */
+	const struct uring_ext_plan *ext;
+	/* How entries hold payloads and move READ/WRITE data: stock until
+	 * REGISTER, then what the queue registered with (uring_payload.h). */
+	const struct uring_payload_ops *pops;
+	bool pool_on;		/* ADD_BUFPOOL done: payloads come from pool */
+	bool pool_fixed;	/* pool is fixed buffer 0: commands carry URING_CMD_FIXED */
+	bool zero_copy;		/* ADD_QUEUE with FUSE_URING_ZERO_COPY done */
+	bool table_registered;	/* the ring has a fixed-buffer table */
+	struct bufpool pool;
+	char *pool_base;
+	struct uring_entry *ents;
+	unsigned dead;
+	unsigned backing_inflight;
+	int backing_nowait;	/* 0 unknown, 1 backing fs takes RWF_NOWAIT, -1 not */
+	bool registered;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool setup_done;	/* under lock */
+	int setup_err;
+	const char *setup_step;	/* what failed, for the log line */
+	bool register_done;	/* under lock */
+	int register_err;
+	atomic_bool want_register;
+	atomic_bool want_stop;
+};
+
+/* Starts q's thread; it sets up ring and buffers on its CPU. */
+int uring_queue_spawn(struct uring_queue *q, struct zcfs_session *se,
+		      const struct uring_geometry *g, unsigned qid) _must_check_;
+/* Waits until the thread has set up; its result. */
+int uring_queue_wait_setup(struct uring_queue *q) _must_check_;
+/* Asks the thread to REGISTER all entries (only after the INIT reply). */
+void uring_queue_request_register(struct uring_queue *q);
+/* Waits for the REGISTER submission; the first immediate failure. */
+int uring_queue_wait_register(struct uring_queue *q) _must_check_;
+/* For uring_zerocopy.c, on the queue thread: (re)lays out q->mem for
+ * the geometry's current payload layout (before any REGISTER). */
+int uring_queue_layout(struct uring_queue *q) _must_check_;
+/* A cleared SQE of q's ring, or NULL. */
+struct io_uring_sqe *uring_queue_sqe(struct uring_queue *q);
+/* A zeroed SQE holding the FUSE io_uring command op on the /dev/fuse fd
+ * (fixed file when registered); NULL when the SQ stays full. */
+struct io_uring_sqe *uring_queue_fuse_cmd_sqe(struct uring_queue *q, uint32_t op);
+/* Submits sqe and waits for its completion (other completions that
+ * arrive meanwhile are handled as usual); its res. */
+int uring_queue_run_sync(struct uring_queue *q, struct io_uring_sqe *sqe) _must_check_;
+/* Stops and joins the thread, frees ring and buffers. Safe on a queue
+ * that never started; the connection should be gone already. */
+void uring_queue_stop(struct uring_queue *q);
+
+#endif

@@ -1,0 +1,130 @@
+/* Ring buffers in a memfd that survives the server (see uring_ringmem.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "daemon/common/log.h"
+#include "uring_geometry.h"
+#include "uring_ringmem.h"
+
+#define RINGMEM_MAGIC 0x7a6366732d72696eULL	/* "zcfs-rin" */
+#define RINGMEM_VERSION 1
+
+/* At offset 0 of the memfd, then the slot table, then each queue's
+ * headers and payloads. */
+struct ringmem_header {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t nr_queues;
+	uint64_t addr;		/* where the first server mapped it */
+	uint64_t size;
+	uint64_t queue_bytes;
+	uint32_t depth;
+	uint32_t header_size;
+	uint64_t payload_size;
+};
+
+static size_t page_up(size_t n)
+{
+	return (n + 4095) & ~(size_t)4095;
+}
+
+/* The predecessor's mapping, at its address, if it is of this geometry. */
+static int map_existing(struct ringmem *rm, const struct ringmem_header *want)
+{
+	struct ringmem_header h;
+	void *p;
+
+	if (pread(rm->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+		return -ENODATA;
+	if (h.magic != RINGMEM_MAGIC || h.version != RINGMEM_VERSION || h.nr_queues != want->nr_queues ||
+	    h.size != want->size || h.queue_bytes != want->queue_bytes || h.depth != want->depth ||
+	    h.header_size != want->header_size || h.payload_size != want->payload_size)
+		return -ESTALE;
+	p = mmap((void *)(uintptr_t)h.addr, h.size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED_NOREPLACE, rm->fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	if (p != (void *)(uintptr_t)h.addr) {	/* kernels before 4.17 ignore the flag */
+		munmap(p, h.size);
+		return -EADDRINUSE;
+	}
+	rm->base = p;
+	return 0;
+}
+
+static int map_fresh(struct ringmem *rm, struct ringmem_header *h)
+{
+	void *p;
+
+	if (ftruncate(rm->fd, 0) < 0 || ftruncate(rm->fd, (off_t)h->size) < 0)
+		return -errno;
+	p = mmap(NULL, h->size, PROT_READ | PROT_WRITE, MAP_SHARED, rm->fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	h->addr = (uint64_t)(uintptr_t)p;
+	memcpy(p, h, sizeof(*h));
+	rm->base = p;
+	return 0;
+}
+
+int ringmem_attach(int fd, const struct uring_geometry *g, bool resume, struct ringmem **ret)
+{
+	struct ringmem_header h = { .magic = RINGMEM_MAGIC, .version = RINGMEM_VERSION };
+	struct ringmem *rm = calloc(1, sizeof(*rm));
+	int r = -ENODATA;
+
+	if (!rm)
+		return -ENOMEM;
+	rm->fd = fd;
+	rm->nr_queues = g->nr_queues;
+	rm->depth = g->depth;
+	rm->queue_bytes = uring_queue_buf_bytes(g);
+	rm->meta_bytes = page_up(sizeof(h) + (size_t)g->nr_queues * g->depth * sizeof(struct ringmem_slot));
+	rm->size = rm->meta_bytes + (size_t)g->nr_queues * rm->queue_bytes;
+	h.nr_queues = g->nr_queues;
+	h.size = rm->size;
+	h.queue_bytes = rm->queue_bytes;
+	h.depth = g->depth;
+	h.header_size = (uint32_t)g->header_size;
+	h.payload_size = g->payload_size;
+	if (resume) {
+		r = map_existing(rm, &h);
+		if (r == 0)
+			rm->recovering = true;
+		else
+			log_warn("--ring-memfd: cannot take over the previous server's ring buffers (%s); "
+				 "requests its entries held stay unanswered", strerror(-r));
+	}
+	if (r < 0)
+		r = map_fresh(rm, &h);
+	if (r < 0) {
+		free(rm);
+		return r;
+	}
+	rm->slots = (struct ringmem_slot *)((char *)rm->base + sizeof(h));
+	if (!rm->recovering)
+		memset(rm->slots, 0, rm->meta_bytes - sizeof(h));
+	*ret = rm;
+	return 0;
+}
+
+void ringmem_detach(struct ringmem *rm)
+{
+	if (!rm)
+		return;
+	munmap(rm->base, rm->size);
+	free(rm);
+}
+
+void *ringmem_queue_mem(const struct ringmem *rm, unsigned qid)
+{
+	return (char *)rm->base + rm->meta_bytes + (size_t)qid * rm->queue_bytes;
+}
+
+struct ringmem_slot *ringmem_slot(const struct ringmem *rm, unsigned qid, unsigned idx)
+{
+	return &rm->slots[(size_t)qid * rm->depth + idx];
+}
