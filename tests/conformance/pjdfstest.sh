@@ -8,6 +8,8 @@
 # as the tenant, --ownership=xattr, exclusive cache, io_uring when the
 # kernel has it) | peer (libfuse passthrough_hp, PEER_BIN).
 # Needs PJDFSTEST_DIR (built tree), ZCFS_BIN. Exit 77 naming what is missing.
+# PROVE_ARGS: more prove options, e.g. "-j2" (test files in parallel; each
+# works on its own generated names, so only the wall time changes).
 here=$(cd "$(dirname "$0")" && pwd)
 path=${1:?usage: pjdfstest.sh PATH OUTDIR [tests]}
 out=${2:?usage: pjdfstest.sh PATH OUTDIR [tests]}
@@ -39,18 +41,26 @@ peer)
 zcfsd)
 	# shellcheck source=../integration/zcfsd_lib.sh
 	. "$here/../integration/zcfsd_lib.sh"
+	trap zcfsd_quiet_cleanup EXIT
 	if uring_on; then ZCFS_TRANSPORT=uring; else ZCFS_TRANSPORT=devfuse; fi
 	zcfsd_require
 	zcfsd_env 64M "$([ $ZCFS_TRANSPORT = uring ] && echo true || echo false)"
 	zcfsd_start
 	M=$TGT/pjd
 	mkdir -p "$M"
-	create_publish_or_fail pjd "$M";;
+	# The suite runs as root with its cwd in the volume root and switches
+	# to uids such as 65534 that must search it (rename/21.t renames names
+	# right in the cwd). A volume root is the tenant's, 0700, unless
+	# volume.create says otherwise: make it root's 0755, like the
+	# standalone paths' source directories and a freshly made fs.
+	ctlq call volume.create "{\"id\": \"pjd\", \"transport\": \"$ZCFS_TRANSPORT\", \"uid\": 0, \"gid\": 0, \"mode\": \"0755\"}" ||
+		{ show_zcfsd_log; fail "volume.create pjd"; }
+	ctlq volume publish pjd "$M" || { show_zcfsd_log; fail "publish pjd"; };;
 *) echo "pjdfstest.sh: unknown path $path" >&2; exit 2;;
 esac
 grep -q " $M fuse" /proc/self/mounts || fail "$path: nothing mounted at $M"
 start=$(date +%s)
-(cd "$M" && prove -r "${tests[@]}") >"$out/prove.out" 2>&1
+(cd "$M" && prove ${PROVE_ARGS:-} -r "${tests[@]}") >"$out/prove.out" 2>&1
 secs=$(( $(date +%s) - start ))
 # prove's "Files=N, Tests=N" and its summary report of failed test numbers
 total=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' "$out/prove.out")
