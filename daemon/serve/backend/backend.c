@@ -284,28 +284,44 @@ int set_new_owner(struct zcfs_session *se, int dirfd, const char *name, int fd, 
 	return 0;
 }
 
-int inode_kill_suidgid(struct zcfs_session *se, struct zcfs_inode *inode)
+mode_t suidgid_killed(const struct stat *st, uid_t uid, gid_t gid)
+{
+	mode_t mode = st->st_mode;
+
+	/* Every non-directory: fifos, sockets and devices have set-id bits too. */
+	if (S_ISDIR(mode) || S_ISLNK(mode))
+		return mode;
+	mode &= ~(mode_t)S_ISUID;
+	/* The kernel's rule (setattr_should_drop_sgid): set-gid goes when
+	 * group-executable, or when the caller is outside the file's group.
+	 * A FUSE request carries the caller's fsgid only, so membership by
+	 * a supplementary group is not seen (the bit then goes: the safe
+	 * side); uid 0 stands for CAP_FSETID. */
+	if ((mode & S_IXGRP) || (uid != 0 && gid != st->st_gid))
+		mode &= ~(mode_t)S_ISGID;
+	return mode;
+}
+
+int inode_kill_suidgid(struct zcfs_session *se, struct zcfs_inode *inode, uid_t uid, gid_t gid)
 {
 	struct stat st;
 	mode_t mode;
 	char path[32];
 	int r;
 
-	/* Every non-directory: fifos, sockets and devices have set-id bits too. */
 	r = inode_stat(se, inode, &st);
-	if (r < 0 || S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode))
+	if (r < 0)
 		return r;
-	mode = st.st_mode & ~S_ISUID;
-	/* Set-gid without group execute marks mandatory locking: it stays. */
-	if (st.st_mode & S_IXGRP)
-		mode &= ~S_ISGID;
+	mode = suidgid_killed(&st, uid, gid);
 	if (mode == st.st_mode)
 		return 0;
 	if (se->xattr_owner) {
 		struct ovr_stat o = { .uid = st.st_uid, .gid = st.st_gid, .mode = mode,
 				      .rdev = st.st_rdev };
-		return inode_set_ovr(se, inode, &o);
+		r = inode_set_ovr(se, inode, &o);
+	} else {
+		proc_fd_path(inode->fd, path);
+		r = RET_NERRNO(chmod(path, mode & 07777));
 	}
-	proc_fd_path(inode->fd, path);
-	return RET_NERRNO(chmod(path, mode & 07777));
+	return r < 0 ? r : 1;
 }

@@ -55,10 +55,14 @@ int new_owner(struct zcfs_req *req, struct zcfs_inode *parent, mode_t *mode, uid
 int set_new_owner(struct zcfs_session *se, int dirfd, const char *name, int fd, mode_t mode,
 		  uid_t uid, gid_t gid, dev_t rdev) _must_check_;
 
-/* Drops set-uid (and set-gid when group-executable) of a regular file,
- * as a write or truncate by a caller without CAP_FSETID must (the kernel
- * asks for it with FUSE_HANDLE_KILLPRIV_V2). */
-int inode_kill_suidgid(struct zcfs_session *se, struct zcfs_inode *inode) _must_check_;
+/* Drops set-uid, and set-gid when group-executable or when the caller
+ * (uid, fsgid) is outside the file's group, of a non-directory, as a
+ * write, truncate or fallocate by a caller without CAP_FSETID must (the
+ * kernel leaves it to us with FUSE_HANDLE_KILLPRIV_V2). Returns 1 when
+ * the mode changed, 0 when there was nothing to drop. */
+int inode_kill_suidgid(struct zcfs_session *se, struct zcfs_inode *inode, uid_t uid, gid_t gid) _must_check_;
+/* The mode st keeps after that kill by (uid, gid). */
+mode_t suidgid_killed(const struct stat *st, uid_t uid, gid_t gid);
 
 /* Type of the backing object (S_IFMT) the client sees as mode. In xattr
  * mode symlinks and device nodes are regular files holding the record. */

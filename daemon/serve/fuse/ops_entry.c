@@ -196,14 +196,13 @@ static int kill_request(struct zcfs_req *req, struct zcfs_inode *inode, const st
 	uid_t uid = req->in.uid;
 	bool may;
 
-	if (S_ISDIR(st->st_mode) || !((st->st_mode & S_ISUID) ||
-					(st->st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)))
+	if (suidgid_killed(st, uid, req->in.gid) == st->st_mode)
 		return 0;	/* nothing inode_kill_suidgid would drop */
 	may = uid == 0 || uid == st->st_uid ||
 	      handle_writer_exists(req->se->handles, inode->nodeid, uid);
 	if (!may && req->se->opts->resume)
 		may = (st->st_mode & S_IWOTH) || (req->in.gid == st->st_gid && (st->st_mode & S_IWGRP));
-	return may ? inode_kill_suidgid(req->se, inode) : -EPERM;
+	return may ? inode_kill_suidgid(req->se, inode, req->in.uid, req->in.gid) : -EPERM;
 }
 
 int op_setattr(struct zcfs_req *req)
@@ -227,7 +226,7 @@ int op_setattr(struct zcfs_req *req)
 			goto out;
 	}
 	if ((a->valid & FATTR_KILL_SUIDGID) && !(a->valid & FATTR_MODE)) {
-		r = inode_kill_suidgid(req->se, inode);
+		r = inode_kill_suidgid(req->se, inode, req->in.uid, req->in.gid);
 		if (r < 0)
 			goto out;
 	} else if (!(a->valid & ~(FATTR_FH | FATTR_LOCKOWNER | FATTR_CTIME))) {

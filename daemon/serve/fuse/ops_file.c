@@ -86,6 +86,17 @@ static int reopen_inode(struct zcfs_inode *inode, int flags)
 	return fd < 0 ? -errno : fd;
 }
 
+/* Drops the kernel's cached attributes of nodeid (not its pages), for
+ * changes no reply tells it of: a set-id kill on OPEN, whose reply has
+ * no attributes; st_blocks after a writeback flush. */
+static void attrs_changed(struct zcfs_session *se, uint64_t nodeid)
+{
+	struct fuse_notify_inval_inode_out inv = { .ino = nodeid, .off = -1 };
+	struct iovec iov = { .iov_base = &inv, .iov_len = sizeof(inv) };
+
+	(void)!fuse_notify(se, FUSE_NOTIFY_INVAL_INODE, &iov, 1);
+}
+
 int op_open(struct zcfs_req *req)
 {
 	const struct fuse_open_in *a = req->arg;
@@ -103,8 +114,11 @@ int op_open(struct zcfs_req *req)
 	if (fd == -EPERM && (backing_open_flags(se, a->flags) & O_NOATIME))
 		fd = reopen_inode(inode, backing_open_flags(se, a->flags) & ~O_NOATIME);	/* not the owner */
 	r = fd;
-	if (fd >= 0 && (a->open_flags & FUSE_OPEN_KILL_SUIDGID))
-		r = inode_kill_suidgid(se, inode);
+	if (fd >= 0 && (a->open_flags & FUSE_OPEN_KILL_SUIDGID)) {
+		r = inode_kill_suidgid(se, inode, req->in.uid, req->in.gid);
+		if (r > 0)
+			attrs_changed(se, inode->nodeid);
+	}
 	if (r >= 0)
 		r = new_file_handle(req, inode, fd, a->flags, &out);
 	req_inode_put(req, inode);
@@ -116,17 +130,24 @@ int op_open(struct zcfs_req *req)
 }
 
 /* kill: O_TRUNC of an existing set-id file by a caller without
- * CAP_FSETID (FUSE_OPEN_KILL_SUIDGID). */
+ * CAP_FSETID (FUSE_OPEN_KILL_SUIDGID); then attr, the entry's
+ * attributes, are looked up again. */
 static int create_handle(struct zcfs_req *req, uint64_t nodeid, int fd, int client_flags, bool kill,
-			 struct zcfs_open_out *out)
+			 struct zcfs_open_out *out, struct fuse_attr *attr)
 {
 	struct zcfs_inode *inode = inode_get(req->se->inodes, nodeid);
+	struct stat st;
 	int r = 0;
 
 	if (!inode)
 		return -ESTALE;
 	if (kill)
-		r = inode_kill_suidgid(req->se, inode);
+		r = inode_kill_suidgid(req->se, inode, req->in.uid, req->in.gid);
+	if (r > 0) {
+		r = inode_stat(req->se, inode, &st);
+		if (r == 0)
+			fill_attr(req->se, &st, attr);
+	}
 	if (r == 0)
 		r = new_file_handle(req, inode, fd, client_flags, out);
 	inode_put(req->se->inodes, inode);
@@ -176,7 +197,7 @@ int op_create(struct zcfs_req *req)
 	if (r < 0)
 		goto fail;
 	r = create_handle(req, out.e.nodeid, fd, a->flags,
-			  !created && (a->open_flags & FUSE_OPEN_KILL_SUIDGID), &out.o);
+			  !created && (a->open_flags & FUSE_OPEN_KILL_SUIDGID), &out.o, &out.e.attr);
 	if (r < 0) {
 		inode_forget(se->inodes, out.e.nodeid, 1);
 		goto fail;
@@ -204,7 +225,7 @@ static int kill_suidgid_fh(struct zcfs_req *req, uint64_t fh)
 	r = h ? req_inode(req, h->nodeid, &inode) : req_inode(req, req->in.nodeid, &inode);
 	if (r < 0)
 		return r;
-	r = inode_kill_suidgid(req->se, inode);
+	r = inode_kill_suidgid(req->se, inode, req->in.uid, req->in.gid);
 	req_inode_put(req, inode);
 	return r;
 }
@@ -353,10 +374,8 @@ int op_fsync(struct zcfs_req *req)
 		/* Under writeback the kernel keeps attributes from before its
 		 * flush (st_blocks): drop them, data pages stay. */
 		struct zcfs_handle *h = handle_get(req->se->handles, a->fh);
-		struct fuse_notify_inval_inode_out inv = { .ino = h ? h->nodeid : 0, .off = -1 };
-		struct iovec iov = { .iov_base = &inv, .iov_len = sizeof(inv) };
-		if (inv.ino)
-			(void)!fuse_notify(req->se, FUSE_NOTIFY_INVAL_INODE, &iov, 1);
+		if (h)
+			attrs_changed(req->se, h->nodeid);
 	}
 	return reply_err(req, r);
 }
