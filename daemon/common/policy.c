@@ -561,7 +561,7 @@ static struct policy *policy_new(void)
 	struct policy *p = calloc(1, sizeof(*p));
 
 	if (p) {
-		/* 0: chosen per volume by the io_uring geometry (zcfsd_budget.c) */
+		/* 0: chosen per volume by the io_uring geometry (zcfsd/budget/budget.c) */
 		p->queue_depth = 0;
 		p->max_write = 0;
 		p->transport = POLICY_TRANSPORT_AUTO;

@@ -34,7 +34,7 @@ struct policy {
 	enum policy_transport transport;
 	uint64_t dirty_limit;		/* per-volume writeback cache (bdi max_bytes); 0: off */
 	uint32_t stall_timeout_ms;	/* a server holding requests without answering this long is
-					 * restarted (zcfsd_stall.c); 0: never */
+					 * restarted (zcfsd/server/stall.c); 0: never */
 	char *metrics_listen;		/* NULL: no metrics endpoint; "/path" or IP:PORT */
 	struct policy_tenant *tenants;
 	size_t n_tenants;

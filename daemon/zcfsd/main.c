@@ -14,9 +14,14 @@
 #include "daemon/common/log.h"
 #include "daemon/common/uring_sizing.h"
 #include "daemon/common/version.h"
-#include "zcfsd.h"
-#include "zcfsd_broker.h"
-#include "zcfsd_metrics.h"
+#include "daemon/zcfsd/budget/budget.h"
+#include "daemon/zcfsd/mounts/mounts.h"
+#include "daemon/zcfsd/broker/broker.h"
+#include "daemon/zcfsd/state/state.h"
+#include "daemon/zcfsd/server/server.h"
+#include "daemon/zcfsd/lifecycle/lifecycle.h"
+#include "daemon/zcfsd/protocol/protocol.h"
+#include "daemon/zcfsd/protocol/metrics.h"
 
 static void usage(void)
 {

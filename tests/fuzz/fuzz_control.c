@@ -26,7 +26,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include "daemon/common/log.h"
-#include "daemon/zcfsd/zcfsd.h"
+#include "daemon/zcfsd/protocol/protocol.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -23,7 +23,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "daemon/serve/backend/broker_client.h"
-#include "daemon/zcfsd/zcfsd_broker.h"
+#include "daemon/zcfsd/broker/broker.h"
 
 /* ---- fake kernel ------------------------------------------------------- */
 

@@ -11,7 +11,7 @@
 #include "daemon/common/uring_sizing.h"
 #include "daemon/serve/core/options.h"
 #include "daemon/serve/transport/uring_geometry.h"
-#include "daemon/zcfsd/zcfsd.h"
+#include "daemon/zcfsd/budget/budget.h"
 
 #define MiB (1ULL << 20)
 #define KiB 1024u

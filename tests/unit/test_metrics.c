@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "daemon/common/version.h"
-#include "daemon/zcfsd/zcfsd_metrics.h"
+#include "daemon/zcfsd/protocol/metrics.h"
 
 static const char *const doc =
 	"{\"tenants\": [{\"name\": \"t1\", \"uid\": 2001, \"gid\": 2001, \"memlock_budget\": \"8M\","

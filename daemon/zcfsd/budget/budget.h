@@ -1,0 +1,29 @@
+/* Pinned memory: what a volume's servers pin, a new volume's default
+ * geometry, the tenant's charge and the check before a first publish. */
+#ifndef ZCFSD_BUDGET_H
+#define ZCFSD_BUDGET_H
+
+#include "daemon/zcfsd/model/model.h"
+
+bool zcfsd_uses_uring(enum policy_transport t, const struct policy_tenant *tenant);
+/* A new volume's queue depth and max_write (0: not given): on io_uring
+ * the default geometry of ncpus queues (daemon/common/uring_sizing.h,
+ * at most URING_DEFAULT_PINNED_BUDGET), else the preferred ones. */
+void zcfsd_resolve_geometry(unsigned ncpus, bool uring, uint32_t *depth, uint32_t *max_write);
+/* Deepest queue (1..1024) whose pinned bytes fit in FREE; 0 if none. */
+uint32_t zcfsd_depth_that_fits(unsigned ncpus, uint32_t max_write, uint64_t free_bytes);
+/* The bytes V's servers pin (0 on /dev/fuse), exactly what zcfs-serve
+ * allocates for the options zcfsd passes. */
+int zcfsd_pinned_bytes(struct zcfsd *d, const struct zcfsd_volume *v,
+		       const struct policy_tenant *t, uint64_t *ret);
+uint64_t zcfsd_tenant_used(struct zcfsd *d, const char *tenant);
+/* Whether V's first publish fits the tenant's budget and what zcfsd may
+ * grant as RLIMIT_MEMLOCK; *pinned: the bytes to charge. RESOURCE_EXHAUSTED
+ * with the queue depth that would fit, if any. */
+int zcfsd_budget_check(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+		       uint64_t *pinned, struct zcfsd_err *e);
+unsigned zcfsd_possible_cpus(void);
+/* zcfs-serve --help mentions OPTION (features appear as options). */
+bool zcfsd_serve_has_option(const char *serve_bin, const char *option);
+
+#endif

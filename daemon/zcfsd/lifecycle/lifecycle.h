@@ -1,0 +1,36 @@
+/* A volume's life as the methods see it: create, publish, unpublish,
+ * delete; and the start-up cleanup of what a crash left half done. */
+#ifndef ZCFSD_LIFECYCLE_H
+#define ZCFSD_LIFECYCLE_H
+
+#include "daemon/zcfsd/model/model.h"
+#include "daemon/zcfsd/mounts/rootown.h"
+
+/* A checked volume.create (protocol/volume_params.c). */
+struct zcfsd_volume_spec {
+	const char *id;
+	const struct policy_tenant *tenant;
+	uint32_t queue_depth;
+	uint32_t max_write;
+	enum policy_transport transport;
+	bool read_only;
+	uint64_t size;			/* 0: no limit */
+	struct zcfsd_root_owner owner;	/* the volume root's uid/gid/mode, if given */
+};
+
+int zcfsd_volume_create(struct zcfsd *d, const struct zcfsd_volume_spec *s,
+			struct zcfsd_volume **ret, struct zcfsd_err *e);
+/* TARGET read-only when READ_ONLY (or the volume is); MOUNT_GROUP >= 0
+ * applied to the volume root (group, set-gid, group rwx) on the first
+ * target; on a later one it must match. */
+int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
+			 bool read_only, int64_t mount_group, struct zcfsd_err *e);
+int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
+			   struct zcfsd_err *e);
+int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfsd_err *e);
+
+/* orphans.c: after re-adoption, undo the fuse.zcfs mounts (and their
+ * servers) zcfsd made but never recorded (killed during a publish). */
+void zcfsd_clean_orphans(struct zcfsd *d);
+
+#endif

@@ -1,0 +1,192 @@
+/* volume.publish, volume.unpublish and volume.delete: every request path
+ * is checked before anything changes; a failing step undoes the earlier ones. */
+#include <poll.h>
+#include <string.h>
+#include <sys/mount.h>
+#include "daemon/common/log.h"
+#include "daemon/common/parse.h"
+#include "daemon/zcfsd/budget/budget.h"
+#include "daemon/zcfsd/mounts/mounts.h"
+#include "daemon/zcfsd/mounts/rootown.h"
+#include "daemon/zcfsd/server/server.h"
+#include "daemon/zcfsd/state/state.h"
+#include "lifecycle.h"
+
+/* Waits a moment for a server that fails at once (bad source, bad
+ * options), so publish can report it instead of a restart loop. */
+static bool server_died_early(struct zcfsd_volume *v)
+{
+	struct pollfd p = { .fd = v->srv.pidfd, .events = POLLIN };
+
+	return poll(&p, 1, 200) > 0;
+}
+
+int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
+			       bool read_only, int64_t mount_group, struct zcfsd_err *e)
+{
+	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
+	_cleanup_close_ int tfd = -1;
+	struct zcfsd_volume *owner;
+	bool created_target = false, created_storage = false, first = v->n_targets == 0;
+	bool ro = read_only || v->read_only;	/* a read-only volume has no writable target */
+	uint64_t pinned = 0;
+	size_t idx;
+	int r;
+
+	if (!t)
+		return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, -ENOENT,
+				  "tenant '%s' of volume '%s' is not in the policy any more", v->tenant, v->id);
+	r = zcfsd_target_check(t, target, e);
+	if (r < 0)
+		return r;
+	owner = zcfsd_target_owner(d, target, &idx);
+	if (owner == v)
+		return zcfsd_target_same(v, target, ro, e);	/* already done, if alike */
+	if (owner)
+		return zcfsd_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST, "target '%s' is used by volume '%s'",
+				  target, owner->id);
+	if (first) {
+		r = zcfsd_budget_check(d, v, t, &pinned, e);
+		if (r < 0)
+			return r;
+	}
+	if (!first && mount_group >= 0) {
+		/* the running server has read the root's record: it stays */
+		_cleanup_close_ int dfd = zcfsd_storage_open(t, v->id);
+		if (dfd < 0 || !zcfsd_root_owner_matches(dfd, NULL, mount_group))
+			return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY,
+					  "volume '%s' is published with another group on its root than mount_group %lld",
+					  v->id, (long long)mount_group);
+	}
+	tfd = zcfsd_target_open(target, &created_target, e);
+	if (tfd < 0)
+		return tfd;
+	if (!first) {
+		r = zcfsd_mount_bind(v, tfd, target, ro, e);
+		if (r == 0 && (r = zcfsd_volume_add_target(v, target)) < 0) {
+			(void)umount2(target, UMOUNT_NOFOLLOW | MNT_DETACH);
+			zcfsd_fail(e, ZCFS_INTERNAL, r, "out of memory");
+		}
+		goto out;
+	}
+	r = zcfsd_storage_ensure(t, v->id, &created_storage, e);
+	if (r < 0)
+		goto out;
+	if (mount_group >= 0) {
+		_cleanup_close_ int dfd = zcfsd_storage_open(t, v->id);
+		r = dfd < 0 ? zcfsd_fail(e, ZCFS_INTERNAL, dfd, "storage of '%s': %s", v->id, strerror(-dfd)) :
+			      zcfsd_root_owner_apply(dfd, NULL, mount_group, e);
+		if (r < 0)
+			goto out;
+	}
+	r = zcfsd_mount_fuse(d, v, tfd, target, ro, zcfsd_uses_uring(v->transport, t), e);
+	if (r < 0)
+		goto out;
+	r = zcfsd_volume_add_target(v, target);
+	if (r < 0) {
+		zcfsd_fail(e, ZCFS_INTERNAL, r, "out of memory");
+		goto undo_mount;
+	}
+	v->pinned = pinned;	/* charged from here on: the spawn's rlimit counts it */
+	v->srv.restarts = 0;
+	v->srv.backoff_ms = 0;
+	r = zcfsd_spawn_server(d, v, t, e);
+	if (r < 0)
+		goto undo_target;
+	if (server_died_early(v)) {
+		r = zcfsd_fail(e, ZCFS_INTERNAL, -ECHILD,
+			       "zcfs-serve for volume '%s' exited at once; see %s/logs/%s.log",
+			       v->id, d->state_dir, v->id);
+		zcfsd_stop_server(d, v);
+		goto undo_target;
+	}
+	goto out;
+undo_target:
+	zcfsd_volume_remove_target(v, v->n_targets - 1);
+undo_mount:
+	(void)zcfsd_target_unmount(v, target, true);
+	v->fuse_fd = safe_close(v->fuse_fd);
+	v->pinned = 0;
+out:
+	if (r < 0) {
+		if (created_storage)
+			zcfsd_storage_remove_dir(t, v->id);
+		if (created_target)
+			(void)rmdir(target);
+		return r;
+	}
+	v->detached_reason = NULL;
+	r = zcfsd_state_save(d);
+	if (r < 0)
+		log_err("event=state-save-failed error=%s", strerror(-r));
+	log_info("event=publish volume=%s target=%s targets=%zu conn=%u pinned=%llu read_only=%d", v->id,
+		 target, v->n_targets, v->conn, (unsigned long long)v->pinned, ro);
+	return 0;
+}
+
+int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
+			   struct zcfsd_err *e)
+{
+	size_t i;
+	int r;
+
+	if (!target)
+		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.target is required");
+	if (zcfsd_target_check_shape(target, e) < 0)
+		return -EINVAL;
+	if (!path_is_normalized_absolute(target))
+		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				  "target '%s' is not a normalized absolute path", target);
+	for (i = 0; i < v->n_targets; i++)
+		if (!strcmp(v->targets[i], target))
+			break;
+	if (i == v->n_targets)
+		return 0;	/* not published there: nothing to do */
+	if (v->n_targets == 1) {
+		r = zcfsd_volume_teardown(d, v, false);
+	} else {
+		r = zcfsd_target_unmount(v, target, false);
+		if (r == 0)
+			zcfsd_volume_remove_target(v, i);
+	}
+	if (r < 0)
+		return zcfsd_fail(e, r == -ENOTUNIQ ? ZCFS_FAILED_PRECONDITION : ZCFS_UNAVAILABLE, r,
+				  "target '%s' of volume '%s' could not be unmounted (%s); it stays "
+				  "published, retry", target, v->id,
+				  r == -ENOTUNIQ ? "moved, and other targets moved too" : strerror(-r));
+	r = zcfsd_state_save(d);
+	if (r < 0)
+		log_err("event=state-save-failed error=%s", strerror(-r));
+	log_info("event=unpublish volume=%s target=%s targets=%zu", v->id, target, v->n_targets);
+	return 0;
+}
+
+int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfsd_err *e)
+{
+	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
+	struct zcfsd_volume **pp;
+	_cleanup_free_ char *logpath = NULL;
+	int r;
+
+	if (v->n_targets)
+		return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY,
+				  "volume '%s' is published at %s; unpublish it first", v->id,
+				  v->targets[0]);
+	if (t) {
+		r = zcfsd_storage_delete(t, v->id);
+		if (r < 0)
+			return zcfsd_fail(e, ZCFS_INTERNAL, r, "removing %s/%s: %s", t->storage_root, v->id,
+					  strerror(-r));
+	}
+	for (pp = &d->volumes; *pp != v; pp = &(*pp)->next)
+		;
+	*pp = v->next;
+	if (asprintf(&logpath, "%s/logs/%s.log", d->state_dir, v->id) >= 0)
+		(void)unlink(logpath);
+	log_info("event=volume-delete volume=%s tenant=%s", v->id, v->tenant);
+	zcfsd_volume_free(v);
+	r = zcfsd_state_save(d);
+	if (r < 0)
+		log_err("event=state-save-failed error=%s", strerror(-r));
+	return 0;
+}

@@ -1,0 +1,130 @@
+/* zcfsd's in-memory model: the daemon, its volumes and their servers,
+ * the error record of a request, the fd numbers a server gets. The layers
+ * above (budget, mounts, broker, state, server, lifecycle, protocol) each
+ * have a header of their own and include this one. */
+#ifndef ZCFSD_MODEL_H
+#define ZCFSD_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <json-c/json.h>
+#include "daemon/common/policy.h"
+#include "daemon/common/zcfs_proto.h"
+
+#include "daemon/common/zcfs_stats.h"
+
+/* The fds every server gets: the fuse connection (--fd=3), ... */
+#define ZCFSD_SERVER_FUSE_FD 3
+#define ZCFSD_SERVER_STATS_FD 5	/* shared request counters (zcfs_stats.h) */
+/* Passthrough broker (broker/broker.h): the server's end, and zcfsd's end
+ * parked in the server (never used there) so that a restarted zcfsd can
+ * take it back with pidfd_getfd(2), like the fuse fd and the counters. */
+#define ZCFSD_SERVER_BROKER_FD 6
+#define ZCFSD_SERVER_BROKER_PARK_FD 7
+#define ZCFSD_SERVER_RING_FD 8		/* io_uring buffers (model/ringfd.c) */
+
+/* An error for the client: CSI code and a message a person can act on. */
+struct zcfsd_err {
+	enum zcfs_code code;
+	char msg[512];
+};
+int zcfsd_fail(struct zcfsd_err *e, enum zcfs_code code, int r, const char *fmt, ...) _printf_(4, 5);
+
+struct zcfsd_server {
+	pid_t pid;			/* 0: none running (stopped or waiting to restart) */
+	int pidfd;
+	unsigned long long starttime;	/* /proc/PID/stat field 22, guards pid reuse */
+	int64_t started_at;		/* wall clock of this server's start */
+	unsigned restarts;
+	unsigned backoff_ms;
+	int64_t restart_due_ms;		/* monotonic; 0: no restart pending */
+	int64_t started_ms;		/* monotonic start of this server */
+	unsigned unserved_exits;	/* consecutive exits before serving (crash loop) */
+	bool adopted;			/* not our child (taken over after a daemon restart) */
+};
+
+struct zcfsd_volume {
+	char *id;
+	char *tenant;
+	uint32_t queue_depth;
+	uint32_t max_write;
+	enum policy_transport transport;	/* what the server is asked for */
+	bool read_only;
+	uint64_t size;			/* bytes the volume may hold (--quota-bytes), 0: no limit */
+	char **targets;			/* targets[0] is the fuse mount, the rest bind mounts */
+	size_t n_targets;
+	/* Published state: live while n_targets > 0. */
+	int fuse_fd;			/* the daemon's dup of the connection, -1 if none */
+	unsigned conn;			/* /sys/fs/fuse/connections/<conn> */
+	uint64_t pinned;		/* bytes charged to the tenant */
+	struct zcfsd_server srv;
+	struct zcfsd_broker *broker;	/* passthrough broker of the running server, or NULL */
+	/* Why zcfsd last unpublished the volume on its own (a static
+	 * string, e.g. its connection was aborted); NULL after a publish. */
+	const char *detached_reason;
+	/* Request counters shared with the server; stats_fd is valid only
+	 * while stats is set. Kept across server restarts. */
+	struct zcfs_stats *stats;
+	int stats_fd;
+	/* Hung-server detection (server/stall.c). */
+	uint64_t stall_requests;	/* answered requests at the last sample */
+	int64_t stall_since_ms;		/* monotonic: first sample with that count and requests waiting; 0: none */
+	bool stalled;			/* detected; cleared when its successor starts */
+	unsigned stalls;		/* detections since zcfsd started */
+	/* io_uring volumes: the ring-buffer memfd of the current connection. */
+	bool has_ring_fd;
+	int ring_fd;
+	struct zcfsd_volume *next;
+};
+
+struct zcfsd {
+	struct policy *policy;
+	const char *policy_path;
+	const char *state_dir;
+	const char *socket_path;
+	const char *serve_bin;
+	bool serve_can_resume;		/* zcfs-serve has --resume (restart on a live connection) */
+	unsigned ncpus;			/* possible CPUs */
+	struct zcfsd_volume *volumes;
+	int epoll_fd;
+	int listen_fd;
+	int signal_fd;
+	int64_t started_at;
+	bool quit;
+};
+
+/* time */
+int64_t zcfsd_now_ms(void);
+int64_t zcfsd_wall(void);
+
+/* volume lookup and lifetime (model/volume.c) */
+struct zcfsd_volume *zcfsd_volume_find(struct zcfsd *d, const char *id);
+void zcfsd_volume_free(struct zcfsd_volume *v);
+size_t zcfsd_tenant_volume_count(struct zcfsd *d, const char *tenant);
+int zcfsd_storage_path(struct zcfsd *d, const struct zcfsd_volume *v, char **ret);
+int zcfsd_volume_add_target(struct zcfsd_volume *v, const char *target);
+void zcfsd_volume_remove_target(struct zcfsd_volume *v, size_t i);
+/* The volume published at TARGET (its index in *idx), or NULL. */
+struct zcfsd_volume *zcfsd_target_owner(struct zcfsd *d, const char *target, size_t *idx);
+
+/* model/stats.c: the memfd of a volume's request counters;
+ * model/ringfd.c: the memfd of its io_uring connection's ring buffers. */
+int zcfsd_stats_ensure(struct zcfsd_volume *v);
+int zcfsd_stats_adopt(struct zcfsd_volume *v, int pidfd);
+void zcfsd_stats_release(struct zcfsd_volume *v);
+int zcfsd_ringfd_ensure(struct zcfsd_volume *v);
+void zcfsd_ringfd_adopt(struct zcfsd_volume *v, int pidfd);
+void zcfsd_ringfd_release(struct zcfsd_volume *v);
+
+/* 0 if FD is an open /dev/fuse (character device 10:229), else -errno. */
+int zcfsd_check_dev_fuse(int fd);
+
+/* epoll tags: the low 32 bits carry the fd */
+#define ZCFSD_EV_LISTEN  (1ULL << 32)
+#define ZCFSD_EV_SIGNAL  (2ULL << 32)
+#define ZCFSD_EV_CLIENT  (3ULL << 32)
+#define ZCFSD_EV_PIDFD   (4ULL << 32)
+#define ZCFSD_EV_BROKER  (5ULL << 32)
+
+#endif

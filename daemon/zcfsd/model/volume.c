@@ -1,0 +1,78 @@
+/* The volume model: lookup, lifetime, targets, where its storage lives. */
+#include <string.h>
+#include "daemon/common/util.h"
+#include "model.h"
+
+struct zcfsd_volume *zcfsd_volume_find(struct zcfsd *d, const char *id)
+{
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+		if (!strcmp(v->id, id))
+			return v;
+	return NULL;
+}
+
+void zcfsd_volume_free(struct zcfsd_volume *v)
+{
+	if (!v)
+		return;
+	zcfsd_stats_release(v);
+	zcfsd_ringfd_release(v);
+	for (size_t i = 0; i < v->n_targets; i++)
+		free(v->targets[i]);
+	free(v->targets);
+	free(v->id);
+	free(v->tenant);
+	safe_close(v->fuse_fd);
+	safe_close(v->srv.pidfd);
+	free(v);
+}
+
+size_t zcfsd_tenant_volume_count(struct zcfsd *d, const char *tenant)
+{
+	size_t n = 0;
+
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+		n += !strcmp(v->tenant, tenant);
+	return n;
+}
+
+int zcfsd_storage_path(struct zcfsd *d, const struct zcfsd_volume *v, char **ret)
+{
+	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
+
+	if (!t)
+		return -ENOENT;
+	return asprintf(ret, "%s/%s", t->storage_root, v->id) < 0 ? -ENOMEM : 0;
+}
+
+int zcfsd_volume_add_target(struct zcfsd_volume *v, const char *target)
+{
+	char **n = realloc(v->targets, (v->n_targets + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	v->targets = n;
+	n[v->n_targets] = strdup(target);
+	if (!n[v->n_targets])
+		return -ENOMEM;
+	v->n_targets++;
+	return 0;
+}
+
+void zcfsd_volume_remove_target(struct zcfsd_volume *v, size_t i)
+{
+	free(v->targets[i]);
+	memmove(&v->targets[i], &v->targets[i + 1], (v->n_targets - i - 1) * sizeof(char *));
+	v->n_targets--;
+}
+
+struct zcfsd_volume *zcfsd_target_owner(struct zcfsd *d, const char *target, size_t *idx)
+{
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+		for (size_t i = 0; i < v->n_targets; i++)
+			if (!strcmp(v->targets[i], target)) {
+				*idx = i;
+				return v;
+			}
+	return NULL;
+}

@@ -1,0 +1,61 @@
+/* Mount mechanics: publish targets (checks, the fuse mount and binds made
+ * on checked fds, unmount by what was mounted), fuse connections, a
+ * volume's storage directory. Below the server and lifecycle layers. */
+#ifndef ZCFSD_MOUNTS_H
+#define ZCFSD_MOUNTS_H
+
+#include <stdint.h>
+#include "daemon/zcfsd/model/model.h"
+
+/* Opens PATH refusing any symlink on the way (openat2 RESOLVE_NO_SYMLINKS). */
+int zcfsd_open_nofollow(const char *path, uint64_t flags);
+
+/* target.c: a target's string (no control characters, NAME_MAX/PATH_MAX),
+ * normalized absolute and under one of T's prefixes. */
+int zcfsd_target_check_shape(const char *target, struct zcfsd_err *e);
+int zcfsd_target_check(const struct policy_tenant *t, const char *target, struct zcfsd_err *e);
+/* O_PATH fd of the target directory; creates the last component when
+ * only it is missing (*created tells the caller to remove it on error). */
+int zcfsd_target_open(const char *target, bool *created, struct zcfsd_err *e);
+/* The first target: a new fuse connection (v->fuse_fd, v->conn) mounted
+ * on the target fd TFD, read-only for this target alone when RO. */
+int zcfsd_mount_fuse(struct zcfsd *d, struct zcfsd_volume *v, int tfd, const char *target, bool ro,
+		     bool uring, struct zcfsd_err *e);
+/* A further target: a bind of the first target's mount with its own RO flag. */
+int zcfsd_mount_bind(struct zcfsd_volume *v, int tfd, const char *target, bool ro,
+		     struct zcfsd_err *e);
+/* Publishing a target again succeeds when it is what is asked for. */
+int zcfsd_target_same(const struct zcfsd_volume *v, const char *target, bool ro,
+		      struct zcfsd_err *e);
+/* Unmounts TARGET's mount of V's connection; 0 once it is gone. */
+int zcfsd_target_unmount(struct zcfsd_volume *v, const char *target, bool lazy);
+
+/* fuse_conn.c: the fuse connection (device minor) mounted at PATH on
+ * top, or -ENOENT; the fusectl abort of one. */
+int zcfsd_mount_conn_at(const char *path, unsigned *conn);
+int zcfsd_conn_abort(unsigned conn);
+int zcfsd_fusectl_ensure(void);
+bool zcfsd_conn_exists(unsigned conn);
+
+/* unmount.c: unmount TARGET's mount of fuse connection CONN, found by
+ * mount id (also after a rename or symlink swap on its path), never
+ * another mount; KEEP are the volume's other targets. 0 when no such
+ * mount is left, -ENOTUNIQ when several moved mounts could be it. */
+int zcfsd_unmount_target(unsigned conn, const char *target, const char *const *keep, size_t n_keep,
+			 bool lazy, const char *volume);
+/* Every mount of CONN; 0 when none is left, -EBUSY otherwise. */
+int zcfsd_unmount_conn(unsigned conn, bool lazy, const char *volume);
+
+/* syncfs.c: syncfs(2) of the mount at target, waiting at most timeout_ms. */
+int zcfsd_syncfs_bounded(const char *target, int timeout_ms) _must_check_;
+
+/* storage.c: STORAGE_ROOT/ID owned by the tenant 0700 under a root:GID
+ * 0710 root (*created: made now); opened without following symlinks;
+ * removed (an empty one, or the whole tree without crossing mounts). */
+int zcfsd_storage_ensure(const struct policy_tenant *t, const char *id, bool *created,
+			 struct zcfsd_err *e);
+int zcfsd_storage_open(const struct policy_tenant *t, const char *id);
+void zcfsd_storage_remove_dir(const struct policy_tenant *t, const char *id);
+int zcfsd_storage_delete(const struct policy_tenant *t, const char *id);
+
+#endif

@@ -1,0 +1,166 @@
+/* A volume's storage directory STORAGE_ROOT/ID: made with the modes and
+ * owners the tenant's servers need and nobody else gets, opened without
+ * following symlinks, removed without crossing mounts. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "daemon/common/util.h"
+#include "mounts.h"
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	_cleanup_free_ char *p = strdup(path);
+
+	if (!p)
+		return -ENOMEM;
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	return mkdir(p, mode) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+/* The server runs as the tenant (no supplementary groups) and opens
+ * STORAGE_ROOT/ID by path: every existing directory above it must let
+ * the tenant search it, or the server dies at start with EACCES. Mode bits only
+ * (an ACL that grants more is not seen: the error then names a directory
+ * that does work, which the operator can tell from its ACL). */
+static int check_tenant_traverse(const struct policy_tenant *t, struct zcfsd_err *e)
+{
+	_cleanup_free_ char *p = strdup(t->storage_root);
+	struct stat st;
+	char *s;
+
+	if (!p)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
+	for (s = p;; s++) {
+		char c = *s;
+		mode_t need;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*s = '\0';
+		if (stat(*p ? p : "/", &st) == 0 && S_ISDIR(st.st_mode)) {
+			need = st.st_uid == t->uid ? S_IXUSR : st.st_gid == t->gid ? S_IXGRP : S_IXOTH;
+			if (!(st.st_mode & need))
+				return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, -EACCES,
+						  "tenant '%s' (uid %u) cannot reach its storage_root %s: "
+						  "directory %s (mode %04o, owner %u:%u) denies it search "
+						  "permission; fix: chmod o+x %s (or move storage_root)",
+						  t->name, (unsigned)t->uid, t->storage_root, *p ? p : "/",
+						  (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
+						  (unsigned)st.st_gid, *p ? p : "/");
+		}
+		*s = c;
+		if (!c)
+			return 0;
+	}
+}
+
+/* STORAGE_ROOT/ID, owned by the tenant, 0700. The root itself is kept
+ * root:TENANT_GID 0710: the tenant's servers reach their volumes, no
+ * other host user reaches anything below it, whatever modes clients give
+ * the files inside (a client's chmod 1777 of the volume root lands on the
+ * storage dir itself). */
+int zcfsd_storage_ensure(const struct policy_tenant *t, const char *id, bool *created,
+			  struct zcfsd_err *e)
+{
+	_cleanup_close_ int rfd = -1, vfd = -1;
+	int r;
+
+	*created = false;
+	/* Before making anything: what is missing is made 0711 (reachable). */
+	r = check_tenant_traverse(t, e);
+	if (r < 0)
+		return r;
+	r = mkdir_p(t->storage_root, 0711);
+	if (r < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, r, "storage_root %s: %s", t->storage_root, strerror(-r));
+	rfd = zcfsd_open_nofollow(t->storage_root, O_RDONLY | O_DIRECTORY);
+	if (rfd < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, rfd, "storage_root %s: %s", t->storage_root,
+				  strerror(-rfd));
+	if (fchown(rfd, 0, t->gid) < 0 || fchmod(rfd, 0710) < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "storage_root %s: %m", t->storage_root);
+	if (mkdirat(rfd, id, 0700) == 0)
+		*created = true;
+	else if (errno != EEXIST)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "mkdir %s/%s: %m", t->storage_root, id);
+	vfd = RET_NERRNO(openat(rfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+	if (vfd < 0 || fchown(vfd, t->uid, t->gid) < 0 || fchmod(vfd, 0700) < 0) {
+		r = vfd < 0 ? vfd : -errno;
+		if (*created)
+			(void)unlinkat(rfd, id, AT_REMOVEDIR);
+		*created = false;
+		return zcfsd_fail(e, ZCFS_INTERNAL, r, "storage %s/%s: %s", t->storage_root, id,
+				  strerror(-r));
+	}
+	return 0;
+}
+
+/* The storage directory STORAGE_ROOT/ID (no symlink followed), or -errno. */
+int zcfsd_storage_open(const struct policy_tenant *t, const char *id)
+{
+	_cleanup_close_ int rfd = zcfsd_open_nofollow(t->storage_root, O_PATH | O_DIRECTORY);
+
+	if (rfd < 0)
+		return rfd;
+	return RET_NERRNO(openat(rfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+}
+
+void zcfsd_storage_remove_dir(const struct policy_tenant *t, const char *id)
+{
+	_cleanup_free_ char *p = NULL;
+
+	if (asprintf(&p, "%s/%s", t->storage_root, id) >= 0)
+		(void)rmdir(p);
+}
+
+/* rm -rf below DFD without following symlinks or crossing mounts. */
+static int rm_rf_at(int dfd, const char *name, dev_t dev)
+{
+	_cleanup_closedir_ DIR *dir = NULL;
+	struct dirent *de;
+	struct stat st;
+	int fd, r = 0;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return RET_NERRNO(unlinkat(dfd, name, 0));
+	if (st.st_dev != dev)
+		return -EXDEV;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		safe_close(fd);
+		return -errno;
+	}
+	while ((de = readdir(dir))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		int k = rm_rf_at(dirfd(dir), de->d_name, dev);
+		if (k < 0 && r == 0)
+			r = k;
+	}
+	if (r == 0)
+		r = RET_NERRNO(unlinkat(dfd, name, AT_REMOVEDIR));
+	return r;
+}
+
+int zcfsd_storage_delete(const struct policy_tenant *t, const char *id)
+{
+	_cleanup_close_ int rfd = zcfsd_open_nofollow(t->storage_root, O_PATH | O_DIRECTORY);
+	struct stat st;
+
+	if (rfd < 0 || fstat(rfd, &st) < 0)
+		return 0;	/* no storage_root: nothing of the volume is left */
+	return rm_rf_at(rfd, id, st.st_dev);
+}

@@ -1,0 +1,280 @@
+/* The control methods: argument checks and JSON results around the
+ * volume mechanics in lifecycle/ and mounts/. */
+#include <string.h>
+#include "daemon/common/log.h"
+#include "daemon/zcfsd/budget/budget.h"
+#include "daemon/zcfsd/mounts/rootown.h"
+#include "daemon/zcfsd/state/state.h"
+#include "daemon/zcfsd/lifecycle/lifecycle.h"
+#include "protocol.h"
+
+const char *zcfsd_param_string(json_object *params, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(params, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+int zcfsd_only_params(json_object *params, const char *const *allowed, struct zcfsd_err *e)
+{
+	const char *key = zcfs_json_unknown_key(params, allowed);
+
+	if (key)
+		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "unknown parameter '%.64s'", key);
+	return 0;
+}
+
+/* The volume named by params.id; codes for a bad or unknown id. */
+static struct zcfsd_volume *volume_param(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+{
+	const char *id = zcfsd_param_string(params, "id");
+	struct zcfsd_volume *v;
+
+	if (!id || !name_is_valid_id(id)) {
+		zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+			   "params.id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+		return NULL;
+	}
+	v = zcfsd_volume_find(d, id);
+	if (!v)
+		zcfsd_fail(e, ZCFS_NOT_FOUND, -ENOENT, "no volume '%s'", id);
+	return v;
+}
+
+static json_object *wrap_volume(struct zcfsd *d, struct zcfsd_volume *v)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "volume", zcfsd_volume_json(d, v, false));
+	return o;
+}
+
+static json_object *m_create(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+{
+	struct zcfsd_volume_spec spec;
+	struct zcfsd_volume *v;
+
+	if (zcfsd_volume_spec_parse(d, params, &spec, e) < 0 || zcfsd_volume_create(d, &spec, &v, e) < 0)
+		return NULL;
+	return wrap_volume(d, v);
+}
+
+static json_object *m_publish(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+{
+	static const char *const keys[] = { "id", "target", "read_only", "mount_group", NULL };
+	struct zcfsd_volume *v;
+	json_object *ro = NULL;
+	int64_t group;
+
+	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, params, e)) ||
+	    zcfsd_mount_group_param(params, &group, e) < 0)
+		return NULL;
+	if (json_object_object_get_ex(params, "read_only", &ro) && !json_object_is_type(ro, json_type_boolean)) {
+		zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.read_only must be a boolean");
+		return NULL;
+	}
+	if (zcfsd_volume_publish(d, v, zcfsd_param_string(params, "target"),
+				 ro && json_object_get_boolean(ro), group, e) < 0)
+		return NULL;
+	return wrap_volume(d, v);
+}
+
+static json_object *m_unpublish(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+{
+	static const char *const keys[] = { "id", "target", NULL };
+	struct zcfsd_volume *v;
+
+	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, params, e)))
+		return NULL;
+	if (zcfsd_volume_unpublish(d, v, zcfsd_param_string(params, "target"), e) < 0)
+		return NULL;
+	return wrap_volume(d, v);
+}
+
+static json_object *m_delete(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+{
+	static const char *const keys[] = { "id", NULL };
+	struct zcfsd_volume *v;
+	json_object *o;
+
+	if (zcfsd_only_params(params, keys, e) < 0)
+		return NULL;
+	v = volume_param(d, params, e);
+	if (!v && e->code != ZCFS_NOT_FOUND)
+		return NULL;
+	o = json_object_new_object();
+	if (!v) {
+		/* DeleteVolume is idempotent: an unknown volume is deleted. */
+		e->code = ZCFS_OK;
+		json_object_object_add(o, "deleted", json_object_new_boolean(false));
+		return o;
+	}
+	if (zcfsd_volume_delete(d, v, e) < 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	json_object_object_add(o, "deleted", json_object_new_boolean(true));
+	return o;
+}
+
+static json_object *m_get(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+{
+	static const char *const keys[] = { "id", NULL };
+	struct zcfsd_volume *v;
+
+	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, params, e)))
+		return NULL;
+	return wrap_volume(d, v);
+}
+
+static json_object *volumes_array(struct zcfsd *d)
+{
+	json_object *a = json_object_new_array();
+
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+		json_object_array_add(a, zcfsd_volume_json(d, v, false));
+	return a;
+}
+
+static json_object *tenants_array(struct zcfsd *d)
+{
+	json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < d->policy->n_tenants; i++) {
+		const struct policy_tenant *t = &d->policy->tenants[i];
+		json_object *o = json_object_new_object(), *dp = json_object_new_object();
+		uint64_t used = zcfsd_tenant_used(d, t->name);
+		size_t published = 0;
+
+		for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+			published += v->n_targets && !strcmp(v->tenant, t->name);
+		json_object_object_add(o, "name", json_object_new_string(t->name));
+		json_object_object_add(o, "uid", json_object_new_int64(t->uid));
+		json_object_object_add(o, "gid", json_object_new_int64(t->gid));
+		json_object_object_add(o, "memlock_budget", json_object_new_int64((int64_t)t->memlock_budget));
+		json_object_object_add(o, "memlock_used", json_object_new_int64((int64_t)used));
+		json_object_object_add(o, "memlock_free", json_object_new_int64(
+			(int64_t)(t->memlock_budget > used ? t->memlock_budget - used : 0)));
+		json_object_object_add(o, "volumes", json_object_new_int64(
+			(int64_t)zcfsd_tenant_volume_count(d, t->name)));
+		json_object_object_add(o, "volumes_published", json_object_new_int64((int64_t)published));
+		json_object_object_add(o, "max_volumes", json_object_new_int64(t->max_volumes));
+		json_object_object_add(o, "storage_root", json_object_new_string(t->storage_root));
+		json_object_object_add(dp, "io_uring", json_object_new_boolean(t->io_uring));
+		json_object_object_add(dp, "zero_copy", json_object_new_boolean(t->zero_copy));
+		json_object_object_add(dp, "passthrough", json_object_new_boolean(t->passthrough));
+		json_object_object_add(o, "data_paths", dp);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static json_object *m_list(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+{
+	static const char *const keys[] = { NULL };
+	json_object *o;
+
+	if (zcfsd_only_params(params, keys, e) < 0)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "volumes", volumes_array(d));
+	return o;
+}
+
+static json_object *m_tenants(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+{
+	static const char *const keys[] = { NULL };
+	json_object *o;
+
+	if (zcfsd_only_params(params, keys, e) < 0)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "tenants", tenants_array(d));
+	return o;
+}
+
+static json_object *m_status(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+{
+	static const char *const keys[] = { NULL };
+	json_object *o, *dm;
+
+	if (zcfsd_only_params(params, keys, e) < 0)
+		return NULL;
+	o = json_object_new_object();
+	dm = json_object_new_object();
+	json_object_object_add(dm, "pid", json_object_new_int64(getpid()));
+	json_object_object_add(dm, "uptime_s", json_object_new_int64(zcfsd_wall() - d->started_at));
+	json_object_object_add(dm, "policy", json_object_new_string(d->policy_path));
+	json_object_object_add(dm, "state_dir", json_object_new_string(d->state_dir));
+	json_object_object_add(dm, "possible_cpus", json_object_new_int64(d->ncpus));
+	json_object_object_add(dm, "pinned_source", json_object_new_string("uring_sizing"));
+	json_object_object_add(o, "daemon", dm);
+	json_object_object_add(o, "tenants", tenants_array(d));
+	json_object_object_add(o, "volumes", volumes_array(d));
+	return o;
+}
+
+int zcfsd_policy_reload(struct zcfsd *d, struct zcfsd_err *e)
+{
+	struct policy_errors errs = { 0 };
+	struct policy *np = NULL;
+	int r;
+
+	r = policy_load(d->policy_path, &np, &errs);
+	if (r < 0) {
+		zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, r, "policy %s not reloaded (%zu problems; first: %s)",
+			   d->policy_path, errs.n, errs.n ? errs.msgs[0] : strerror(-r));
+		for (size_t i = 0; i < errs.n; i++)
+			log_err("event=policy-error %s", errs.msgs[i]);
+		policy_errors_clear(&errs);
+		return r;
+	}
+	policy_free(d->policy);
+	d->policy = np;
+	/* Running volumes keep running; report the ones that no longer fit. */
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+		if (!policy_find_tenant(np, v->tenant))
+			log_warn("event=volume-nonconforming volume=%s tenant=%s reason=tenant-removed",
+				 v->id, v->tenant);
+	log_info("event=policy-reload path=%s tenants=%zu", d->policy_path, np->n_tenants);
+	return 0;
+}
+
+static json_object *m_reload(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+{
+	static const char *const keys[] = { NULL };
+	json_object *o;
+
+	if (zcfsd_only_params(params, keys, e) < 0 || zcfsd_policy_reload(d, e) < 0)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "tenants", json_object_new_int64((int64_t)d->policy->n_tenants));
+	return o;
+}
+
+static const struct {
+	const char *name;
+	json_object *(*fn)(struct zcfsd *d, json_object *params, struct zcfsd_err *e);
+} methods[] = {
+	{ "volume.create", m_create },
+	{ "volume.publish", m_publish },
+	{ "volume.unpublish", m_unpublish },
+	{ "volume.delete", m_delete },
+	{ "volume.get", m_get },
+	{ "volume.list", m_list },
+	{ "tenant.list", m_tenants },
+	{ "status", m_status },
+	{ "policy.reload", m_reload },
+};
+
+json_object *zcfsd_dispatch(struct zcfsd *d, const char *method, json_object *params,
+			    struct zcfsd_err *e)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(methods); i++)
+		if (!strcmp(methods[i].name, method))
+			return methods[i].fn(d, params, e);
+	zcfsd_fail(e, ZCFS_UNIMPLEMENTED, -ENOSYS, "unknown method '%.64s'", method);
+	return NULL;
+}

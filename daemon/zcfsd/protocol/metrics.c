@@ -1,0 +1,353 @@
+/* Prometheus text exposition (format 0.0.4) of zcfsd's volumes and
+ * tenants over HTTP on the unix socket named by the policy's
+ * `metrics.listen`. libmicrohttpd runs without a thread of its own
+ * (MHD_USE_EPOLL, external polling): its epoll fd sits in zcfsd's epoll
+ * set and requests are answered inside zcfsd_metrics_run(), on the thread
+ * that owns every volume, so a scrape never sees a half-updated volume. */
+#include <stddef.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/pidfd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+#include "daemon/common/log.h"
+#include "daemon/common/version.h"
+#include "daemon/zcfsd/budget/budget.h"
+#include "daemon/zcfsd/state/state.h"
+#include "protocol.h"
+#include "metrics.h"
+
+static struct MHD_Daemon *mhd;
+static char *sock_path;
+
+/* Label values: the exposition format escapes \, " and newline. Ids and
+ * tenant names are already restricted, this keeps it true for any. */
+static void label(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fputc('\\', f);
+		if (*s == '\n') {
+			fputs("\\n", f);
+			continue;
+		}
+		fputc(*s, f);
+	}
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void vol_sample(FILE *f, const char *name, const struct zcfsd_volume *v, const char *extra,
+		       unsigned long long value)
+{
+	fprintf(f, "%s{volume=\"", name);
+	label(f, v->id);
+	fputs("\",tenant=\"", f);
+	label(f, v->tenant);
+	fprintf(f, "\"%s} %llu\n", extra ? extra : "", value);
+}
+
+static void tenant_sample(FILE *f, const char *name, const char *tenant, unsigned long long value)
+{
+	fprintf(f, "%s{tenant=\"", name);
+	label(f, tenant);
+	fprintf(f, "\"} %llu\n", value);
+}
+
+static const char *vol_state(const struct zcfsd_volume *v)
+{
+	/* Same words as `zcfsctl status` (zcfsd_volume_json). */
+	return !v->n_targets ? "created" : !v->srv.pid ? "restarting" : v->stalled ? "stalled" : "published";
+}
+
+/* A server counts as up while its pidfd says the process exists. */
+static bool server_up(const struct zcfsd_volume *v)
+{
+	if (!v->srv.pid || v->srv.pidfd < 0)
+		return false;
+	return pidfd_send_signal(v->srv.pidfd, 0, NULL, 0) == 0;
+}
+
+/* What the servers count in the memory they share with us (zcfs_stats.h):
+ * requests, errors, bytes and the request latency histogram. */
+static void write_request_stats(struct zcfsd *d, FILE *f)
+{
+	static const struct { const char *name, *help; size_t off; } counters[] = {
+		{ "zcfs_volume_requests_total", "FUSE requests the volume's servers answered.",
+		  offsetof(struct zcfs_stats, requests) },
+		{ "zcfs_volume_errors_total", "FUSE requests answered with an error.",
+		  offsetof(struct zcfs_stats, errors) },
+		{ "zcfs_volume_read_bytes_total", "Bytes returned by READ.",
+		  offsetof(struct zcfs_stats, bytes_read) },
+		{ "zcfs_volume_written_bytes_total", "Bytes accepted by WRITE.",
+		  offsetof(struct zcfs_stats, bytes_written) },
+	};
+	const struct zcfsd_volume *v;
+	char extra[64];
+
+	for (size_t c = 0; c < ARRAY_SIZE(counters); c++) {
+		family(f, counters[c].name, "counter", counters[c].help);
+		for (v = d->volumes; v; v = v->next)
+			if (v->stats)
+				vol_sample(f, counters[c].name, v, NULL,
+					   zcfs_stats_read((const uint64_t *)((const char *)v->stats +
+									      counters[c].off)));
+	}
+	family(f, "zcfs_volume_request_duration_seconds", "histogram",
+	       "Time from a request's arrival in the server to its reply.");
+	for (v = d->volumes; v; v = v->next) {
+		uint64_t cum = 0;
+		if (!v->stats)
+			continue;
+		for (unsigned b = 0; b < ZCFS_STATS_LAT_BUCKETS; b++) {
+			cum += zcfs_stats_read(&v->stats->latency[b]);
+			if (b + 1 < ZCFS_STATS_LAT_BUCKETS)
+				snprintf(extra, sizeof(extra), ",le=\"%g\"", (double)(1ULL << b) / 1e6);
+			else
+				snprintf(extra, sizeof(extra), ",le=\"+Inf\"");
+			vol_sample(f, "zcfs_volume_request_duration_seconds_bucket", v, extra, cum);
+		}
+		fprintf(f, "zcfs_volume_request_duration_seconds_sum{volume=\"");
+		label(f, v->id);
+		fputs("\",tenant=\"", f);
+		label(f, v->tenant);
+		fprintf(f, "\"} %.9f\n", (double)zcfs_stats_read(&v->stats->latency_ns_sum) / 1e9);
+		vol_sample(f, "zcfs_volume_request_duration_seconds_count", v, NULL, cum);
+	}
+}
+
+int zcfsd_metrics_write(struct zcfsd *d, FILE *f)
+{
+	static const char *const states[] = { "created", "published", "restarting", "stalled" };
+	const struct zcfsd_volume *v;
+	char extra[64];
+	size_t i;
+
+	family(f, "zcfs_volume_state", "gauge",
+	       "1 for the volume's current state (created, published, restarting, stalled), else 0.");
+	for (v = d->volumes; v; v = v->next)
+		for (i = 0; i < ARRAY_SIZE(states); i++) {
+			snprintf(extra, sizeof(extra), ",state=\"%s\"", states[i]);
+			vol_sample(f, "zcfs_volume_state", v, extra, !strcmp(vol_state(v), states[i]));
+		}
+	family(f, "zcfs_volume_server_up", "gauge", "1 while the volume's zcfs-serve process runs.");
+	for (v = d->volumes; v; v = v->next)
+		vol_sample(f, "zcfs_volume_server_up", v, NULL, server_up(v));
+	family(f, "zcfs_volume_restarts_total", "counter",
+	       "Server restarts of the volume since it was published (kept across zcfsd restarts).");
+	for (v = d->volumes; v; v = v->next)
+		vol_sample(f, "zcfs_volume_restarts_total", v, NULL, v->srv.restarts);
+	family(f, "zcfs_volume_stalls_total", "counter",
+	       "Times zcfsd found the volume's server holding requests without answering for "
+	       "stall_timeout_ms and killed it (since zcfsd started).");
+	for (v = d->volumes; v; v = v->next)
+		vol_sample(f, "zcfs_volume_stalls_total", v, NULL, v->stalls);
+	family(f, "zcfs_volume_pinned_bytes", "gauge",
+	       "Pinned (memlock) bytes charged to the tenant for this volume.");
+	for (v = d->volumes; v; v = v->next)
+		vol_sample(f, "zcfs_volume_pinned_bytes", v, NULL, v->pinned);
+	family(f, "zcfs_volume_targets", "gauge", "Mounted publish targets of the volume.");
+	for (v = d->volumes; v; v = v->next)
+		vol_sample(f, "zcfs_volume_targets", v, NULL, v->n_targets);
+
+	write_request_stats(d, f);
+
+	family(f, "zcfs_tenant_pinned_bytes", "gauge",
+	       "Pinned bytes granted to the tenant's published volumes together.");
+	for (i = 0; i < d->policy->n_tenants; i++)
+		tenant_sample(f, "zcfs_tenant_pinned_bytes", d->policy->tenants[i].name,
+			      zcfsd_tenant_used(d, d->policy->tenants[i].name));
+	family(f, "zcfs_tenant_memlock_budget_bytes", "gauge", "The tenant's memlock_budget from the policy.");
+	for (i = 0; i < d->policy->n_tenants; i++)
+		tenant_sample(f, "zcfs_tenant_memlock_budget_bytes", d->policy->tenants[i].name,
+			      d->policy->tenants[i].memlock_budget);
+	family(f, "zcfs_tenant_volumes", "gauge", "The tenant's volumes, published or not.");
+	for (i = 0; i < d->policy->n_tenants; i++)
+		tenant_sample(f, "zcfs_tenant_volumes", d->policy->tenants[i].name,
+			      zcfsd_tenant_volume_count(d, d->policy->tenants[i].name));
+	family(f, "zcfs_tenant_max_volumes", "gauge", "The tenant's max_volumes from the policy.");
+	for (i = 0; i < d->policy->n_tenants; i++)
+		tenant_sample(f, "zcfs_tenant_max_volumes", d->policy->tenants[i].name,
+			      d->policy->tenants[i].max_volumes);
+
+	family(f, "zcfs_daemon_start_time_seconds", "gauge", "Unix time zcfsd started.");
+	fprintf(f, "zcfs_daemon_start_time_seconds %lld\n", (long long)d->started_at);
+	family(f, "zcfs_build_info", "gauge", "Always 1; the labels say which zcfsd answers.");
+	fprintf(f, "zcfs_build_info{version=\"%s\",fuse_protocol=\"%d.%d\"} 1\n", ZCFS_VERSION,
+		ZCFS_FUSE_MAJOR, ZCFS_FUSE_MINOR);
+	zcfsd_metrics_write_process(f);
+	return ferror(f) ? -EIO : 0;
+}
+
+static enum MHD_Result answer(struct MHD_Connection *c, unsigned status, char *body, size_t len,
+			      const char *type)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **con_cls)
+{
+	struct zcfsd *d = cls;
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	(void)version;
+	(void)upload;
+	(void)con_cls;
+	if (*upload_size) {
+		*upload_size = 0;	/* a scrape has no body; drop it */
+		return MHD_YES;
+	}
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return answer(c, MHD_HTTP_METHOD_NOT_ALLOWED, strdup("GET /metrics\n"), 13, "text/plain");
+	if (strcmp(url, "/metrics"))
+		return answer(c, MHD_HTTP_NOT_FOUND, strdup("GET /metrics\n"), 13, "text/plain");
+	f = open_memstream(&body, &len);
+	if (!f)
+		return MHD_NO;
+	r = zcfsd_metrics_write(d, f);
+	if (fclose(f) != 0 || r < 0) {
+		free(body);
+		return MHD_NO;
+	}
+	return answer(c, MHD_HTTP_OK, body, len, "text/plain; version=0.0.4; charset=utf-8");
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[256];
+
+	(void)cls;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	log_warn("event=metrics-http message=\"%s\"", line);
+}
+
+/* A TCP listener on IP:PORT (policy metrics.listen) for Prometheus. */
+static int listen_tcp(const char *spec, int *ret)
+{
+	union {
+		struct sockaddr_in v4;
+		struct sockaddr_in6 v6;
+	} sa;
+	char host[64];
+	unsigned port;
+	int fam = policy_parse_tcp_listen(spec, host, sizeof(host), &port), one = 1, fd;
+	socklen_t len;
+
+	if (fam < 0)
+		return -EINVAL;
+	memset(&sa, 0, sizeof(sa));
+	if (fam == AF_INET) {
+		sa.v4.sin_family = AF_INET;
+		sa.v4.sin_port = htons((uint16_t)port);
+		(void)inet_pton(AF_INET, host, &sa.v4.sin_addr);
+		len = sizeof(sa.v4);
+	} else {
+		sa.v6.sin6_family = AF_INET6;
+		sa.v6.sin6_port = htons((uint16_t)port);
+		(void)inet_pton(AF_INET6, host, &sa.v6.sin6_addr);
+		len = sizeof(sa.v6);
+	}
+	fd = socket(fam, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, len) < 0 || listen(fd, 16) < 0) {
+		int r = -errno;
+		safe_close(fd);
+		return r;
+	}
+	*ret = fd;
+	return 0;
+}
+
+int zcfsd_metrics_start(struct zcfsd *d)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_METRICS };
+	const union MHD_DaemonInfo *info;
+	int fd = -1, r;
+
+	if (!d->policy->metrics_listen)
+		return 0;
+	/* Volume ids and tenant names are not for everyone: root and the
+	 * admin group, like the control socket; never replace a non-socket. */
+	if (d->policy->metrics_listen[0] == '/')
+		r = zcfsd_listen_unix(d, d->policy->metrics_listen, 16, false, &fd);
+	else	/* a TCP address: whoever reaches it reads the metrics (docs/orchestrators.md) */
+		r = listen_tcp(d->policy->metrics_listen, &fd);
+	if (r < 0)
+		return r;
+	/* The logger first: libmicrohttpd warns about any option before it. */
+	mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, d,
+			       MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+			       MHD_OPTION_LISTEN_SOCKET, fd,
+			       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+			       MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
+			       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
+			       MHD_OPTION_END);
+	if (!mhd) {
+		safe_close(fd);
+		if (d->policy->metrics_listen[0] == '/')
+			(void)unlink(d->policy->metrics_listen);
+		return -EIO;
+	}
+	if (d->policy->metrics_listen[0] == '/')
+		sock_path = strdup(d->policy->metrics_listen);
+	info = MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	if (!info || epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, info->epoll_fd, &ev) < 0) {
+		r = info ? -errno : -EIO;
+		zcfsd_metrics_stop(d);
+		return r;
+	}
+	log_info("event=metrics-listening socket=%s", d->policy->metrics_listen);
+	return 0;
+}
+
+void zcfsd_metrics_run(struct zcfsd *d)
+{
+	(void)d;
+	if (mhd && MHD_run(mhd) != MHD_YES)
+		log_debug("event=metrics-run-failed");
+}
+
+int zcfsd_metrics_timeout_ms(void)
+{
+	MHD_UNSIGNED_LONG_LONG t;
+
+	if (!mhd || MHD_get_timeout(mhd, &t) != MHD_YES)
+		return -1;
+	return t > 60000 ? 60000 : (int)t;
+}
+
+void zcfsd_metrics_stop(struct zcfsd *d)
+{
+	(void)d;
+	if (mhd)
+		MHD_stop_daemon(mhd);	/* closes the listen socket too */
+	mhd = NULL;
+	if (sock_path)
+		(void)unlink(sock_path);
+	free(sock_path);
+	sock_path = NULL;
+}

@@ -1,0 +1,28 @@
+/* zcfsd's Prometheus endpoint (policy `metrics.listen`): libmicrohttpd on
+ * a unix socket, driven from zcfsd's own epoll loop so every scrape reads
+ * the daemon's state on the daemon's thread (no locks). */
+#ifndef ZCFSD_METRICS_H
+#define ZCFSD_METRICS_H
+
+#include <stdio.h>
+#include "daemon/zcfsd/model/model.h"
+
+/* epoll tag of MHD's epoll fd; far from zcfsd/model/model.h's tags (1..4) so new
+ * ones there do not collide. */
+#define ZCFSD_EV_METRICS (64ULL << 32)
+
+/* Starts serving when the policy names a socket (0 and nothing otherwise);
+ * the path is read once, a changed path takes a zcfsd restart. */
+int zcfsd_metrics_start(struct zcfsd *d) _must_check_;
+/* MHD's fd is readable: accept, read, answer. */
+void zcfsd_metrics_run(struct zcfsd *d);
+/* Milliseconds until MHD wants to run for a timeout; -1: none. */
+int zcfsd_metrics_timeout_ms(void);
+void zcfsd_metrics_stop(struct zcfsd *d);
+
+/* The exposition text itself (unit tests). */
+int zcfsd_metrics_write(struct zcfsd *d, FILE *f) _must_check_;
+/* zcfsd's own process_* families (procmetrics.c). */
+void zcfsd_metrics_write_process(FILE *f);
+
+#endif

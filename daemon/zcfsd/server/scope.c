@@ -1,0 +1,107 @@
+/* Every volume server in a transient systemd scope of its own
+ * (zcfs-serve-PID.scope in system-zcfs.slice), so that stopping,
+ * restarting or a crash of zcfsd.service leaves the servers and their
+ * mounts alone while the unit keeps the default KillMode=control-group
+ * (KillMode=process would do the same with a systemd warning for every
+ * server at every restart; the fd store would keep the connections but
+ * not the servers). The request goes to systemd's private bus socket
+ * (root only; no dbus-daemon needed) with a bounded wait. Outside a
+ * systemd service ($INVOCATION_ID unset: Kubernetes, tests, a shell)
+ * nothing is asked. */
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-bus.h>
+#include "daemon/common/log.h"
+#include "server.h"
+
+#define SCOPE_SLICE "system-zcfs.slice"
+#define SCOPE_BUS "unix:path=/run/systemd/private"
+#define SCOPE_TIMEOUT_USEC (2 * 1000 * 1000)
+
+static sd_bus *bus;
+static bool warned;
+
+bool zcfsd_scope_wanted(void)
+{
+	const char *id = getenv("INVOCATION_ID");
+
+	return id && *id && access("/run/systemd/private", F_OK) == 0;
+}
+
+static int scope_bus(sd_bus **ret)
+{
+	sd_bus *b = NULL;
+	int r;
+
+	if (bus && sd_bus_is_open(bus) > 0) {
+		*ret = bus;
+		return 0;
+	}
+	bus = sd_bus_flush_close_unref(bus);
+	r = sd_bus_new(&b);
+	if (r < 0)
+		return r;
+	r = sd_bus_set_address(b, SCOPE_BUS);
+	if (r >= 0)
+		r = sd_bus_start(b);
+	if (r < 0) {
+		sd_bus_unref(b);
+		return r;
+	}
+	*ret = bus = b;
+	return 0;
+}
+
+int zcfsd_scope_move(pid_t pid, const char *volume)
+{
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	sd_bus_message *m = NULL, *reply = NULL;
+	char name[64], desc[200];
+	sd_bus *b;
+	int r;
+
+	if (!zcfsd_scope_wanted())
+		return 0;
+	snprintf(name, sizeof(name), "zcfs-serve-%d.scope", (int)pid);
+	snprintf(desc, sizeof(desc), "zcfs server of volume %s", volume);
+	r = scope_bus(&b);
+	if (r < 0)
+		goto out;
+	r = sd_bus_message_new_method_call(b, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+					   "org.freedesktop.systemd1.Manager", "StartTransientUnit");
+	if (r >= 0)
+		r = sd_bus_message_append(m, "ss", name, "fail");
+	if (r >= 0)
+		r = sd_bus_message_open_container(m, 'a', "(sv)");
+	if (r >= 0)
+		r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)", "Description", "s", desc, "Slice", "s",
+					  SCOPE_SLICE, "CollectMode", "s", "inactive-or-failed", "PIDs", "au", 1,
+					  (uint32_t)pid);
+	if (r >= 0)
+		r = sd_bus_message_close_container(m);
+	if (r >= 0)
+		r = sd_bus_message_append(m, "a(sa(sv))", 0);
+	if (r >= 0)
+		r = sd_bus_call(b, m, SCOPE_TIMEOUT_USEC, &err, &reply);
+out:
+	if (r < 0) {
+		/* once per zcfsd: the server stays in zcfsd's cgroup */
+		if (!warned)
+			log_warn("event=scope-failed volume=%s pid=%d error=\"%s\" effect=\"servers stay in zcfsd.service: "
+				 "a restart of the unit stops them\"", volume, (int)pid,
+				 sd_bus_error_is_set(&err) ? err.message : strerror(-r));
+		warned = true;
+		bus = sd_bus_flush_close_unref(bus);
+	} else {
+		log_debug("event=scope volume=%s pid=%d unit=%s", volume, (int)pid, name);
+	}
+	sd_bus_error_free(&err);
+	sd_bus_message_unref(m);
+	sd_bus_message_unref(reply);
+	return r < 0 ? r : 0;
+}
+
+void zcfsd_scope_done(void)
+{
+	bus = sd_bus_flush_close_unref(bus);
+}

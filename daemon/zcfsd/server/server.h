@@ -1,0 +1,54 @@
+/* A volume's server: spawn as the tenant, identity and caps, supervision
+ * (exit, restart delay, --resume, FUSE_NOTIFY_RESEND), re-adoption after
+ * a zcfsd restart, hung-server detection, systemd scopes, teardown. */
+#ifndef ZCFSD_SERVER_H
+#define ZCFSD_SERVER_H
+
+#include "daemon/zcfsd/model/model.h"
+
+/* spawn.c */
+int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+		       struct zcfsd_err *e);
+unsigned long long zcfsd_proc_starttime(pid_t pid);
+
+/* caps.c: whether the server starts with CAP_SYS_ADMIN (zero-copy
+ * tenants on the ring only), and the child's switch to the tenant
+ * (-errno; it keeps CAP_SYS_ADMIN across execve when sys_admin). */
+bool zcfsd_server_gets_sys_admin(const struct zcfsd_volume *v, const struct policy_tenant *t);
+int zcfsd_server_identity(const struct policy_tenant *t, bool sys_admin);
+
+/* supervise.c */
+int zcfsd_stop_server(struct zcfsd *d, struct zcfsd_volume *v);
+void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v);
+void zcfsd_run_due_restarts(struct zcfsd *d);
+/* The delay before restarting a server that exited: none when it served
+ * (ran RESTART_SERVED_MS), none for the first
+ * RESTART_FREE_TRIES exits in a row before serving, then doubling from
+ * RESTART_BACKOFF_MIN_MS up to RESTART_BACKOFF_MAX_MS (a crash loop).
+ * *unserved counts those exits in a row. */
+#define RESTART_SERVED_MS 1000
+#define RESTART_FREE_TRIES 2
+#define RESTART_BACKOFF_MIN_MS 100
+#define RESTART_BACKOFF_MAX_MS 10000
+unsigned zcfsd_restart_delay_ms(unsigned *unserved, bool served);
+int64_t zcfsd_next_restart_ms(struct zcfsd *d);
+int zcfsd_send_resend(int fuse_fd);
+void zcfsd_readopt(struct zcfsd *d);
+int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v);
+
+/* stall.c: hung servers; call from the event loop; the ms until the
+ * next check is due (for epoll's timeout), -1 when nothing to watch. */
+void zcfsd_check_stalls(struct zcfsd *d);
+int zcfsd_stall_timeout_ms(struct zcfsd *d);
+
+/* scope.c: under a systemd service, PID into a transient scope of its
+ * own so that a restart of zcfsd.service leaves it running. */
+bool zcfsd_scope_wanted(void);
+int zcfsd_scope_move(pid_t pid, const char *volume);
+void zcfsd_scope_done(void);
+
+/* teardown.c: unmounts every target and stops the server (unpublish of
+ * the last target; cleanup when re-adoption fails: LAZY). */
+int zcfsd_volume_teardown(struct zcfsd *d, struct zcfsd_volume *v, bool lazy);
+
+#endif

@@ -1,0 +1,275 @@
+/* Starting a volume server: fork, give the child only the fuse fd, its
+ * log and the tenant's identity (no supplementary groups, no_new_privs, no
+ * capabilities, RLIMIT_MEMLOCK = the granted bytes), exec zcfs-serve
+ * --sandbox. */
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/pidfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <cap-ng.h>
+#include "daemon/common/log.h"
+#include "daemon/zcfsd/budget/budget.h"
+#include "daemon/zcfsd/broker/broker.h"
+#include "server.h"
+
+unsigned long long zcfsd_proc_starttime(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long st = 0;
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* comm may hold spaces and parens: fields restart after the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+			 "%*d %*d %*d %llu", &st) != 1)
+		return 0;
+	return st;
+}
+
+/* Child side; reports a failed step as errno through ERRFD, never returns. */
+_Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
+				 const struct policy_tenant *t, int log_fd, int errfd,
+				 uint64_t memlock, char *src)
+{
+	char fdarg[32], tr[32], qd[32], mw[32], sarg[32], barg[32], rarg[32];
+	char *argv[24];
+	char quota[48];
+	char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+	struct rlimit rl = { memlock, memlock };
+	int fd, lfd, efd, sfd, bfd = -1, pfd = -1, rfd = -1, k = 0, err = 0, null;
+	bool sys_admin = zcfsd_server_gets_sys_admin(v, t);
+
+	(void)setsid();
+	/* zcfsd runs at OOMScoreAdjust=-900 (the node's volumes depend on
+	 * it); a server is restarted by zcfsd, so it goes back to 0. */
+	null = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (null >= 0) {
+		(void)!write(null, "0", 1);
+		close(null);
+	}
+	/* Lift every fd we keep above 10 first so that placing them at 0..4
+	 * cannot overwrite one another. */
+	efd = fcntl(errfd, F_DUPFD_CLOEXEC, 10);
+	if (efd < 0)
+		goto fail;
+	errfd = efd;
+	fd = fcntl(v->fuse_fd, F_DUPFD, 10);
+	lfd = fcntl(log_fd, F_DUPFD, 10);
+	sfd = fcntl(v->stats_fd, F_DUPFD, 10);
+	if (v->broker) {
+		bfd = fcntl(v->broker->peer, F_DUPFD, 10);
+		pfd = fcntl(v->broker->fd, F_DUPFD, 10);
+		if (bfd < 0 || pfd < 0)
+			goto fail;
+	}
+	if (v->has_ring_fd && (rfd = fcntl(v->ring_fd, F_DUPFD, 10)) < 0)
+		goto fail;
+	null = open("/dev/null", O_RDWR);
+	if (fd < 0 || lfd < 0 || sfd < 0 || null < 0 || dup2(null, 0) < 0 || dup2(lfd, 1) < 0 ||
+	    dup2(lfd, 2) < 0 || dup2(fd, ZCFSD_SERVER_FUSE_FD) < 0 || dup3(efd, 4, O_CLOEXEC) < 0 ||
+	    dup2(sfd, ZCFSD_SERVER_STATS_FD) < 0)
+		goto fail;
+	errfd = 4;
+	if (v->broker && (dup2(bfd, ZCFSD_SERVER_BROKER_FD) < 0 ||
+			  dup2(pfd, ZCFSD_SERVER_BROKER_PARK_FD) < 0))
+		goto fail;
+	if (rfd >= 0 && dup2(rfd, ZCFSD_SERVER_RING_FD) < 0)
+		goto fail;
+	if (syscall(SYS_close_range, ZCFSD_SERVER_RING_FD + 1, ~0U, 0) < 0)
+		goto fail;
+	/* io_uring charges pinned pages to the uid and compares the uid's
+	 * total with the caller's limit, so the limit is what the tenant
+	 * was granted in total (this volume's share included). */
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+		goto fail;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		goto fail;
+	k = zcfsd_server_identity(t, sys_admin);
+	if (k < 0) {
+		errno = -k;
+		goto fail;
+	}
+	k = 0;
+	snprintf(fdarg, sizeof(fdarg), "--fd=%d", ZCFSD_SERVER_FUSE_FD);
+	snprintf(tr, sizeof(tr), "--transport=%s",
+		 zcfsd_uses_uring(v->transport, t) ? policy_transport_name(v->transport) : "devfuse");
+	snprintf(qd, sizeof(qd), "--queue-depth=%u", v->queue_depth);
+	snprintf(mw, sizeof(mw), "--max-write=%u", v->max_write);
+	argv[k++] = (char *)d->serve_bin;
+	argv[k++] = fdarg;
+	snprintf(sarg, sizeof(sarg), "--stats-fd=%d", ZCFSD_SERVER_STATS_FD);
+	argv[k++] = sarg;
+	argv[k++] = "--ownership=xattr";
+	argv[k++] = "--foreground";
+	/* Always: seccomp + Landlock + no_new_privs inside the server
+	 * (docs/security.md). No policy switch turns it off. */
+	argv[k++] = "--sandbox";
+	argv[k++] = tr;
+	argv[k++] = qd;
+	argv[k++] = mw;
+	/* The volume's storage belongs to this server alone: the kernel may
+	 * cache entries, attributes and pages for long (docs/architecture.md). */
+	argv[k++] = "--cache=exclusive";
+	/* One reader: requests a dead server read through a cloned fd are
+	 * failed by the kernel, those on the shared fd can be resent
+	 * (docs/supervision.md). */
+	argv[k++] = "--threads=1";
+	if (v->read_only)
+		argv[k++] = "--read-only";
+	if (rfd >= 0) {
+		snprintf(rarg, sizeof(rarg), "--ring-memfd=%d", ZCFSD_SERVER_RING_FD);
+		argv[k++] = rarg;
+	}
+	/* Exclusive volumes cache writes back unless the policy says no. */
+	if (!d->policy->dirty_limit)
+		argv[k++] = "--no-writeback";
+	/* Passthrough through zcfsd (zcfsd/broker/broker.c): the server has no
+	 * CAP_SYS_ADMIN for FUSE_DEV_IOC_BACKING_OPEN. */
+	if (v->broker) {
+		argv[k++] = "--passthrough";
+		snprintf(barg, sizeof(barg), "--broker-fd=%d", ZCFSD_SERVER_BROKER_FD);
+		argv[k++] = barg;
+	}
+	argv[k++] = sys_admin ? "--zero-copy=auto" : "--zero-copy=off";
+	if (v->size) {
+		snprintf(quota, sizeof(quota), "--quota-bytes=%llu", (unsigned long long)v->size);
+		argv[k++] = quota;
+	}
+	/* A restart serves a connection whose INIT was answered before. */
+	if (v->srv.restarts && d->serve_can_resume)
+		argv[k++] = "--resume";
+	/* No MOUNTPOINT: zcfs-serve would stat() it, a request to itself. */
+	argv[k++] = src;
+	argv[k] = NULL;
+	execve(argv[0], argv, envp);
+fail:
+	err = errno ? errno : EIO;
+	if (write(errfd, &err, sizeof(err)) < 0) {
+		/* nothing left to report through */
+	}
+	_exit(127);
+}
+
+/* zcfs-serve opens SOURCE by path and follows symlinks: a storage dir
+ * replaced by a symlink (or by something not the tenant's) since the
+ * publish checked it would have a restarted server serve whatever it
+ * points to. Refused with -ENOTDIR. */
+static int check_storage(const char *src, const struct policy_tenant *t)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int fd = (int)syscall(SYS_openat2, AT_FDCWD, src, &how, sizeof(how));
+	struct stat st;
+
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : -ENOTDIR;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) && st.st_uid == t->uid ? 0 : -ENOTDIR;
+}
+
+int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+		       struct zcfsd_err *e)
+{
+	_cleanup_free_ char *logpath = NULL, *src = NULL;
+	_cleanup_close_ int log_fd = -1;
+	int p[2], child_err = 0, pidfd, r;
+	/* mlock is bounded per process: a server may lock its own share and
+	 * no more (with the tenant's total, one server could lock what its
+	 * siblings were granted). io_uring's registered buffers are charged
+	 * to the uid and checked against the registering process's limit, so
+	 * a zero-copy tenant's servers get the tenant total (docs/security.md). */
+	uint64_t memlock = t->zero_copy ? zcfsd_tenant_used(d, t->name) : v->pinned;
+	ssize_t n;
+	pid_t pid;
+
+	/* Server logs outlive the daemon (a daemon restart must not take
+	 * their stderr away), so each writes to its own file. */
+	if (asprintf(&logpath, "%s/logs/%s.log", d->state_dir, v->id) < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
+	log_fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0640);
+	if (log_fd < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "open %s: %m", logpath);
+	if (zcfsd_storage_path(d, v, &src) < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
+	r = check_storage(src, t);
+	if (r < 0)
+		return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, r,
+				  "storage %s of volume %s is %s", src, v->id,
+				  r == -ENOENT ? "gone" : "no longer a directory owned by the tenant "
+				  "(replaced, or a symlink)");
+	r = zcfsd_stats_ensure(v);
+	if (r < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, r, "request counters of volume %s: %s", v->id,
+				  strerror(-r));
+	/* Kept for the connection: a restarted server takes the ring over. */
+	if (zcfsd_uses_uring(v->transport, t)) {
+		r = zcfsd_ringfd_ensure(v);
+		if (r < 0)
+			return zcfsd_fail(e, ZCFS_INTERNAL, r, "ring memfd of volume %s: %s", v->id,
+					  strerror(-r));
+	}
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "pipe: %m");
+	zcfsd_broker_prepare(d, v, t, src);
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		zcfsd_broker_spawned(d, v, false);
+		safe_close(p[0]);
+		safe_close(p[1]);
+		return zcfsd_fail(e, ZCFS_INTERNAL, r, "fork: %s", strerror(-r));
+	}
+	if (pid == 0)
+		child_exec(d, v, t, log_fd, p[1], memlock, src);
+	safe_close(p[1]);
+	/* The pid is our unreaped child: pidfd_open cannot race with reuse. */
+	pidfd = pidfd_open(pid, 0);
+	do
+		n = read(p[0], &child_err, sizeof(child_err));
+	while (n < 0 && errno == EINTR);
+	safe_close(p[0]);
+	if (n > 0 || pidfd < 0) {
+		r = n > 0 ? -child_err : -errno;
+		if (pidfd >= 0)
+			safe_close(pidfd);
+		(void)waitpid(pid, NULL, 0);
+		zcfsd_broker_spawned(d, v, false);
+		return zcfsd_fail(e, ZCFS_INTERNAL, r, "starting %s for volume %s: %s", d->serve_bin,
+				  v->id, strerror(-r));
+	}
+	v->srv.pid = pid;
+	v->srv.pidfd = pidfd;
+	v->srv.starttime = zcfsd_proc_starttime(pid);
+	v->srv.started_at = zcfsd_wall();
+	v->srv.started_ms = zcfsd_now_ms();
+	v->stalled = false;
+	v->stall_since_ms = 0;
+	v->srv.adopted = false;
+	(void)zcfsd_scope_move(pid, v->id);	/* logs its own failure */
+	r = zcfsd_watch_pidfd(d, v);
+	if (r < 0)
+		log_warn("event=watch-failed volume=%s error=%s", v->id, strerror(-r));
+	zcfsd_broker_spawned(d, v, true);
+	log_info("event=server-start volume=%s tenant=%s pid=%d uid=%u memlock=%llu restarts=%u "
+		 "passthrough=%s caps=%s", v->id, v->tenant, (int)pid, (unsigned)t->uid,
+		 (unsigned long long)memlock, v->srv.restarts, v->broker ? "brokered" : "off",
+		 zcfsd_server_gets_sys_admin(v, t) ? "CAP_SYS_ADMIN-until-rings-registered" : "none");
+	return 0;
+}

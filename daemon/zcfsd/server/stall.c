@@ -1,0 +1,100 @@
+/* Hung-server detection. A server that holds requests without answering
+ * (SIGSTOP, a deadlock, a backing store that never returns) leaves its
+ * clients in D state while its process looks alive. zcfsd samples, per
+ * published volume, the kernel's count of requests waiting on the
+ * connection (fusectl `waiting`: allocated and not yet ended) and the
+ * answered-requests counter the server shares (zcfs_stats.h). Requests
+ * waiting and the counter frozen for the policy's stall_timeout_ms: the
+ * volume is `stalled`, logged, and the server is killed; the ordinary
+ * restart path takes its requests over (resend on /dev/fuse, the ring
+ * memfd on io_uring). Nothing here blocks: a fusectl read answers from a
+ * counter, the shared counters are plain memory, the kill is a signal. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "daemon/common/log.h"
+#include "daemon/common/parse.h"
+#include "server.h"
+
+#define STALL_SAMPLE_MS 250
+
+static int64_t next_sample_ms;
+
+/* -1 when the connection cannot be read (gone, fusectl not mounted). */
+static long long conn_waiting(unsigned conn)
+{
+	char path[64], buf[32];
+	_cleanup_close_ int fd = -1;
+	uint64_t n;
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/waiting", conn);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	if (len <= 0)
+		return -1;
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		len--;
+	buf[len] = '\0';
+	return parse_u64(buf, 0, INT64_MAX, &n) == 0 ? (long long)n : -1;
+}
+
+static void check_volume(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
+{
+	uint32_t limit = d->policy->stall_timeout_ms;
+	uint64_t answered;
+	long long waiting;
+
+	if (!v->n_targets || !v->srv.pid || v->srv.pidfd < 0 || !v->stats || v->stalled) {
+		v->stall_since_ms = 0;
+		return;
+	}
+	answered = zcfs_stats_read(&v->stats->requests);
+	waiting = conn_waiting(v->conn);
+	if (waiting <= 0 || answered != v->stall_requests) {
+		v->stall_requests = answered;
+		v->stall_since_ms = 0;
+		return;
+	}
+	if (!v->stall_since_ms) {
+		v->stall_since_ms = now;
+		return;
+	}
+	if (now - v->stall_since_ms < limit)
+		return;
+	v->stalled = true;
+	v->stalls++;
+	log_warn("event=server-stalled volume=%s pid=%d waiting=%lld answered=%llu frozen_ms=%lld "
+		 "timeout_ms=%u action=kill", v->id, (int)v->srv.pid, waiting,
+		 (unsigned long long)answered, (long long)(now - v->stall_since_ms), limit);
+	/* The pidfd pins the process: never another one that got its pid. */
+	if (syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0) < 0)
+		log_err("event=stall-kill-failed volume=%s pid=%d error=\"%m\"", v->id, (int)v->srv.pid);
+}
+
+void zcfsd_check_stalls(struct zcfsd *d)
+{
+	int64_t now = zcfsd_now_ms();
+
+	if (!d->policy->stall_timeout_ms || now < next_sample_ms)
+		return;
+	next_sample_ms = now + STALL_SAMPLE_MS;
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+		check_volume(d, v, now);
+}
+
+int zcfsd_stall_timeout_ms(struct zcfsd *d)
+{
+	int64_t now = zcfsd_now_ms();
+
+	if (!d->policy->stall_timeout_ms)
+		return -1;
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+		if (v->n_targets && v->srv.pid)
+			return (int)MAX(0, next_sample_ms - now);
+	return -1;
+}

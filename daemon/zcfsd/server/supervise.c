@@ -1,0 +1,313 @@
+/* Supervision: a server that dies is restarted on the same fuse
+ * connection (our dup of its fd) with backoff, and the kernel is told to
+ * resend what the dead server had read but not answered. After a daemon
+ * restart, running servers are re-adopted through their pidfds. */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/pidfd.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include "daemon/common/log.h"
+#include "kernel/zcfs_fuse_abi.h"
+#include "daemon/zcfsd/mounts/mounts.h"
+#include "daemon/zcfsd/broker/broker.h"
+#include "daemon/zcfsd/state/state.h"
+#include "server.h"
+
+unsigned zcfsd_restart_delay_ms(unsigned *unserved, bool served)
+{
+	unsigned n, ms = RESTART_BACKOFF_MIN_MS;
+
+	if (served) {
+		*unserved = 0;
+		return 0;
+	}
+	n = ++*unserved;
+	if (n <= RESTART_FREE_TRIES)
+		return 0;
+	for (n -= RESTART_FREE_TRIES + 1; n && ms < RESTART_BACKOFF_MAX_MS; n--)
+		ms *= 2;
+	return MIN(ms, RESTART_BACKOFF_MAX_MS);
+}
+
+/* Served: stayed up long enough that it is not failing at start. (The
+ * request counters cannot tell: a restarted io_uring server answers its
+ * own kick, and a server under attack could move them at will.) A server
+ * killed under load is back at once; one that crashes at start backs off. */
+static bool server_served(const struct zcfsd_volume *v)
+{
+	return zcfsd_now_ms() - v->srv.started_ms >= RESTART_SERVED_MS;
+}
+
+int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_PIDFD | (uint32_t)v->srv.pidfd };
+
+	return RET_NERRNO(epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, v->srv.pidfd, &ev));
+}
+
+/* Forgets the process: unwatch, reap when it is our child, close pidfd. */
+static void server_forget(struct zcfsd *d, struct zcfsd_volume *v, siginfo_t *si)
+{
+	siginfo_t tmp;
+
+	if (v->srv.pidfd < 0)
+		return;
+	(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, v->srv.pidfd, NULL);
+	memset(si ? si : &tmp, 0, sizeof(tmp));
+	if (!v->srv.adopted)
+		(void)waitid(P_PIDFD, (id_t)v->srv.pidfd, si ? si : &tmp, WEXITED | WNOHANG);
+	v->srv.pidfd = safe_close(v->srv.pidfd);
+	v->srv.pid = 0;
+}
+
+int zcfsd_send_resend(int fuse_fd)
+{
+	struct fuse_out_header oh = { .len = sizeof(oh), .error = FUSE_NOTIFY_RESEND, .unique = 0 };
+
+	return write(fuse_fd, &oh, sizeof(oh)) == (ssize_t)sizeof(oh) ? 0 : -errno;
+}
+
+int zcfsd_stop_server(struct zcfsd *d, struct zcfsd_volume *v)
+{
+	struct pollfd p = { .fd = v->srv.pidfd, .events = POLLIN };
+
+	/* While the connection is still ours to close them on. */
+	zcfsd_broker_stop(d, v);
+	/* After the last unmount the kernel already aborted the connection;
+	 * after a lazy one it did not: abort so the server's reads end. */
+	if (v->fuse_fd >= 0 && zcfsd_conn_exists(v->conn))
+		(void)zcfsd_conn_abort(v->conn);
+	v->fuse_fd = safe_close(v->fuse_fd);
+	v->srv.restart_due_ms = 0;
+	if (v->srv.pidfd >= 0) {
+		if (poll(&p, 1, 1500) <= 0) {
+			log_warn("event=server-kill volume=%s pid=%d reason=no-exit-after-abort", v->id,
+				 (int)v->srv.pid);
+			(void)syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0);
+			(void)poll(&p, 1, 3000);
+		}
+		log_info("event=server-stop volume=%s pid=%d", v->id, (int)v->srv.pid);
+		server_forget(d, v, NULL);
+	}
+	return 0;
+}
+
+/* A connection that is aborted polls as an error on every device file
+ * (fuse_dev_poll: EPOLLERR once !connected), our dup included. */
+static bool conn_aborted(int fuse_fd)
+{
+	struct pollfd p = { .fd = fuse_fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLNVAL));
+}
+
+void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
+{
+	int64_t ran = zcfsd_wall() - v->srv.started_at;
+	bool served = server_served(v);
+	siginfo_t si;
+	pid_t pid = v->srv.pid;
+
+	server_forget(d, v, &si);
+	/* Its backing ids stay for its successor (zcfsd_broker_carry). */
+	zcfsd_broker_server_gone(d, v);
+	if (!v->n_targets || v->fuse_fd < 0) {
+		zcfsd_broker_stop(d, v);
+		return;
+	}
+	if (conn_aborted(v->fuse_fd)) {
+		/* Aborted (fusectl abort, or the kernel gave up on it): every
+		 * server started on it would exit at once and the mount only
+		 * answers ENOTCONN, so restarting would loop forever and a
+		 * publish of the same target would claim success on a dead
+		 * mount. Unpublish instead; the data stays, a publish starts
+		 * over on a new connection. */
+		log_err("event=connection-aborted volume=%s conn=%u pid=%d action=unpublish targets=%zu",
+			v->id, v->conn, (int)pid, v->n_targets);
+		zcfsd_volume_teardown(d, v, true);
+		v->detached_reason = "its fuse connection was aborted; zcfsd unmounted its targets (publish again to serve it)";
+		return;
+	}
+	v->srv.backoff_ms = zcfsd_restart_delay_ms(&v->srv.unserved_exits, served);
+	v->srv.restart_due_ms = zcfsd_now_ms() + v->srv.backoff_ms;
+	if (v->srv.adopted)
+		log_warn("event=server-exit volume=%s pid=%d status=unknown(adopted) ran_s=%lld restart_in_ms=%u",
+			 v->id, (int)pid, (long long)ran, v->srv.backoff_ms);
+	else
+		log_warn("event=server-exit volume=%s pid=%d %s=%d ran_s=%lld restart_in_ms=%u", v->id,
+			 (int)pid, si.si_code == CLD_EXITED ? "status" : "signal", si.si_status,
+			 (long long)ran, v->srv.backoff_ms);
+}
+
+static void restart(struct zcfsd *d, struct zcfsd_volume *v)
+{
+	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
+	struct zcfsd_err e = { 0 };
+	int r;
+
+	v->srv.restart_due_ms = 0;
+	if (!t) {
+		log_err("event=restart-failed volume=%s reason=tenant-not-in-policy action=teardown", v->id);
+		zcfsd_volume_teardown(d, v, true);
+		(void)zcfsd_state_save(d);
+		return;
+	}
+	v->srv.restarts++;
+	r = zcfsd_spawn_server(d, v, t, &e);
+	if (r == -ENOTDIR || r == -ENOENT) {
+		/* Retrying cannot help and clients would wait on a connection
+		 * nobody serves: unpublish; the operator restores the dir. */
+		log_err("event=restart-failed volume=%s error=\"%s\" action=unpublish", v->id, e.msg);
+		zcfsd_volume_teardown(d, v, true);
+		v->detached_reason = "its storage directory was removed or replaced; zcfsd unmounted its targets";
+		(void)zcfsd_state_save(d);
+		return;
+	}
+	if (r < 0) {
+		log_err("event=restart-failed volume=%s error=\"%s\"", v->id, e.msg);
+		v->srv.backoff_ms = zcfsd_restart_delay_ms(&v->srv.unserved_exits, false);
+		v->srv.restart_due_ms = zcfsd_now_ms() + v->srv.backoff_ms;
+		return;
+	}
+	/* Requests the dead server had read stay on the connection's
+	 * processing list; RESEND puts them back in the queue for the new
+	 * one. */
+	r = zcfsd_send_resend(v->fuse_fd);
+	log_info("event=server-restart volume=%s pid=%d restarts=%u resend=%s", v->id,
+		 (int)v->srv.pid, v->srv.restarts, r < 0 ? strerror(-r) : "ok");
+	(void)zcfsd_state_save(d);
+}
+
+void zcfsd_run_due_restarts(struct zcfsd *d)
+{
+	int64_t now = zcfsd_now_ms();
+
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+		if (v->srv.restart_due_ms && v->srv.restart_due_ms <= now)
+			restart(d, v);
+}
+
+int64_t zcfsd_next_restart_ms(struct zcfsd *d)
+{
+	int64_t next = 0;
+
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+		if (v->srv.restart_due_ms && (!next || v->srv.restart_due_ms < next))
+			next = v->srv.restart_due_ms;
+	return next;
+}
+
+/* zcfsd's end of the server's passthrough broker, parked in the server;
+ * a server without one (tenant without passthrough) simply has none. */
+static void readopt_broker(struct zcfsd *d, struct zcfsd_volume *v)
+{
+	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
+	_cleanup_free_ char *storage = NULL;
+	int r;
+
+	if (!t || !t->passthrough || zcfsd_storage_path(d, v, &storage) < 0)
+		return;
+	r = zcfsd_broker_adopt(v->id, v->srv.pidfd, v->fuse_fd, storage, t->uid, t->gid, &v->broker);
+	if (r == 0)
+		r = zcfsd_broker_watch(d, v);
+	if (r < 0)
+		log_warn("event=readopt-broker-failed volume=%s error=%s effect=\"no new passthrough opens\"",
+			 v->id, strerror(-r));
+}
+
+/* Takes over one published volume recorded by a previous zcfsd. */
+static int readopt_one(struct zcfsd *d, struct zcfsd_volume *v, const char **why)
+{
+	size_t i;
+	unsigned conn;
+	int r;
+
+	*why = "no-server-recorded";
+	if (v->srv.pid <= 0)
+		return -ESRCH;
+	*why = "server-gone";
+	v->srv.pidfd = pidfd_open(v->srv.pid, 0);
+	if (v->srv.pidfd < 0) {
+		v->srv.pid = 0;
+		return -errno;
+	}
+	v->srv.adopted = true;
+	/* Checked after pidfd_open: if the pid was reused, the start time
+	 * differs; if not, the pidfd now pins the right process. */
+	*why = "pid-reused";
+	if (zcfsd_proc_starttime(v->srv.pid) != v->srv.starttime) {
+		/* Someone else's process now: never signal it. */
+		v->srv.pidfd = safe_close(v->srv.pidfd);
+		v->srv.pid = 0;
+		return -ESRCH;
+	}
+	*why = "pidfd_getfd-failed";
+	v->fuse_fd = (int)syscall(SYS_pidfd_getfd, v->srv.pidfd, ZCFSD_SERVER_FUSE_FD, 0);
+	if (v->fuse_fd < 0)
+		return -errno;
+	(void)fcntl(v->fuse_fd, F_SETFD, FD_CLOEXEC);
+	/* The server may have put anything at that number: a pipe it filled
+	 * would make zcfsd's next FUSE_NOTIFY_RESEND write block forever. */
+	*why = "fuse-fd-not-dev-fuse";
+	r = zcfsd_check_dev_fuse(v->fuse_fd);
+	if (r < 0) {
+		v->fuse_fd = safe_close(v->fuse_fd);
+		return r;
+	}
+	/* The counters it keeps: the same memory, if it has them. */
+	(void)zcfsd_stats_adopt(v, v->srv.pidfd);
+	zcfsd_ringfd_adopt(v, v->srv.pidfd);
+	readopt_broker(d, v);
+	*why = "connection-gone";
+	if (!zcfsd_conn_exists(v->conn))
+		return -ENOTCONN;
+	/* Keep the targets still mounted on this connection. */
+	for (i = 0; i < v->n_targets;) {
+		if (zcfsd_mount_conn_at(v->targets[i], &conn) == 0 && conn == v->conn) {
+			i++;
+			continue;
+		}
+		log_warn("event=readopt-target-gone volume=%s target=%s", v->id, v->targets[i]);
+		free(v->targets[i]);
+		memmove(&v->targets[i], &v->targets[i + 1], (v->n_targets - i - 1) * sizeof(char *));
+		v->n_targets--;
+	}
+	*why = "no-target-mounted";
+	if (!v->n_targets)
+		return -ENOENT;
+	r = zcfsd_watch_pidfd(d, v);
+	*why = "epoll";
+	return r;
+}
+
+void zcfsd_readopt(struct zcfsd *d)
+{
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
+		const char *why;
+		int r;
+
+		if (!v->n_targets)
+			continue;
+		r = readopt_one(d, v, &why);
+		if (r == 0) {
+			log_info("event=readopt volume=%s pid=%d conn=%u targets=%zu", v->id,
+				 (int)v->srv.pid, v->conn, v->n_targets);
+			continue;
+		}
+		/* What cannot be taken over is cleaned up, never left stale:
+		 * lazy unmounts, and the server (if any) is stopped. */
+		log_err("event=readopt-failed volume=%s pid=%d reason=%s error=%s action=cleanup",
+			v->id, (int)v->srv.pid, why, strerror(-r));
+		if (v->srv.pidfd >= 0 && v->fuse_fd < 0)
+			(void)syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0);
+		if (v->fuse_fd < 0 && v->conn && zcfsd_conn_exists(v->conn))
+			(void)zcfsd_conn_abort(v->conn);
+		zcfsd_volume_teardown(d, v, true);
+	}
+	(void)zcfsd_state_save(d);
+}

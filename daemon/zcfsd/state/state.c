@@ -1,0 +1,302 @@
+/* STATE_DIR/state.json: every volume, its targets and its server, so a
+ * restarted zcfsd can take over. Written to a temp file, fsynced and
+ * renamed over the old one: a crash leaves the old or the new file,
+ * never half of one. */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "daemon/common/log.h"
+#include "daemon/zcfsd/budget/budget.h"
+#include "daemon/zcfsd/broker/broker.h"
+#include "state.h"
+
+/* The data path a server reported in its "serving ..." log line. */
+static void effective_path(struct zcfsd *d, const struct zcfsd_volume *v, char *buf, size_t len)
+{
+	_cleanup_free_ char *path = NULL, *line = NULL;
+	_cleanup_fclose_ FILE *f = NULL;
+	size_t cap = 0;
+
+	buf[0] = '\0';
+	if (asprintf(&path, "%s/logs/%s.log", d->state_dir, v->id) < 0)
+		return;
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		const char *p = strstr(line, " transport=");
+		if (p && strstr(line, "serving "))
+			snprintf(buf, len, "%.*s", (int)strcspn(p + 11, " \n"), p + 11);
+	}
+}
+
+json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bool for_state)
+{
+	json_object *o = json_object_new_object(), *t = json_object_new_array(), *s;
+
+	json_object_object_add(o, "id", json_object_new_string(v->id));
+	json_object_object_add(o, "tenant", json_object_new_string(v->tenant));
+	json_object_object_add(o, "queue_depth", json_object_new_int64(v->queue_depth));
+	json_object_object_add(o, "max_write", json_object_new_int64(v->max_write));
+	json_object_object_add(o, "transport", json_object_new_string(policy_transport_name(v->transport)));
+	json_object_object_add(o, "read_only", json_object_new_boolean(v->read_only));
+	json_object_object_add(o, "size", json_object_new_int64((int64_t)v->size));
+	for (size_t i = 0; i < v->n_targets; i++)
+		json_object_array_add(t, json_object_new_string(v->targets[i]));
+	json_object_object_add(o, "targets", t);
+	json_object_object_add(o, "conn", json_object_new_int64(v->n_targets ? v->conn : 0));
+	json_object_object_add(o, "pinned", json_object_new_int64((int64_t)(v->n_targets ? v->pinned : 0)));
+	s = json_object_new_object();
+	json_object_object_add(s, "pid", json_object_new_int64(v->srv.pid));
+	json_object_object_add(s, "starttime", json_object_new_int64((int64_t)v->srv.starttime));
+	json_object_object_add(s, "started_at", json_object_new_int64(v->srv.started_at));
+	json_object_object_add(s, "restarts", json_object_new_int64(v->srv.restarts));
+	json_object_object_add(o, "server", s);
+	if (!for_state) {
+		const struct policy_tenant *ten = policy_find_tenant(d->policy, v->tenant);
+		_cleanup_free_ char *storage = NULL;
+		char eff[32];
+		const char *state = !v->n_targets ? "created" : !v->srv.pid ? "restarting" :
+				    v->stalled ? "stalled" : "published";
+		json_object_object_add(o, "state", json_object_new_string(state));
+		if (zcfsd_storage_path(d, v, &storage) == 0)
+			json_object_object_add(o, "storage", json_object_new_string(storage));
+		/* What the server was asked for, and what it reports using. */
+		json_object_object_add(o, "data_path", json_object_new_string(
+			ten && zcfsd_uses_uring(v->transport, ten) ? policy_transport_name(v->transport) : "devfuse"));
+		effective_path(d, v, eff, sizeof(eff));
+		/* File data bypasses the server: that is the path the data takes. */
+		if (eff[0] && v->broker && v->broker->state == ZCFSD_PT_ON)
+			strncat(eff, "+passthrough", sizeof(eff) - strlen(eff) - 1);
+		if (v->srv.pid && eff[0])
+			json_object_object_add(o, "data_path_effective", json_object_new_string(eff));
+		json_object_object_add(o, "passthrough", zcfsd_broker_json(v->broker, ten && ten->passthrough));
+		json_object_object_add(o, "uptime_s", json_object_new_int64(
+			v->srv.pid ? zcfsd_wall() - v->srv.started_at : 0));
+		json_object_object_add(o, "pid", json_object_new_int64(v->srv.pid));
+		json_object_object_add(o, "restarts", json_object_new_int64(v->srv.restarts));
+		json_object_object_add(o, "stalls", json_object_new_int64(v->stalls));
+		if (v->detached_reason)
+			json_object_object_add(o, "last_error", json_object_new_string(v->detached_reason));
+	}
+	return o;
+}
+
+int zcfsd_state_save(struct zcfsd *d)
+{
+	_cleanup_free_ char *tmp = NULL, *final = NULL;
+	_cleanup_close_ int fd = -1, dfd = -1;
+	json_object *root = json_object_new_object(), *vols = json_object_new_array();
+	const char *text;
+	size_t len;
+	int r = 0;
+
+	json_object_object_add(root, "version", json_object_new_int(1));
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+		json_object_array_add(vols, zcfsd_volume_json(d, v, true));
+	json_object_object_add(root, "volumes", vols);
+	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
+	len = strlen(text);
+	if (asprintf(&tmp, "%s/.state.json.tmp", d->state_dir) < 0 ||
+	    asprintf(&final, "%s/state.json", d->state_dir) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (write(fd, text, len) != (ssize_t)len || write(fd, "\n", 1) != 1 || fsync(fd) < 0) {
+		r = errno ? -errno : -EIO;
+		(void)unlink(tmp);
+		goto out;
+	}
+	if (rename(tmp, final) < 0) {
+		r = -errno;
+		(void)unlink(tmp);
+		goto out;
+	}
+	/* The rename itself must reach the disk too. */
+	dfd = open(d->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0)
+		(void)fsync(dfd);
+out:
+	json_object_put(root);
+	return r;
+}
+
+/* The loader refuses what zcfsd would not have written instead of
+ * guessing: a volume read with a made-up queue depth, transport or target
+ * list would be re-adopted, restarted or torn down on wrong facts, and a
+ * record silently skipped would vanish from the next save while its mount
+ * and server live on. zcfsd then exits before touching any mount or
+ * server; the message names the file, the volume and the field. */
+struct state_ctx {
+	const char *path;
+	size_t idx;
+};
+
+static int state_bad(const struct state_ctx *c, const char *field, const char *problem)
+{
+	char where[48] = "";
+
+	if (c->idx != SIZE_MAX)
+		snprintf(where, sizeof(where), "volumes[%zu].", c->idx);
+	log_err("event=state-invalid path=%s field=%s%s problem=\"%s\" "
+		"action=\"not starting; zcfsd will not guess: restore or fix the file, or move it aside "
+		"(the volumes it lists are then not re-adopted; their mounts and servers are left alone)\"",
+		c->path, where, field, problem);
+	return -EBADMSG;
+}
+
+/* An integer field in MIN..MAX; no strings, doubles or booleans. */
+static int get_int(const struct state_ctx *c, json_object *o, const char *key, int64_t min,
+		   int64_t max, int64_t *ret)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+		return state_bad(c, key, "missing or not an integer");
+	*ret = json_object_get_int64(v);
+	if (*ret < min || *ret > max)
+		return state_bad(c, key, "out of range");
+	return 0;
+}
+
+static const char *get_string(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static int load_volume(struct zcfsd *d, const struct state_ctx *c, json_object *o)
+{
+	struct zcfsd_volume *v;
+	json_object *t, *s, *ro;
+	const char *id, *tenant, *tr;
+	int64_t qd, mw, conn, pinned, pid, st, sa, rs, size = 0;
+	int r;
+
+	if (!json_object_is_type(o, json_type_object))
+		return state_bad(c, "(volume)", "not an object");
+	id = get_string(o, "id");
+	tenant = get_string(o, "tenant");
+	tr = get_string(o, "transport");
+	if (!id || !name_is_valid_id(id))
+		return state_bad(c, "id", "missing or not a valid volume id");
+	if (zcfsd_volume_find(d, id))
+		return state_bad(c, "id", "the same id twice");
+	if (!tenant || !name_is_valid_id(tenant))
+		return state_bad(c, "tenant", "missing or not a valid tenant name");
+	if (!tr || (strcmp(tr, "auto") && strcmp(tr, "devfuse") && strcmp(tr, "uring")))
+		return state_bad(c, "transport", "not auto, devfuse or uring");
+	if (!json_object_object_get_ex(o, "read_only", &ro) || !json_object_is_type(ro, json_type_boolean))
+		return state_bad(c, "read_only", "missing or not a boolean");
+	if (!json_object_object_get_ex(o, "targets", &t) || !json_object_is_type(t, json_type_array))
+		return state_bad(c, "targets", "missing or not an array");
+	if (!json_object_object_get_ex(o, "server", &s) || !json_object_is_type(s, json_type_object))
+		return state_bad(c, "server", "missing or not an object");
+	if ((r = get_int(c, o, "queue_depth", 1, 1024, &qd)) < 0 ||
+	    (r = get_int(c, o, "max_write", 4096, 16 << 20, &mw)) < 0 ||
+	    (r = get_int(c, o, "conn", 0, UINT32_MAX, &conn)) < 0 ||
+	    (r = get_int(c, o, "pinned", 0, INT64_MAX, &pinned)) < 0 ||
+	    (r = get_int(c, s, "pid", 0, INT32_MAX, &pid)) < 0 ||
+	    (r = get_int(c, s, "starttime", 0, INT64_MAX, &st)) < 0 ||
+	    (r = get_int(c, s, "started_at", INT64_MIN, INT64_MAX, &sa)) < 0 ||
+	    (r = get_int(c, s, "restarts", 0, UINT32_MAX, &rs)) < 0)
+		return r;
+	if (mw % 4096)
+		return state_bad(c, "max_write", "not a multiple of 4096");
+	/* Absent in state written before volumes had a size. */
+	if (json_object_object_get_ex(o, "size", NULL) && (r = get_int(c, o, "size", 0, INT64_MAX, &size)) < 0)
+		return r;
+	for (size_t i = 0; i < json_object_array_length(t); i++) {
+		json_object *p = json_object_array_get_idx(t, i);
+		if (!json_object_is_type(p, json_type_string) ||
+		    !path_is_normalized_absolute(json_object_get_string(p)))
+			return state_bad(c, "targets", "an entry is not a normalized absolute path");
+	}
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->fuse_fd = -1;
+	v->srv.pidfd = -1;
+	v->id = strdup(id);
+	v->tenant = strdup(tenant);
+	v->queue_depth = (uint32_t)qd;
+	v->max_write = (uint32_t)mw;
+	v->transport = !strcmp(tr, "auto") ? POLICY_TRANSPORT_AUTO :
+		       !strcmp(tr, "uring") ? POLICY_TRANSPORT_URING : POLICY_TRANSPORT_DEVFUSE;
+	v->read_only = json_object_get_boolean(ro);
+	v->size = (uint64_t)size;
+	v->conn = (unsigned)conn;
+	v->pinned = (uint64_t)pinned;
+	v->srv.pid = (pid_t)pid;
+	v->srv.starttime = (unsigned long long)st;
+	v->srv.started_at = sa;
+	v->srv.restarts = (unsigned)rs;
+	v->targets = calloc(json_object_array_length(t) ? json_object_array_length(t) : 1,
+			    sizeof(char *));
+	for (size_t i = 0; v->targets && i < json_object_array_length(t); i++) {
+		v->targets[i] = strdup(json_object_get_string(json_object_array_get_idx(t, i)));
+		if (!v->targets[i])
+			break;
+		v->n_targets++;
+	}
+	if (!v->id || !v->tenant || !v->targets || v->n_targets != json_object_array_length(t)) {
+		zcfsd_volume_free(v);
+		return -ENOMEM;
+	}
+	v->next = d->volumes;
+	d->volumes = v;
+	return 0;
+}
+
+int zcfsd_state_load(struct zcfsd *d)
+{
+	_cleanup_free_ char *path = NULL;
+	struct state_ctx c = { 0 };
+	json_object *root, *vols, *ver;
+	int r = 0;
+
+	if (asprintf(&path, "%s/state.json", d->state_dir) < 0)
+		return -ENOMEM;
+	if (access(path, F_OK) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	c.path = path;
+	root = json_object_from_file(path);
+	if (!root) {
+		log_err("event=state-unreadable path=%s error=\"%s\" action=\"not starting; zcfsd will "
+			"not guess: restore or fix the file, or move it aside (the volumes it lists are "
+			"then not re-adopted; their mounts and servers are left alone)\"",
+			path, json_util_get_last_err());
+		return -EBADMSG;
+	}
+	if (!json_object_is_type(root, json_type_object) ||
+	    !json_object_object_get_ex(root, "version", &ver) || !json_object_is_type(ver, json_type_int) ||
+	    json_object_get_int64(ver) != 1 ||
+	    !json_object_object_get_ex(root, "volumes", &vols) || !json_object_is_type(vols, json_type_array)) {
+		c.idx = SIZE_MAX;
+		r = state_bad(&c, "(document)", "not {\"version\": 1, \"volumes\": [...]}");
+	} else {
+		/* Loaded in reverse so the list keeps the file's order. */
+		for (size_t i = json_object_array_length(vols); r == 0 && i-- > 0;) {
+			c.idx = i;
+			r = load_volume(d, &c, json_object_array_get_idx(vols, i));
+		}
+	}
+	json_object_put(root);
+	if (r < 0) {
+		/* All or nothing: a half-loaded list would be saved back. */
+		while (d->volumes) {
+			struct zcfsd_volume *v = d->volumes;
+			d->volumes = v->next;
+			zcfsd_volume_free(v);
+		}
+	}
+	return r;
+}
