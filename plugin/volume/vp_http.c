@@ -2,7 +2,8 @@
  * listening unix socket. Bodies are collected up to VP_BODY_MAX (a larger
  * Content-Length is refused before the upload; a larger chunked body is
  * drained and refused), any Content-Type/Accept is accepted, only POST is
- * served. One internal thread: requests run one at a time. */
+ * served. One internal thread: requests run one at a time. Connection
+ * limits and deadlines: vp_conn.c. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 #include "daemon/common/log.h"
 #include "daemon/common/parse.h"
 #include "vp.h"
+#include "vp_conn.h"
 
 struct conn {
 	char *buf;
@@ -33,18 +35,27 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, json_obj
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, VP_CONTENT_TYPE);
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
+	if (ret == MHD_YES)
+		vp_conn_answer(c, true);
 	return ret;
 }
 
-static enum MHD_Result reply_err(struct MHD_Connection *c, const char *msg)
+/* {"Err": MSG} with STATUS: 500 for the plugin protocol's errors (what
+ * Docker and Podman read), 400 for a request HTTP itself rejects. */
+static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const char *msg)
 {
 	json_object *o = json_object_new_object();
 	enum MHD_Result r;
 
 	json_object_object_add(o, "Err", json_object_new_string(msg));
-	r = reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, o);
+	r = reply(c, status, o);
 	json_object_put(o);
 	return r;
+}
+
+static enum MHD_Result reply_err(struct MHD_Connection *c, const char *msg)
+{
+	return reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
 }
 
 static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -56,17 +67,6 @@ static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const ch
 	(void)value;
 	*n += !strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	return MHD_YES;
-}
-
-static enum MHD_Result reply_bad_request(struct MHD_Connection *c, const char *msg)
-{
-	json_object *o = json_object_new_object();
-	enum MHD_Result r;
-
-	json_object_object_add(o, "Err", json_object_new_string(msg));
-	r = reply(c, MHD_HTTP_BAD_REQUEST, o);
-	json_object_put(o);
-	return r;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -94,7 +94,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		 * one (request smuggling). */
 		MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &n_cl);
 		if (n_cl > 1)
-			return reply_bad_request(c, "INVALID_ARGUMENT: more than one Content-Length");
+			return reply_error(c, MHD_HTTP_BAD_REQUEST, "INVALID_ARGUMENT: more than one Content-Length");
 		if (cl && (parse_u64(cl, 0, UINT64_MAX, &clen) < 0 || clen > VP_BODY_MAX)) {
 			char msg[128];
 			snprintf(msg, sizeof(msg), "INVALID_ARGUMENT: request body larger than %d bytes", VP_BODY_MAX);
@@ -123,7 +123,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		snprintf(msg, sizeof(msg), "INVALID_ARGUMENT: request body larger than %d bytes", VP_BODY_MAX);
 		return reply_err(c, msg);
 	}
+	vp_conn_handler(c, true);
 	status = vp_handle(v, url, k->buf ? k->buf : "", k->len, &resp);
+	vp_conn_handler(c, false);
 	if (status != 200)
 		log_warn("event=request-failed endpoint=%.64s %s", url,
 			 json_object_get_string(json_object_object_get(resp, "Err")));
@@ -140,8 +142,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct conn *k = *con_cls;
 
 	(void)cls;
-	(void)c;
 	(void)toe;
+	vp_conn_answer(c, false);
 	if (k) {
 		free(k->buf);
 		free(k);
@@ -163,23 +165,39 @@ int vp_http_start(struct vp *v, int listen_fd, struct MHD_Daemon **ret, struct p
 {
 	struct MHD_Daemon *d;
 
+	if (vp_conn_start() < 0)
+		return perr_set(e, -EAGAIN, ZCFS_INTERNAL, "cannot start the connection watchdog thread");
+	/* The connection limit leaves room for connections vp_conn.c closed
+	 * and libmicrohttpd has not reaped yet; vp_conn.c keeps the real one.
+	 * PER_IP_CONNECTION_LIMIT means nothing on a unix socket (no address):
+	 * vp_conn.c limits per peer uid instead. */
 	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG,
 			     0, NULL, NULL, on_request, v,
 			     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 			     MHD_OPTION_LISTEN_SOCKET, listen_fd,
 			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
+			     MHD_OPTION_NOTIFY_CONNECTION, vp_conn_notify, NULL,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(VP_CONN_WAIT_MS / 1000),
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)VP_CONN_SLOTS,
 			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
 			     MHD_OPTION_END);
-	if (!d)
+	if (!d) {
+		vp_conn_stop();
 		return perr_set(e, -EIO, ZCFS_INTERNAL, "libmicrohttpd did not start on the listen socket");
+	}
 	*ret = d;
 	return 0;
 }
 
 void vp_http_stop(struct MHD_Daemon *d)
 {
+	struct vp_conn_counts k;
+
 	if (d)
 		MHD_stop_daemon(d);
+	vp_conn_stop();
+	k = vp_conn_counts();
+	log_info("event=connections accepted=%llu closed_uid_limit=%u closed_limit=%u "
+		 "closed_request_timeout=%u closed_answer_not_taken=%u", k.accepted, k.evicted_uid,
+		 k.evicted_total, k.dropped_request, k.dropped_answer);
 }
