@@ -75,3 +75,21 @@ is_mounted() { grep -q " $1 " /proc/self/mounts; }
 
 # show_log MNT: server log for diagnostics
 show_log() { [ -f "$1.log" ] && sed 's/^/# server: /' "$1.log" | tail -n 20; }
+
+# start_sandboxed SRC MNT LOG: a standalone zcfs-serve --sandbox on MNT,
+# mounted by root (mountfd), served as uid 1500 without capabilities;
+# SERVE_PID is its pid, registered for cleanup with the mount. Waits until
+# it serves (fails the test otherwise). Needs MOUNTFD=$(need_testbin mountfd).
+start_sandboxed() {
+	local src=$1 mnt=$2 log=$3
+	chown 1500:1500 "$src"
+	"$MOUNTFD" "$src" "$mnt" setpriv --reuid=1500 --regid=1500 --clear-groups \
+		--inh-caps=-all --bounding-set=-all --no-new-privs \
+		"$ZCFS_BIN/zcfs-serve" --foreground --fd=3 --ownership=xattr --sandbox \
+		--transport="$ZCFS_TRANSPORT" "$src" "$mnt" 2>"$log" &
+	SERVE_PID=$!
+	_zcfs_pids+=("$SERVE_PID")
+	_zcfs_mounts+=("$mnt")
+	wait_for "the sandboxed server on $mnt to serve" 5 grep -q "serving " "$log" ||
+		{ sed 's/^/# server: /' "$log"; fail "sandboxed zcfs-serve did not start"; }
+}

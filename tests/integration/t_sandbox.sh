@@ -30,6 +30,7 @@ require_uring_transport
 need_serve
 PC=$(need_testbin posix_check)
 PROBE=$(need_testbin sandbox_probe)
+# shellcheck disable=SC2034 # start_sandboxed (mnt_helpers.sh) uses it
 MOUNTFD=$(need_testbin mountfd)
 SIGSYS_RC=$((128 + 31))
 landlock_off=
@@ -112,17 +113,9 @@ check "... and says it needs --fd ($out)" eval "[[ '$out' == *--fd* ]]"
 check "--help documents --sandbox" eval "'$ZCFS_BIN/zcfs-serve' --help | grep -q -- --sandbox"
 
 # 1. standalone: root mounts, uid 1500 serves, sandboxed
-chown 1500:1500 "$SRC"
-"$MOUNTFD" "$SRC" "$MNT" setpriv --reuid=1500 --regid=1500 --clear-groups \
-	--inh-caps=-all --bounding-set=-all --no-new-privs \
-	"$ZCFS_BIN/zcfs-serve" --foreground --fd=3 --ownership=xattr --sandbox \
-	--transport="$ZCFS_TRANSPORT" "$SRC" "$MNT" 2>"$MNT.log" &
-ZCFS_PID=$!
-_zcfs_pids+=("$ZCFS_PID")
-_zcfs_mounts+=("$MNT")
+start_sandboxed "$SRC" "$MNT" "$MNT.log"
+ZCFS_PID=$SERVE_PID
 _zcfs_dirs+=("$MNT.log")
-wait_for "the standalone sandboxed server to serve" 5 grep -q "serving " "$MNT.log" ||
-	{ sed 's/^/# server: /' "$MNT.log"; fail "sandboxed zcfs-serve did not start"; }
 confined "standalone" "$ZCFS_PID" "$MNT.log"
 run_pc "standalone" "$MNT"
 run_fio "standalone" "$MNT"

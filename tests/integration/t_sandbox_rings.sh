@@ -30,6 +30,7 @@ require_uring_transport
 need_serve
 INJ=$(need_testbin inject_syscall)
 PROBE=$(need_testbin sandbox_probe)
+# shellcheck disable=SC2034 # start_sandboxed (mnt_helpers.sh) uses it
 MOUNTFD=$(need_testbin mountfd)
 SIGSYS_RC=$((128 + 31))
 
@@ -82,18 +83,9 @@ echo "zcfs-secret" >"$OUT/secret"
 
 # 1. standalone servers
 start_standalone() {
-	local src=$1 mnt=$2
-	mkdir -p "$src" "$mnt"
-	chown 1500:1500 "$src"
-	"$MOUNTFD" "$src" "$mnt" setpriv --reuid=1500 --regid=1500 --clear-groups \
-		--inh-caps=-all --bounding-set=-all --no-new-privs \
-		"$ZCFS_BIN/zcfs-serve" --foreground --fd=3 --ownership=xattr --sandbox \
-		--transport="$ZCFS_TRANSPORT" "$src" "$mnt" 2>"$mnt.log" &
-	SPID=$!
-	_zcfs_pids+=("$SPID")
-	_zcfs_mounts+=("$mnt")
-	wait_for "the sandboxed server to serve" 5 grep -q "serving " "$mnt.log" ||
-		{ sed 's/^/# server: /' "$mnt.log"; fail "sandboxed zcfs-serve did not start"; }
+	mkdir -p "$1" "$2"
+	start_sandboxed "$1" "$2" "$2.log"
+	SPID=$SERVE_PID
 }
 
 start_standalone "$OUT/src1" "$OUT/mnt1"
