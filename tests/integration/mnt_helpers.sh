@@ -49,7 +49,7 @@ mount_or_native() {
 # umount_wait MNT [SECS]: unmount MNT and wait (bounded) for the server to
 # exit; returns the server's exit status (124 when it did not exit in time).
 umount_wait() {
-	local mnt=$1 secs=${2:-10} i
+	local mnt=$1 secs=${2:-10}
 	if [ -z "${ZCFS_PID:-}" ]; then
 		umount "$mnt" 2>/dev/null || umount -l "$mnt"
 		return 0
@@ -61,8 +61,8 @@ umount_wait() {
 # wait_pid_exit PID SECS: waits for a child of this shell; prints nothing,
 # returns its exit status, or 124 if it is still running after SECS.
 wait_pid_exit() {
-	local pid=$1 secs=$2 i
-	for i in $(seq $((secs * 20))); do
+	local pid=$1 secs=$2
+	for _ in $(seq $((secs * 20))); do
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.05
 	done

@@ -55,7 +55,7 @@ snapshot() {
 		find . "${prune[@]}" -print0 | sort -z | xargs -0 -r getfattr -h -d -m - --absolute-names 2>/dev/null
 	)
 }
-etc_state() { stat -c '%n %a %u:%g %Y %Z' /etc /etc/passwd /etc/hostname; ls -a /etc | grep zcfs-escape; true; }
+etc_state() { stat -c '%n %a %u:%g %Y %Z' /etc /etc/passwd /etc/hostname; find /etc -maxdepth 1 -name 'zcfs-escape*'; true; }
 take_snapshots() {
 	snapshot "$OUT" vol >"$1.out"
 	snapshot "$MB" x/y/mnt x/y/mnt.log >"$1.mb"
@@ -110,9 +110,9 @@ make_links() {
 paths=(
 	l_etc l_outroot l_secret l_victim l_top l_rel_secret l_rel_top l_rel_root
 	l_rel_abs_secret chain_1 chain_3 sub/up_rel sub/deeper/up2 l_proc_root
-	l_outroot/secret l_rel_root$OUT/secret chain_3/subdir
+	l_outroot/secret "l_rel_root$OUT/secret" chain_3/subdir
 	../../.. ../.. ../vol ../secret sub/../../../secret
-	sub/deeper/../../../../../../../../../../..$OUT/secret
+	"sub/deeper/../../../../../../../../../../..$OUT/secret"
 )
 log "static probes through symlinks and .. walks (uid 1001)"
 leak=0
@@ -165,7 +165,7 @@ listing "$SRC" >"$SNAP/src.list"
 check "mount listing equals SOURCE listing" diff -u "$SNAP/src.list" "$SNAP/mnt.list"
 # (no deep walk of / or /tmp: other, possibly hung, FUSE mounts live there)
 strays=$( { find "$OUT" "$MB" /etc -maxdepth 4 -xdev -path "$SRC" -prune -o -path "$MNT" -prune -o \
-	-name 'zcfs-escape*' -print 2>/dev/null; ls -a / /tmp | grep '^zcfs-escape'; } | head)
+	-name 'zcfs-escape*' -print 2>/dev/null; find / /tmp -maxdepth 1 -name 'zcfs-escape*'; } | head)
 check "no zcfs-escape* entries outside SOURCE ($strays)" [ -z "$strays" ]
 check "escape-named files created via the mount exist under SOURCE" \
 	eval '[ -n "$(find "$SRC" -name "zcfs-escape*" -print -quit)" ]'

@@ -25,6 +25,7 @@ new_tmpdir OUTD
 head -c 1M /dev/urandom >"$SRC/data"
 
 # serve: like zcfs_mount, but with every signal reset to its default action
+# shellcheck disable=SC2120  # callers may pass server options
 serve() {
 	env --default-signal "$ZCFS_BIN/zcfs-serve" --foreground --transport="$ZCFS_TRANSPORT" \
 		"$@" "$SRC" "$MNT" 2>"$MNT.log" &
@@ -135,7 +136,7 @@ check "lazy+TERM: server exits 0 (rc=$rc)" [ "$rc" -eq 0 ]
 rc=0; wait_pid_exit "$hp" $T || rc=$?
 log "client: rc=$rc $(grep -v started "$OUTD/hold2" | tr '\n' ' ')"
 check "lazy+TERM: client got an error or EOF, no hang (rc=$rc)" [ "$rc" -eq 0 ]
-err=$(timeout -s KILL $T dd bs=64k count=1 iflag=direct <&7 2>&1 >/dev/null)
+timeout -s KILL $T dd bs=64k count=1 iflag=direct <&7 >/dev/null 2>&1
 rc=$?
 check "lazy+TERM: read on the shell's open fd does not hang (rc=$rc)" [ "$rc" -ne 124 -a "$rc" -ne 137 ]
 exec 7<&-
