@@ -132,12 +132,15 @@ static int run(struct zcfsd *d)
 		int timeout = next ? (int)MAX(0, MIN(next - now, 60000)) : -1;
 		int mt = zcfsd_metrics_timeout_ms();
 		int st = zcfsd_stall_timeout_ms(d);
+		int ct = zcfsd_control_timeout_ms();
 		int n;
 
 		if (mt >= 0 && (timeout < 0 || mt < timeout))
 			timeout = mt;	/* metrics connections time out */
 		if (st >= 0 && (timeout < 0 || st < timeout))
 			timeout = st;	/* hung servers are sampled */
+		if (ct >= 0 && (timeout < 0 || ct < timeout))
+			timeout = ct;	/* control clients' deadlines */
 		n = epoll_wait(d->epoll_fd, evs, ARRAY_SIZE(evs), timeout);
 
 		if (n < 0 && errno != EINTR)
@@ -159,6 +162,7 @@ static int run(struct zcfsd *d)
 			else if (tag == ZCFSD_EV_METRICS)
 				zcfsd_metrics_run(d);
 		}
+		zcfsd_control_tick(d);
 		zcfsd_run_due_restarts(d);
 		zcfsd_check_stalls(d);
 		if (!d->quit)

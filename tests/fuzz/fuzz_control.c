@@ -158,7 +158,8 @@ static void read_answers(void);
  * fill (root may exceed wmem_max): answers then never block zcfsd, so
  * this thread can read them after each round instead of a reader
  * thread running beside it (thread handoffs cost more than a request).
- * zcfsd's 2 s wait for a client that does not read is thus not driven. */
+ * zcfsd's answer timeout for a client that does not read is thus not
+ * driven (t_zcfsd_slowloris does). */
 static void tune_daemon_end(int fd)
 {
 	int sz = 32 << 20;
@@ -171,13 +172,16 @@ static void tune_daemon_end(int fd)
 }
 
 /* Rounds of zcfsd's event loop without blocking, reading the answers
- * after each, until nothing is ready. */
+ * after each, until nothing is ready: no event, and no request already
+ * read that waits for its turn (zcfsd answers a few per client per
+ * round; zcfsd_control_timeout_ms() is 0 while some wait). */
 static void pump(void)
 {
 	struct epoll_event evs[8];
 	int n;
 
-	while ((n = epoll_wait(d.epoll_fd, evs, 8, 0)) > 0) {
+	while ((n = epoll_wait(d.epoll_fd, evs, 8, 0)) > 0 || zcfsd_control_timeout_ms() == 0) {
+		zcfsd_control_tick(&d);
 		for (int i = 0; i < n; i++) {
 			uint64_t tag = evs[i].data.u64 & ~0xffffffffULL;
 			int fd = (int)(uint32_t)evs[i].data.u64;

@@ -1,9 +1,21 @@
 /* The control socket: accept, check the peer (root or the policy's admin
  * group, from SO_PEERCRED/SO_PEERGROUPS), frame newline-delimited
- * requests with a size cap, answer each with one line. */
+ * requests with a size cap, answer each with one line.
+ *
+ * Nothing a client does may stall the event loop, which also supervises
+ * the servers, answers the broker and serves metrics: every read and
+ * write is non-blocking; an answer the client does not take is kept
+ * (one per client: the next request is not read before it is gone) and
+ * sent as the socket drains; a request must be complete within
+ * CONTROL_REQUEST_MS of its first byte, an answer taken within
+ * CONTROL_WRITE_MS, and a silent connection is closed after
+ * CONTROL_IDLE_MS. At most CONTROL_MAX_CLIENTS connections, at most
+ * CONTROL_MAX_PER_UID per peer uid: a new connection over either limit
+ * closes the one (of that uid, or of anyone) that has waited longest, so
+ * a client that connects and sends its request at once is always
+ * served, whatever others hold. */
 #include <fcntl.h>
 #include <grp.h>
-#include <poll.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -13,17 +25,28 @@
 #include "daemon/common/json_strict.h"
 #include "protocol.h"
 
-#define MAX_CLIENTS 64
-
 struct client {
 	int fd;
 	pid_t pid;
 	uid_t uid;
-	size_t len;
+	uint32_t events;	/* what epoll watches now */
+	int64_t wait_since_ms;	/* connect, or the last answer taken: idle since */
+	int64_t req_since_ms;	/* first byte of the unfinished request; 0: none */
+	int64_t out_since_ms;	/* the answer waiting in out; 0: none */
+	size_t len;		/* request bytes in buf */
+	char *out;
+	size_t out_len, out_off;
+	bool close_after_out;	/* framing lost or dropped: hang up once out is sent */
 	char buf[ZCFS_REQUEST_MAX + 1];
 };
 
-static struct client *clients[MAX_CLIENTS];
+static struct client *clients[CONTROL_MAX_CLIENTS];
+static struct zcfsd_control_counts counts;
+
+const struct zcfsd_control_counts *zcfsd_control_counts(void)
+{
+	return &counts;
+}
 
 int zcfsd_listen_unix(struct zcfsd *d, const char *path, int backlog, bool replace_any, int *ret)
 {
@@ -71,7 +94,7 @@ int zcfsd_control_listen(struct zcfsd *d)
 	_cleanup_close_ int fd = -1;
 	int r;
 
-	r = zcfsd_listen_unix(d, d->socket_path, 64, true, &fd);
+	r = zcfsd_listen_unix(d, d->socket_path, 128, true, &fd);
 	if (r < 0)
 		return r;
 	if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0)
@@ -102,107 +125,222 @@ static bool peer_allowed(struct zcfsd *d, int fd, struct ucred *uc)
 	return false;
 }
 
-/* Writes one line; a client that does not read for 2 s is dropped. */
-static int send_line(int fd, const char *s)
-{
-	size_t len = strlen(s), off = 0;
-	char *buf = malloc(len + 1);
-	int r = 0;
-
-	if (!buf)
-		return -ENOMEM;
-	memcpy(buf, s, len);
-	buf[len++] = '\n';
-	while (off < len) {
-		struct pollfd p = { .fd = fd, .events = POLLOUT };
-		ssize_t n = send(fd, buf + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n >= 0) {
-			off += (size_t)n;
-			continue;
-		}
-		if (errno != EAGAIN && errno != EINTR) {
-			r = -errno;
-			break;
-		}
-		if (poll(&p, 1, 2000) <= 0) {
-			r = -ETIMEDOUT;
-			break;
-		}
-	}
-	free(buf);
-	return r;
-}
-
-static int send_error(int fd, enum zcfs_code code, const char *msg)
+static char *error_line(enum zcfs_code code, const char *msg)
 {
 	json_object *o = json_object_new_object(), *e = json_object_new_object();
-	int r;
+	char *s;
 
 	json_object_object_add(e, "code", json_object_new_string(zcfs_code_name(code)));
 	json_object_object_add(e, "message", json_object_new_string(msg));
 	json_object_object_add(o, "error", e);
-	r = send_line(fd, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
-	return r;
+	return s;
+}
+
+/* A last word to a connection about to be closed: one non-blocking send,
+ * lost if the client's socket buffer is full. */
+static void send_parting(int fd, enum zcfs_code code, const char *msg)
+{
+	_cleanup_free_ char *s = error_line(code, msg);
+	size_t len;
+
+	if (!s)
+		return;
+	len = strlen(s);
+	s[len] = '\n';	/* the NUL becomes the newline; the length stays known */
+	(void)send(fd, s, len + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	s[len] = '\0';
 }
 
 static void client_close(struct zcfsd *d, struct client *c)
 {
-	for (int i = 0; i < MAX_CLIENTS; i++)
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
 		if (clients[i] == c)
 			clients[i] = NULL;
 	(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
 	safe_close(c->fd);
+	free(c->out);
 	free(c);
 }
 
-void zcfsd_control_accept(struct zcfsd *d)
+/* 1, 10, 100, ...: the next count worth a log line at or after N. */
+static unsigned log_next(unsigned n)
+{
+	unsigned p = 1;
+
+	while (p < n && p <= UINT32_MAX / 10)
+		p *= 10;
+	return p;
+}
+
+static void client_drop(struct zcfsd *d, struct client *c, unsigned *counter, const char *reason,
+			enum zcfs_code code, const char *msg)
+{
+	/* Logged at the 1st, 10th, 100th... of each reason: a flood of them
+	 * must not flood the journal. */
+	++*counter;
+	if (*counter == log_next(*counter))
+		log_warn("event=client-dropped uid=%u pid=%d reason=%s count=%u", (unsigned)c->uid,
+			 (int)c->pid, reason, *counter);
+	if (msg && !c->out)
+		send_parting(c->fd, code, msg);
+	client_close(d, c);
+}
+
+static void client_watch(struct zcfsd *d, struct client *c, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.u64 = ZCFSD_EV_CLIENT | (uint32_t)c->fd };
+
+	if (c->events == events)
+		return;
+	if (epoll_ctl(d->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
+		c->events = events;
+}
+
+/* The client that has waited longest (for its own request, or to take
+ * its answer) among those of UID, or of everyone when ANY_UID. */
+static struct client *longest_waiting(uid_t uid, bool any_uid)
+{
+	struct client *best = NULL;
+
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		struct client *c = clients[i];
+		if (!c || (!any_uid && c->uid != uid))
+			continue;
+		if (!best || c->wait_since_ms < best->wait_since_ms)
+			best = c;
+	}
+	return best;
+}
+
+static unsigned clients_of(uid_t uid, int *free_slot)
+{
+	unsigned n = 0;
+
+	*free_slot = -1;
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		if (!clients[i]) {
+			if (*free_slot < 0)
+				*free_slot = i;
+		} else if (clients[i]->uid == uid) {
+			n++;
+		}
+	}
+	return n;
+}
+
+static void accept_one(struct zcfsd *d, int fd)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct ucred uc = { 0 };
 	struct client *c;
-	int fd, i;
+	char msg[160];
+	int slot;
 
-	fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (fd < 0)
-		return;
 	if (!peer_allowed(d, fd, &uc)) {
 		log_warn("event=peer-denied pid=%d uid=%u gid=%u", (int)uc.pid, (unsigned)uc.uid,
 			 (unsigned)uc.gid);
-		(void)send_error(fd, ZCFS_PERMISSION_DENIED,
-				 "only root and the policy's admin_group may use zcfsd");
+		send_parting(fd, ZCFS_PERMISSION_DENIED, "only root and the policy's admin_group may use zcfsd");
 		safe_close(fd);
 		return;
 	}
-	for (i = 0; i < MAX_CLIENTS && clients[i]; i++)
-		;
-	c = i < MAX_CLIENTS ? calloc(1, sizeof(*c)) : NULL;
+	/* Over a limit: the longest-waiting connection makes room. A client
+	 * that sends its request as it connects is never that one. */
+	if (clients_of(uc.uid, &slot) >= CONTROL_MAX_PER_UID) {
+		snprintf(msg, sizeof(msg), "closed: uid %u has %d connections open (the limit) and this one "
+			 "waited longest; retry", (unsigned)uc.uid, CONTROL_MAX_PER_UID);
+		client_drop(d, longest_waiting(uc.uid, false), &counts.evicted_uid, "uid-connection-limit",
+			    ZCFS_UNAVAILABLE, msg);
+	} else if (slot < 0) {
+		snprintf(msg, sizeof(msg), "closed: zcfsd has %d connections open (the limit) and this one "
+			 "waited longest; retry", CONTROL_MAX_CLIENTS);
+		client_drop(d, longest_waiting(0, true), &counts.evicted_total, "connection-limit",
+			    ZCFS_UNAVAILABLE, msg);
+	}
+	(void)clients_of(uc.uid, &slot);
+	c = slot >= 0 ? calloc(1, sizeof(*c)) : NULL;
 	if (!c) {
-		(void)send_error(fd, ZCFS_UNAVAILABLE, "too many clients; retry");
+		send_parting(fd, ZCFS_UNAVAILABLE, "zcfsd is out of memory for connections; retry");
 		safe_close(fd);
 		return;
 	}
 	c->fd = fd;
 	c->pid = uc.pid;
 	c->uid = uc.uid;
+	c->events = EPOLLIN;
+	c->wait_since_ms = zcfsd_now_ms();
 	ev.data.u64 = ZCFSD_EV_CLIENT | (uint32_t)fd;
 	if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		safe_close(fd);
 		free(c);
 		return;
 	}
-	clients[i] = c;
+	clients[slot] = c;
+	counts.accepted++;
 }
 
-/* Returns send_line's result: a client that cannot take its answer is
- * dropped by the caller. */
-static int handle_request(struct zcfsd *d, struct client *c, const char *line, size_t len)
+void zcfsd_control_accept(struct zcfsd *d)
+{
+	/* A few per wakeup: a flood of connects cannot keep the loop here. */
+	for (int i = 0; i < 8; i++) {
+		int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0)
+			return;
+		accept_one(d, fd);
+	}
+}
+
+/* Sends what the socket takes now. 0: all sent; -EAGAIN: the rest waits
+ * for EPOLLOUT; other -errno: the client is gone. */
+static int flush_out(struct client *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN ? -EAGAIN : -errno;
+		}
+		c->out_off += (size_t)n;
+	}
+	free(c->out);
+	c->out = NULL;
+	c->out_len = c->out_off = 0;
+	c->out_since_ms = 0;
+	c->wait_since_ms = zcfsd_now_ms();
+	return 0;
+}
+
+/* Queues LINE (taken) plus a newline as the client's answer. */
+static int queue_line(struct client *c, char *line)
+{
+	size_t len;
+
+	if (!line)
+		return -ENOMEM;
+	len = strlen(line);
+	c->out = realloc(line, len + 1);
+	if (!c->out) {
+		free(line);
+		return -ENOMEM;
+	}
+	c->out[len] = '\n';
+	c->out_len = len + 1;
+	c->out_off = 0;
+	c->out_since_ms = zcfsd_now_ms();
+	c->wait_since_ms = c->out_since_ms;
+	return 0;
+}
+
+/* The answer line to one request (malloc'ed). */
+static char *handle_request(struct zcfsd *d, struct client *c, const char *line, size_t len)
 {
 	struct zcfsd_err e = { .code = ZCFS_OK };
 	json_object *req = NULL, *m = NULL, *params = NULL, *result = NULL, *resp;
 	const char *method = "?";
-	char why[96];
-	int r;
+	char why[96], *s;
 
 	/* Duplicate keys, "\u0000" in a string, trailing data: refused, so a
 	 * request cannot mean something else to zcfsd than to its sender. */
@@ -236,58 +374,161 @@ static int handle_request(struct zcfsd *d, struct client *c, const char *line, s
 		log_info("event=request-failed uid=%u pid=%d method=%.64s code=%s message=\"%s\"",
 			 (unsigned)c->uid, (int)c->pid, method, zcfs_code_name(e.code), e.msg);
 	}
-	r = send_line(c->fd, json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN));
+	s = strdup(json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN));
 	json_object_put(resp);
 	json_object_put(req);
-	return r;
+	return s;
 }
 
-void zcfsd_control_client_event(struct zcfsd *d, int fd, uint32_t events)
+/* Answers up to MAX complete requests in buf, each only once the previous
+ * answer is gone; returns false when C was closed. */
+static bool serve_lines(struct zcfsd *d, struct client *c, int max)
 {
-	struct client *c = NULL;
 	char *nl;
-	ssize_t n;
 
-	for (int i = 0; i < MAX_CLIENTS; i++)
-		if (clients[i] && clients[i]->fd == fd)
-			c = clients[i];
-	if (!c)
-		return;
-	(void)events;
-	n = read(fd, c->buf + c->len, ZCFS_REQUEST_MAX + 1 - c->len);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n <= 0) {
-		client_close(d, c);
-		return;
-	}
-	c->len += (size_t)n;
-	while ((nl = memchr(c->buf, '\n', c->len))) {
-		size_t used = (size_t)(nl - c->buf) + 1;
-		size_t len = (size_t)(nl - c->buf);
+	while (!c->out && max > 0 && (nl = memchr(c->buf, '\n', c->len))) {
+		size_t used = (size_t)(nl - c->buf) + 1, len = (size_t)(nl - c->buf);
 		*nl = '\0';
-		if (nl > c->buf && nl[-1] == '\r') {
-			nl[-1] = '\0';
-			len--;
-		}
-		/* A client that does not read its answers (2 s each) would stall
-		 * the daemon's single loop once per pipelined request: drop it
-		 * at the first one it does not take. */
-		if (len && handle_request(d, c, c->buf, len) < 0) {
-			log_warn("event=client-dropped uid=%u pid=%d reason=not-reading-answers",
-				 (unsigned)c->uid, (int)c->pid);
-			client_close(d, c);
-			return;
+		if (nl > c->buf && nl[-1] == '\r')
+			nl[-1] = '\0', len--;
+		if (len) {
+			max--;
+			if (queue_line(c, handle_request(d, c, c->buf, len)) < 0) {
+				client_drop(d, c, &counts.dropped_error, "out-of-memory", 0, NULL);
+				return false;
+			}
 		}
 		memmove(c->buf, c->buf + used, c->len - used);
 		c->len -= used;
+		c->req_since_ms = c->len ? zcfsd_now_ms() : 0;
+		if (c->out) {
+			int r = flush_out(c);
+			if (r < 0 && r != -EAGAIN) {
+				client_close(d, c);
+				return false;
+			}
+		}
 	}
-	if (c->len > ZCFS_REQUEST_MAX) {
+	if (!c->out && c->len > ZCFS_REQUEST_MAX && !memchr(c->buf, '\n', c->len)) {
 		/* Framing is lost after an oversized line: answer and hang up. */
 		char msg[96];
 		snprintf(msg, sizeof(msg), "request larger than %d bytes", ZCFS_REQUEST_MAX);
 		log_warn("event=request-too-large uid=%u pid=%d", (unsigned)c->uid, (int)c->pid);
-		(void)send_error(fd, ZCFS_INVALID_ARGUMENT, msg);
-		client_close(d, c);
+		c->len = 0;
+		c->close_after_out = true;
+		if (queue_line(c, error_line(ZCFS_INVALID_ARGUMENT, msg)) < 0 || flush_out(c) != -EAGAIN) {
+			client_close(d, c);
+			return false;
+		}
 	}
+	if (c->close_after_out && !c->out) {
+		client_close(d, c);
+		return false;
+	}
+	/* Reading waits while an answer is not taken: no request piles up
+	 * behind it, and no answer either. */
+	client_watch(d, c, c->out ? EPOLLOUT : EPOLLIN);
+	return true;
+}
+
+/* Requests already read that wait for their turn (fairness: a few per
+ * client per wakeup). */
+static bool has_ready(const struct client *c)
+{
+	return !c->out && c->len && memchr(c->buf, '\n', c->len);
+}
+
+static struct client *client_of_fd(int fd)
+{
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		if (clients[i] && clients[i]->fd == fd)
+			return clients[i];
+	return NULL;
+}
+
+void zcfsd_control_client_event(struct zcfsd *d, int fd, uint32_t events)
+{
+	struct client *c = client_of_fd(fd);
+	ssize_t n;
+
+	if (!c)
+		return;
+	if (c->out) {
+		int r = flush_out(c);
+		if (r == -EAGAIN && !(events & (EPOLLERR | EPOLLHUP)))
+			return;
+		if (r < 0) {
+			client_close(d, c);
+			return;
+		}
+	} else if (!has_ready(c) && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
+		n = read(fd, c->buf + c->len, ZCFS_REQUEST_MAX + 1 - c->len);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n <= 0) {
+			client_close(d, c);
+			return;
+		}
+		if (!c->len)
+			c->req_since_ms = zcfsd_now_ms();
+		c->len += (size_t)n;
+	}
+	(void)serve_lines(d, c, CONTROL_REQUESTS_PER_WAKEUP);
+}
+
+int zcfsd_control_timeout_ms(void)
+{
+	int64_t now = zcfsd_now_ms(), next = -1;
+
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		const struct client *c = clients[i];
+		int64_t due;
+		if (!c)
+			continue;
+		if (has_ready(c))
+			return 0;
+		if (c->out)
+			due = c->out_since_ms + CONTROL_WRITE_MS;
+		else if (c->len)
+			due = c->req_since_ms + CONTROL_REQUEST_MS;
+		else
+			due = c->wait_since_ms + CONTROL_IDLE_MS;
+		if (next < 0 || due < next)
+			next = due;
+	}
+	return next < 0 ? -1 : (int)MAX(0, MIN(next - now, 60000));
+}
+
+void zcfsd_control_tick(struct zcfsd *d)
+{
+	int64_t now = zcfsd_now_ms();
+	char msg[128];
+
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		struct client *c = clients[i];
+		if (!c)
+			continue;
+		if (c->out && now - c->out_since_ms >= CONTROL_WRITE_MS) {
+			client_drop(d, c, &counts.dropped_write, "answer-not-taken", 0, NULL);
+		} else if (!c->out && c->len && now - c->req_since_ms >= CONTROL_REQUEST_MS &&
+			   !memchr(c->buf, '\n', c->len)) {
+			snprintf(msg, sizeof(msg), "closed: request not complete %d ms after its first byte",
+				 CONTROL_REQUEST_MS);
+			client_drop(d, c, &counts.dropped_request, "request-timeout", ZCFS_UNAVAILABLE, msg);
+		} else if (!c->out && !c->len && now - c->wait_since_ms >= CONTROL_IDLE_MS) {
+			snprintf(msg, sizeof(msg), "closed: no request for %d ms", CONTROL_IDLE_MS);
+			client_drop(d, c, &counts.dropped_idle, "idle", ZCFS_UNAVAILABLE, msg);
+		} else if (has_ready(c)) {
+			(void)serve_lines(d, c, CONTROL_REQUESTS_PER_WAKEUP);
+		}
+	}
+}
+
+unsigned zcfsd_control_clients(void)
+{
+	unsigned n = 0;
+
+	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		n += clients[i] != NULL;
+	return n;
 }

@@ -195,6 +195,22 @@ static json_object *m_tenants(struct zcfsd *d, json_object *params, struct zcfsd
 	return o;
 }
 
+/* The control socket's connections and what its limits closed. */
+static json_object *control_json(void)
+{
+	const struct zcfsd_control_counts *k = zcfsd_control_counts();
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "connections", json_object_new_int64(zcfsd_control_clients()));
+	json_object_object_add(o, "accepted", json_object_new_int64((int64_t)k->accepted));
+	json_object_object_add(o, "evicted_uid_limit", json_object_new_int64(k->evicted_uid));
+	json_object_object_add(o, "evicted_total_limit", json_object_new_int64(k->evicted_total));
+	json_object_object_add(o, "dropped_idle", json_object_new_int64(k->dropped_idle));
+	json_object_object_add(o, "dropped_request_timeout", json_object_new_int64(k->dropped_request));
+	json_object_object_add(o, "dropped_answer_not_taken", json_object_new_int64(k->dropped_write));
+	return o;
+}
+
 static json_object *m_status(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
 {
 	static const char *const keys[] = { NULL };
@@ -210,6 +226,7 @@ static json_object *m_status(struct zcfsd *d, json_object *params, struct zcfsd_
 	json_object_object_add(dm, "state_dir", json_object_new_string(d->state_dir));
 	json_object_object_add(dm, "possible_cpus", json_object_new_int64(d->ncpus));
 	json_object_object_add(dm, "pinned_source", json_object_new_string("uring_sizing"));
+	json_object_object_add(dm, "control", control_json());
 	json_object_object_add(o, "daemon", dm);
 	json_object_object_add(o, "tenants", tenants_array(d));
 	json_object_object_add(o, "volumes", volumes_array(d));

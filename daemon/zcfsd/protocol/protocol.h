@@ -15,6 +15,24 @@ int zcfsd_listen_unix(struct zcfsd *d, const char *path, int backlog, bool repla
 int zcfsd_control_listen(struct zcfsd *d);
 void zcfsd_control_accept(struct zcfsd *d);
 void zcfsd_control_client_event(struct zcfsd *d, int fd, uint32_t events);
+/* Limits of the control socket (control.c says why). */
+#define CONTROL_MAX_CLIENTS 128
+#define CONTROL_MAX_PER_UID 32
+#define CONTROL_IDLE_MS 15000		/* connected, no request */
+#define CONTROL_REQUEST_MS 5000		/* first byte of a request to its newline */
+#define CONTROL_WRITE_MS 5000		/* an answer queued to taken */
+#define CONTROL_REQUESTS_PER_WAKEUP 4
+struct zcfsd_control_counts {
+	unsigned long long accepted;
+	unsigned evicted_uid, evicted_total;	/* made room for a new connection */
+	unsigned dropped_idle, dropped_request, dropped_write, dropped_error;
+};
+const struct zcfsd_control_counts *zcfsd_control_counts(void);
+unsigned zcfsd_control_clients(void);
+/* The ms until a client's deadline (0: requests wait to be answered; -1:
+ * no client), and the event loop's call to enforce them. */
+int zcfsd_control_timeout_ms(void);
+void zcfsd_control_tick(struct zcfsd *d);
 json_object *zcfsd_dispatch(struct zcfsd *d, const char *method, json_object *params,
 			    struct zcfsd_err *e);
 int zcfsd_policy_reload(struct zcfsd *d, struct zcfsd_err *e);
