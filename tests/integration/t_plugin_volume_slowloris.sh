@@ -22,7 +22,7 @@ PY=/usr/bin/python3   # the system's: uid 3001 cannot run a per-user one
 [ -x "$PY" ] || skip "/usr/bin/python3 not installed"
 [ -x "$ZCFS_BIN/zcfs-volume-plugin" ] || fail "$ZCFS_BIN/zcfs-volume-plugin not built"
 HERE=$(cd "$(dirname "$0")" && pwd)
-ATK_PID= VP_PID=
+ATK_PID='' VP_PID=''
 vps_cleanup() {
 	local rc=$?
 	[ -n "$ATK_PID" ] && kill -KILL "$ATK_PID" 2>/dev/null && wait "$ATK_PID" 2>/dev/null
@@ -64,9 +64,9 @@ plugin_conns() { find "/proc/$VP_PID/fd" -lname 'socket:*' 2>/dev/null | wc -l; 
 
 # timed_calls: 10 x (Activate + List); SLOWEST ms, FAILS
 timed_calls() {
-	local i t0 t
+	local t0 t
 	SLOWEST=0 FAILS=0
-	for i in $(seq 10); do
+	for _ in $(seq 10); do
 		t0=$(date +%s%N)
 		{ activate && curl -sf --max-time 5 --unix-socket "$VPSOCK" -X POST http://plugin/VolumeDriver.List \
 			-d '{}' -o /dev/null; } || FAILS=$((FAILS + 1))

@@ -58,9 +58,9 @@ attack_end() {
 
 # timed_status: 10 zcfsctl status calls; SLOWEST = the longest in ms, FAILS = failures
 timed_status() {
-	local i t0 t
+	local t0 t
 	SLOWEST=0 FAILS=0
-	for i in $(seq 10); do
+	for _ in $(seq 10); do
 		t0=$(date +%s%N)
 		timeout 10 "$ZCFS_BIN/zcfsctl" --socket "$SOCK" status >/dev/null 2>"$W/status.err" ||
 			{ FAILS=$((FAILS + 1)); log "status failed: $(head -c 200 "$W/status.err")"; }
