@@ -22,6 +22,7 @@
 #include "daemon/serve/backend/prune.h"
 #include "daemon/serve/backend/quota.h"
 #include "daemon/serve/backend/resume.h"
+#include "daemon/serve/backend/source_mount.h"
 #include "daemon/serve/transport/transport.h"
 #include "daemon/common/zcfs_stats.h"
 #include "daemon/serve/transport/uring_geometry.h"
@@ -323,6 +324,10 @@ int main(int argc, char **argv)
 	root_fd = open_source(&opts);
 	if (root_fd < 0)
 		return 2;
+	r = source_mount_attrs(&root_fd, opts.mount_flags, opts.read_only);
+	if (r < 0)
+		log_info("backing atime and read-only follow %s's own mount: a mount with this mount's "
+			 "flags (open_tree): %s", opts.source, strerror(-r));
 
 	umask(0);	/* the kernel already applied the client's umask */
 	raise_nofile();

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # zcfs-serve mounts like every FUSE server: -o generic mount options reach
 # the mount (dev, suid, noexec, noatime, strictatime, ro, fsname=,
-# subtype=), zcfs's long options work as -o key=value, a bad -o is one line
+# subtype=), and the backing atime follows the mount's atime flags on
+# every path (SOURCE served from a clone mount with those flags: noatime
+# through kernel passthrough, strictatime, ro), zcfs's long options work as -o key=value, a bad -o is one line
 # and exit 2 with nothing mounted; deploy/mount.fuse.zcfs (mount(8)'s
 # helper) mounts SOURCE, source:/dir and -o source= forms; -o remount,ro
 # goes to mount(2). And a server only ever unmounts and aborts its own
 # connection (xfstests generic/412): one stopped while its mountpoint was
 # unmounted and mounted again by another server leaves the new mount
 # alone when it resumes and exits; one terminated after a lazy unmount
-# with a file still open aborts its own connection only. ~5 s.
+# with a file still open aborts its own connection only. ~7 s.
 . "$(dirname "$0")/../lib.sh"
 require_root
 require_fuse
@@ -54,11 +56,36 @@ cat "$M/old" >/dev/null
 check "without noatime the read updates atime (backing relatime)" test "$(stat -c %X "$S/old")" != "$(date -d '2001-01-01 00:00' +%s)"
 zcfs_umount "$M"
 
+# SOURCE's mount is relatime: once atime is past mtime and ctime, a
+# read there leaves it (for a day); under strictatime every read moves it.
+log "-o strictatime: every read through the server updates atime (generic/003)"
+zcfs_mount "$S" "$M" -o strictatime,cache=none
+cat "$M/old" >/dev/null; t0=$(stat -c %X "$S/old")
+sleep 1.1; cat "$M/old" >/dev/null
+check "a second read under strictatime updates atime again ($t0 -> $(stat -c %X "$S/old"))" test "$(stat -c %X "$S/old")" != "$t0"
+check "and the client sees it" test "$(stat -c %X "$M/old")" = "$(stat -c %X "$S/old")"
+zcfs_umount "$M"
+
+log "-o noatime on the kernel-passthrough path: its reads, mmap and exec leave atime alone (generic/120)"
+cp /bin/true "$S/exe"; touch -a -d '2001-01-01 00:00' "$S/old" "$S/exe"
+zcfs_mount "$S" "$M" -o noatime,exec --passthrough
+if grep -q "passthrough=on" "$M.log"; then
+	cat "$M/old" >/dev/null; "$M/exe"
+	check "passthrough read leaves atime ($(stat -c %X "$S/old"))" test "$(stat -c %X "$S/old")" = "$(date -d '2001-01-01 00:00' +%s)"
+	check "passthrough exec leaves atime ($(stat -c %X "$S/exe"))" test "$(stat -c %X "$S/exe")" = "$(date -d '2001-01-01 00:00' +%s)"
+else
+	log "no kernel passthrough here: not checked"
+fi
+zcfs_umount "$M"
+
+touch -a -d '2001-01-01 00:00' "$S/old"; t0=$(stat -c %X "$S/old")
 zcfs_mount "$S" "$M" -o ro,strictatime,subtype=
 check "subtype= (empty): type fuse" test "$(mount_fs "$M")" = "fuse $S"
 check "ro" has_opt "$M" ro
 check "writes refused on -o ro" bash -c "! touch '$M/new' 2>/dev/null"
 check "strictatime: no relatime/noatime" bash -c "! grep -E ' $M .*(relatime|noatime)' /proc/self/mountinfo >/dev/null"
+cat "$M/old" >/dev/null
+check "a read on a ro mount leaves atime, strictatime or not" test "$(stat -c %X "$S/old")" = "$t0"
 zcfs_umount "$M"
 
 log "bad -o: one line, exit 2, nothing mounted"
