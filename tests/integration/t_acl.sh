@@ -2,8 +2,11 @@
 # POSIX ACLs (xfstests generic/099): with --ownership=native the kernel
 # enforces the backing files' ACLs (FUSE_POSIX_ACL) and a parent's default
 # ACL, not the umask, sets a new entry's mode and ACL (FUSE_DONT_MASK);
-# without a default ACL the umask still applies. --no-acl and
-# --ownership=xattr have none: setfacl fails with EOPNOTSUPP. ~3 s.
+# without a default ACL the umask still applies; an access ACL set by an
+# owner outside the file's group drops set-gid (FUSE_SETXATTR_EXT's
+# ACL_KILL_SGID); a set-gid parent's new subdirectory keeps the default
+# ACL's permissions. --no-acl and --ownership=xattr have none: setfacl fails
+# with EOPNOTSUPP. ~3 s.
 . "$(dirname "$0")/../lib.sh"
 require_root
 require_fuse
@@ -31,6 +34,25 @@ check "the kernel enforces the ACL entry" bash -c "! setpriv --reuid=$U --regid=
 check "the backing file holds the ACL" bash -c "getfacl -n -p '$S/acl' 2>/dev/null | grep -q '^user:$U:---'"
 check "setfacl -b removes it" setfacl -b "$M/acl"
 check "readable again" as_user $U cat "$M/acl"
+# Setting an access ACL drops set-gid when the caller (the owner) is
+# outside the file's group, as on a local file system (generic/375).
+for f in "$M/sgf" "$M/sgd"; do
+	case $f in *f) : >"$f";; *) mkdir "$f";; esac
+	chown $U:$U "$f"; chmod 2755 "$f"
+	setpriv --reuid=$U --regid=$U --clear-groups -- setfacl -m u::rwx,g::rwx,o::rwx "$f"
+	check "$(basename "$f"): the owner in the group keeps set-gid ($(stat -c %A "$f"))" test "$(stat -c %a "$f")" = 2777
+	chmod 2755 "$f"
+	setpriv --reuid=$U --regid=$((U - 1)) --clear-groups -- setfacl -m u::rwx,g::rwx,o::rwx "$f"
+	check "$(basename "$f"): the owner outside the group drops it ($(stat -c %A "$f"))" test "$(stat -c %a "$f")" = 777
+done
+# A subdirectory of a set-gid directory with a default ACL gets the
+# permissions the ACL gives, and set-gid (generic/444).
+mkdir "$M/sgp"; setfacl -d -m u:101:rwx "$M/sgp"; chown $U:$U "$M/sgp"; chmod 2755 "$M/sgp"
+for g in $U $((U - 1)); do
+	setpriv --reuid=$U --regid=$g --clear-groups -- mkdir "$M/sgp/sub$g"
+	check "mkdir by gid $g in a set-gid dir with a default ACL ($(stat -c %A "$M/sgp/sub$g"))" \
+		test "$(stat -c %A "$M/sgp/sub$g")" = drwxrwsr-x
+done
 zcfs_umount "$M"
 
 for args in "--no-acl" "--ownership=xattr"; do

@@ -261,10 +261,18 @@ int set_new_owner(struct zcfs_session *se, int dirfd, const char *name, int fd, 
 	if (!se->xattr_owner) {
 		if (fd >= 0 ? fchown(fd, uid, gid) : fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW))
 			return -errno;
-		/* chown clears set-id bits on non-directories: put them back. */
-		if ((mode & 06000) && !S_ISLNK(mode) &&
-		    (fd >= 0 ? fchmod(fd, mode & 07777) : fchmodat(dirfd, name, mode & 07777, 0)))
-			return -errno;
+		/* chown clears set-id bits on non-directories: put them back
+		 * onto the permissions the entry got, which a default ACL of
+		 * the parent may have narrowed (xfstests generic/444). */
+		if ((mode & 06000) && !S_ISLNK(mode)) {
+			struct stat st;
+			mode_t m;
+			if ((fd >= 0 ? fstat(fd, &st) : fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) < 0)
+				return -errno;
+			m = (st.st_mode & 0777) | (mode & 06000);
+			if ((st.st_mode & 07777) != m && (fd >= 0 ? fchmod(fd, m) : fchmodat(dirfd, name, m, 0)))
+				return -errno;
+		}
 		return 0;
 	}
 	if (fd < 0) {

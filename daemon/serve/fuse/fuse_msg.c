@@ -151,6 +151,9 @@ int req_decode(struct zcfs_req *req, const struct fuse_in_header *in, const void
 	need = (size_t)d->arg_size;
 	if (in->opcode == FUSE_INIT)
 		need = MIN(arg_len, sizeof(struct fuse_init_in));
+	/* With FUSE_SETXATTR_EXT the kernel sends the whole struct. */
+	if (in->opcode == FUSE_SETXATTR && req->se && (req->se->conn_flags & FUSE_SETXATTR_EXT))
+		need = sizeof(struct fuse_setxattr_in);
 	if (arg_len < need)
 		return -EINVAL;
 	req->arg = need ? arg : NULL;

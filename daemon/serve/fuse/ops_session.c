@@ -47,6 +47,11 @@ static uint64_t wanted_flags(struct zcfs_session *se)
 	 * (create_mode()). */
 	if (!se->xattr_owner && !se->opts->no_acl)
 		f |= FUSE_POSIX_ACL | FUSE_DONT_MASK;
+	/* The kernel says with SETXATTR when setting an access ACL must
+	 * drop set-gid (the caller is outside the file's group): we set the
+	 * ACL as root, whom the backing file system lets keep it. */
+	if (f & FUSE_POSIX_ACL)
+		f |= FUSE_SETXATTR_EXT;
 	if (se->opts->passthrough && !se->quota) {
 		f |= FUSE_PASSTHROUGH;
 	} else {

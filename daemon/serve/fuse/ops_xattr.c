@@ -101,6 +101,20 @@ static int xattr_change_target(struct zcfs_req *req, size_t *off, const char **n
 	return req_xattr_path(req, path);
 }
 
+/* An access ACL set by a caller outside the file's group and without
+ * CAP_FSETID drops set-gid, as on a local file system (the kernel's
+ * posix_acl_update_mode; xfstests generic/375). */
+static int acl_kill_sgid(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!(st.st_mode & S_ISGID))
+		return 0;
+	return RET_NERRNO(chmod(path, st.st_mode & 07777 & ~(mode_t)S_ISGID));
+}
+
 int op_setxattr(struct zcfs_req *req)
 {
 	const struct fuse_setxattr_in *a = req->arg;
@@ -115,6 +129,9 @@ int op_setxattr(struct zcfs_req *req)
 	if (a->size > req->data_len - off)
 		return -EINVAL;
 	r = RET_NERRNO(setxattr(path, name, (const char *)req->data + off, a->size, (int)a->flags));
+	if (r == 0 && (req->se->conn_flags & FUSE_SETXATTR_EXT) &&
+	    (a->setxattr_flags & FUSE_SETXATTR_ACL_KILL_SGID) && !strcmp(name, "system.posix_acl_access"))
+		r = acl_kill_sgid(path);
 	return reply_err(req, r);
 }
 
