@@ -6,7 +6,8 @@
 # PATH: devfuse | uring | passthrough (zcfs-serve as root, native
 # ownership) | zcfsd (a volume published by a real zcfsd: sandboxed server
 # as the tenant, --ownership=xattr, exclusive cache, io_uring when the
-# kernel has it) | peer (libfuse passthrough_hp, PEER_BIN).
+# kernel has it) | peer (libfuse passthrough_hp --nopassthrough -o
+# io_uring, PEER_BIN) | peerpt (passthrough_hp, kernel passthrough).
 # Needs PJDFSTEST_DIR (built tree), ZCFS_BIN. Exit 77 naming what is missing.
 # PROVE_ARGS: more prove options, e.g. "-j2" (test files in parallel; each
 # works on its own generated names, so only the wall time changes).
@@ -32,10 +33,11 @@ case $path in
 devfuse) ZCFS_TRANSPORT=devfuse zcfs_mount "$S" "$M";;
 uring) uring_on || skip "kernel without FUSE-over-io_uring"; ZCFS_TRANSPORT=uring zcfs_mount "$S" "$M";;
 passthrough) ZCFS_TRANSPORT=devfuse zcfs_mount "$S" "$M" --passthrough;;
-peer)
+peer|peerpt)
 	[ -x "${PEER_BIN:-}" ] || skip "no passthrough_hp (PEER_BIN)"
-	uring_on || skip "kernel without FUSE-over-io_uring"
-	"$PEER_BIN" --nopassthrough -o io_uring -o allow_other,default_permissions "$S" "$M" 2>"$M.log" &
+	peer_opts=(--nopassthrough -o io_uring)
+	if [ "$path" = peerpt ]; then peer_opts=(); else uring_on || skip "kernel without FUSE-over-io_uring"; fi
+	"$PEER_BIN" "${peer_opts[@]}" -o allow_other,default_permissions "$S" "$M" 2>"$M.log" &
 	_zcfs_pids+=($!); _zcfs_mounts+=("$M")
 	for _ in $(seq 100); do grep -q " $M fuse" /proc/self/mounts && break; sleep 0.05; done;;
 zcfsd)

@@ -12,9 +12,16 @@
 # (PJDFSTEST_DIR / XFSTESTS_DIR use trees built elsewhere).
 #   CONFORMANCE_PLAN="pjdfstest:zcfsd xfstests:uring"  run only these pairs
 #   XFSTESTS_ARGS="generic/062 generic/099"             instead of -g quick
+#   CONFORMANCE_REUSE=1  keep the results of pairs an earlier run in the
+#                        same CONFORMANCE_BUILD finished; run the others
+#                        (a long plan in parts, one report over all)
 #   CONFORMANCE_PEER=1   also run the reference server, libfuse's
 #                        passthrough_hp (../shared/tools/build-passthrough-hp.sh),
-#                        as column "peer" (reported, not judged)
+#                        as paths "peer" (--nopassthrough -o io_uring, beside
+#                        devfuse and uring) and "peerpt" (its kernel
+#                        passthrough, beside passthrough): reported, not
+#                        judged, and each zcfs xfstests failure is listed
+#                        with the peer's result for it
 # Exit 0 all as expected, 1 otherwise, 77 (reason on the last line) when
 # the suites cannot be built or nothing could run.
 set -u
@@ -32,7 +39,7 @@ for p in zcfs-serve zcfsd zcfsctl; do [ -x "$ZCFS_BIN/$p" ] || skip "$ZCFS_BIN/$
 mkdir -p "$build"
 
 paths="devfuse uring passthrough zcfsd"
-[ "${CONFORMANCE_PEER:-0}" = 1 ] && paths="$paths peer"
+[ "${CONFORMANCE_PEER:-0}" = 1 ] && paths="$paths peer peerpt"
 plan=${CONFORMANCE_PLAN:-}
 if [ -z "$plan" ]; then
 	for s in pjdfstest xfstests; do for p in $paths; do plan="$plan $s:$p"; done; done
@@ -51,8 +58,9 @@ for s in $suites; do
 	esac
 done
 export PJDFSTEST_DIR XFSTESTS_DIR
-if tr ' ' '\n' <<<"$plan" | grep -q ':peer$'; then
-	PEER_BIN=$("$top/../shared/tools/build-passthrough-hp.sh" "$build/peer" 2>>"$build/peer.log" | tail -n 1) || PEER_BIN=
+if tr ' ' '\n' <<<"$plan" | grep -qE ':peer(pt)?$'; then
+	[ -x "${PEER_BIN:-}" ] ||
+		PEER_BIN=$("$top/../shared/tools/build-passthrough-hp.sh" "$build/peer" 2>>"$build/peer.log" | tail -n 1) || PEER_BIN=
 	export PEER_BIN
 fi
 
@@ -61,18 +69,23 @@ uring_param=/sys/module/fuse/parameters/enable_uring
 why_not() {
 	case $1:$2 in
 	uring:*|peer:*) [ -e $uring_param ] || { echo "kernel without FUSE-over-io_uring"; return; };;
-	passthrough:*)
+	passthrough:*|peerpt:*)
 		grep -qE '^passthrough +supported' <<<"$("$ZCFS_BIN/zcfsctl" kernel 2>/dev/null)" ||
 			{ echo "kernel without FUSE passthrough"; return; };;
 	zcfsd:xfstests) echo "xfstests mounts through mount(8); a zcfsd volume is made by zcfsd's volume.publish, not by a mount helper"; return;;
 	esac
-	[ "$1" = peer ] && [ -z "${PEER_BIN:-}" ] && echo "passthrough_hp could not be built (see $build/peer.log)"
+	case $1 in peer|peerpt) [ -n "${PEER_BIN:-}" ] || echo "passthrough_hp could not be built (see $build/peer.log)";; esac
 }
 
 results=()
 for item in $plan; do
 	s=${item%%:*} p=${item#*:}
 	out=$build/$s-$p
+	if [ "${CONFORMANCE_REUSE:-0}" = 1 ] && grep -qE '^(passed|notrun_reason) ' "$out/summary" 2>/dev/null; then
+		echo "== $s on $p: results of an earlier run kept ($out)"
+		results+=("$item")
+		continue
+	fi
 	rm -rf "$out"; mkdir -p "$out"
 	reason=$(why_not "$p" "$s")
 	if [ -n "$reason" ]; then
@@ -127,7 +140,7 @@ for item in $plan; do
 	case $s in
 	pjdfstest)
 		if [ "${failed:-0}" != 0 ]; then
-			[ "$p" = peer ] && verdict="(reference)" || { verdict=FAILED; bad=1; }
+			if [ "${p#peer}" != "$p" ]; then verdict="(reference)"; else verdict=FAILED; bad=1; fi
 			{ echo "### pjdfstest on $p: failed"; sed -n 's/^fail /- /p' "$sum"; echo; } >>"$details"
 		fi;;
 	xfstests)
@@ -141,7 +154,7 @@ for item in $plan; do
 			[ -n "$(expected_for "$t" "$p")" ] || continue
 			grep -qx "fail $t" "$sum" || grep -q "^foreign $t " "$sum" || now_pass+=("$t")
 		done < <(sed -n 's/^ran_test //p' "$sum")
-		if [ "$p" = peer ]; then
+		if [ "${p#peer}" != "$p" ]; then
 			verdict="(reference)"
 		elif [ ${#unexpected[@]} -gt 0 ] || [ ${#now_pass[@]} -gt 0 ]; then
 			verdict=FAILED; bad=1
@@ -158,6 +171,36 @@ for item in $plan; do
 	echo "| $s | $p | ${passed:-?} | ${failed:-?} | ${notrun:-0} | $verdict |" >>"$report"
 	case $verdict in ok|"(reference)") judged_ok=$((judged_ok + 1));; *) judged_bad=$((judged_bad + 1));; esac
 done
+# Every xfstests failure of a zcfs path beside each xfstests path's
+# result for it: pass, FAIL, not run (the test's _require said no), or
+# empty (not in that run); the peer columns say what the reference
+# server does with the same test in the same run.
+xpaths=$(tr ' ' '\n' <<<"$plan" | sed -n 's/^xfstests://p')
+xfails=$(for p in $xpaths; do [ "${p#peer}" = "$p" ] && sed -n 's/^fail //p' "$build/xfstests-$p/summary" 2>/dev/null; done | sort -u)
+if [ -n "$xfails" ]; then
+	{
+		echo "### xfstests failures of zcfs beside every path of the run"
+		echo
+		printf '| test |'; for p in $xpaths; do printf ' %s |' "$p"; done; echo " cause (xfstests-expected.txt) |"
+		printf '|---|'; for p in $xpaths; do printf -- '---|'; done; echo "---|"
+		for t in $xfails; do
+			printf '| %s |' "$t"
+			cause=
+			for p in $xpaths; do
+				sum=$build/xfstests-$p/summary
+				if grep -qx "fail $t" "$sum" 2>/dev/null; then r=FAIL
+				elif grep -qx "ran_test $t" "$sum" 2>/dev/null; then r=pass
+				elif grep -q "^foreign $t " "$sum" 2>/dev/null; then r="(foreign)"
+				elif [ -e "$build/xfstests-$p/results/$t.notrun" ]; then r="not run"
+				else r=; fi
+				printf ' %s |' "$r"
+				[ -z "$cause" ] && [ "${p#peer}" = "$p" ] && cause=$(expected_for "$t" "$p")
+			done
+			echo " ${cause:-**unexpected**} |"
+		done
+		echo
+	} >>"$details"
+fi
 { echo; cat "$details"; } >>"$report"
 rm -f "$details"
 echo

@@ -4,7 +4,9 @@
 # "passed N" "failed N" "notrun N" and "fail generic/NNN") plus the
 # suite's own results under OUTDIR/results.
 # PATH: devfuse | uring | passthrough (zcfs-serve) | peer (libfuse
-# passthrough_hp --nopassthrough -o io_uring, the reference server).
+# passthrough_hp --nopassthrough -o io_uring, the reference server for
+# devfuse and uring) | peerpt (passthrough_hp with its kernel passthrough
+# on /dev/fuse, the reference for passthrough).
 # Mounting goes through mount(8) and a mount.fuse.<subtype> helper in /sbin
 # (xfstests' FUSE recipe), made for the run and removed afterwards.
 # Needs XFSTESTS_DIR (built tree), ZCFS_BIN; PEER_BIN for peer. Exit 77
@@ -23,7 +25,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 for u in fsgqa fsgqa2 123456-fsgqa; do id "$u" >/dev/null 2>&1 || skip "xfstests needs user $u"; done
 case $path in
 devfuse|uring|passthrough) sub=zcfsconf-$path;;
-peer) sub=zcfspeer; [ -x "${PEER_BIN:-}" ] || skip "no passthrough_hp (PEER_BIN)";;
+peer|peerpt) sub=zcfs$path; [ -x "${PEER_BIN:-}" ] || skip "no passthrough_hp (PEER_BIN)";;
 *) echo "xfstests.sh: unknown path $path" >&2; exit 2;;
 esac
 if [ "$path" = uring ] || [ "$path" = peer ]; then
@@ -56,14 +58,16 @@ devfuse) serve_opts="transport=devfuse";;
 uring) serve_opts="transport=uring";;
 passthrough) serve_opts="transport=devfuse,passthrough";;
 esac
-if [ "$path" = peer ]; then
+if [ "$path" = peer ] || [ "$path" = peerpt ]; then
+	peer_opts="--nopassthrough -o io_uring"
+	[ "$path" = peerpt ] && peer_opts=""
 	# libfuse's recipe: source:/dir, fsname and allow_other,dev from the helper
 	cat >"$helper" <<EOS
 #!/bin/bash
 ulimit -n 1048576
 dev=\$1 mnt=\$2; shift 2; [ "\${1:-}" = -o ] && { opts=\$2; shift 2; }
 case ,\${opts:-}, in *,remount,*) exec mount -i "\$dev" "\$mnt" -o "\$opts";; esac
-exec "$PEER_BIN" --nopassthrough -o io_uring -o fsname=\$dev,allow_other,dev "\${dev#source:}" "\$mnt" \${opts:+-o "\$opts"}
+exec "$PEER_BIN" $peer_opts -o fsname=\$dev,allow_other,dev "\${dev#source:}" "\$mnt" \${opts:+-o "\$opts"}
 EOS
 else
 	sed -e "s|@BINDIR@|$ZCFS_BIN|" "$here/../../deploy/mount.fuse.zcfs" >"$helper"
