@@ -89,15 +89,24 @@ static void drop_file(size_t i)
 
 static void check_policy(const struct policy *p)
 {
-	if (p->queue_depth < 1 || p->queue_depth > 1024 || p->max_write < 4096 ||
-	    p->max_write > (16u << 20) || p->max_write % 4096 ||
+	/* 0: chosen per volume by the io_uring geometry */
+	if ((p->queue_depth && (p->queue_depth < 1 || p->queue_depth > 1024)) ||
+	    (p->max_write && (p->max_write < 4096 || p->max_write > (16u << 20))) ||
+	    p->max_write % 4096 ||
 	    (p->transport != POLICY_TRANSPORT_AUTO && p->transport != POLICY_TRANSPORT_DEVFUSE &&
 	     p->transport != POLICY_TRANSPORT_URING))
 		abort();
 	if (p->admin_group && !p->has_admin_gid)
 		abort();
-	if (p->metrics_listen && !path_is_normalized_absolute(p->metrics_listen))
+	if (p->metrics_listen && p->metrics_listen[0] == '/' &&
+	    !path_is_normalized_absolute(p->metrics_listen))
 		abort();
+	if (p->metrics_listen && p->metrics_listen[0] != '/') {
+		char host[64];
+		unsigned port;
+		if (policy_parse_tcp_listen(p->metrics_listen, host, sizeof(host), &port) < 0)
+			abort();
+	}
 	for (size_t i = 0; i < p->n_tenants; i++) {
 		const struct policy_tenant *t = &p->tenants[i];
 		if (!name_is_valid_id(t->name) || t->uid == 0 || t->gid == 0 ||
