@@ -6,7 +6,8 @@
 #   zcfsd_require [cmd...]          root, /dev/fuse, jq, each cmd, transport
 #   zcfsd_env [budget] [io_uring]   W, POLICY, SOCK, STATE, TGT (allowed
 #                                   target prefix), STORE (storage_root)
-#   zcfsd_start / zcfsd_kill9       start (waits for the socket) / SIGKILL
+#   zcfsd_start / zcfsd_kill9       start (waits for the socket) / SIGKILL;
+#                                   ZCFSD_SERVE: its --serve binary
 #   ctl ARGS... / ctlq ARGS...      zcfsctl on this socket / output dropped
 #   create_publish ID TARGET        volume create + publish (or _or_fail)
 #   code_of CMD...                  the error code of a zcfsctl call/raw
@@ -101,7 +102,7 @@ zcfsd_start() {
 	[ -x "$ZCFS_BIN/zcfsd" ] || fail "$ZCFS_BIN/zcfsd not built"
 	rm -f "$SOCK"
 	"$ZCFS_BIN/zcfsd" --policy "$POLICY" --state-dir "$STATE" --socket "$SOCK" \
-		--serve "$ZCFS_BIN/zcfs-serve" --foreground "$@" 2>>"$W/zcfsd.log" &
+		--serve "${ZCFSD_SERVE:-$ZCFS_BIN/zcfs-serve}" --foreground "$@" 2>>"$W/zcfsd.log" &
 	ZCFSD_PID=$!
 	for i in $(seq 100); do
 		[ -S "$SOCK" ] && ctl status >/dev/null 2>&1 && return 0
@@ -194,7 +195,20 @@ wait_for() {
 	return 1
 }
 
-show_zcfsd_log() { sed 's/^/# zcfsd: /' "$W/zcfsd.log" | tail -n 30; }
+show_zcfsd_log() {
+	local f
+	sed 's/^/# zcfsd: /' "$W/zcfsd.log" | tail -n 30
+	for f in "$STATE"/logs/*.log; do
+		[ -s "$f" ] && grep -v 'level=debug' "$f" | tail -n 15 | sed "s|^|# $(basename "$f" .log): |"
+	done
+	return 0
+}
+
+# refused_commits LOG: io_uring commits the kernel refused although the
+# server had not taken the request over from a predecessor (that one may
+# be refused: already committed). Any is a ring entry whose buffers the
+# kernel and the server disagree about: a request in them is never seen.
+refused_commits() { grep -c 'COMMIT_AND_FETCH: No such file or directory' "$1"; }
 
 require_uring_transport() {
 	if [ "${ZCFS_TRANSPORT:-devfuse}" = uring ]; then

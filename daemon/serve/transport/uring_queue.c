@@ -338,9 +338,6 @@ struct kick {
 	unsigned tries;
 };
 
-#define KICK_UNIQUE_BASE (1ULL << 62)
-static _Atomic uint64_t kick_seq;
-
 static int kick_entry(const struct source_entry *e, void *ctx)
 {
 	struct kick *k = ctx;
@@ -358,8 +355,9 @@ static int kick_entry(const struct source_entry *e, void *ctx)
 	 * a request with unique 0 with a kernel WARNING (6.18
 	 * fuse_uring_copy_to_ring: WARN_ON(req->in.h.unique == 0), reported
 	 * as fuse_uring_prepare_send). Even (bit 0 marks interrupts), far
-	 * above the kernel's own counter, below FUSE_UNIQUE_RESEND. */
-	rt.notify_unique = KICK_UNIQUE_BASE + 2 * atomic_fetch_add(&kick_seq, 1);
+	 * above the kernel's own counter, below FUSE_UNIQUE_RESEND, and new
+	 * on this connection (ringmem_kick_unique says why). */
+	rt.notify_unique = ringmem_kick_unique(k->q->rm);
 	rt.nodeid = inode_nodeid_for(k->q->se->inodes, e->st->st_dev, e->st->st_ino);
 	if (rt.nodeid && fuse_notify(k->q->se, FUSE_NOTIFY_RETRIEVE, &iov, 1) == 0)
 		return SOURCE_WALK_STOP;

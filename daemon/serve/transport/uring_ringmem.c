@@ -4,13 +4,14 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "daemon/common/log.h"
 #include "uring_geometry.h"
 #include "uring_ringmem.h"
 
 #define RINGMEM_MAGIC 0x7a6366732d72696eULL	/* "zcfs-rin" */
-#define RINGMEM_VERSION 1
+#define RINGMEM_VERSION 2	/* 2: kick_seq */
 
 /* At offset 0 of the memfd, then the slot table, then each queue's
  * headers and payloads. */
@@ -24,6 +25,7 @@ struct ringmem_header {
 	uint32_t depth;
 	uint32_t header_size;
 	uint64_t payload_size;
+	_Atomic uint64_t kick_seq;	/* ringmem_kick_unique */
 };
 
 static size_t page_up(size_t n)
@@ -55,6 +57,34 @@ static int map_existing(struct ringmem *rm, const struct ringmem_header *want)
 	return 0;
 }
 
+/* Kick uniques: 2^62 + 2 * seq, seq below 2^60. A fresh memfd starts at
+ * a time-derived seq, so a connection whose ring buffers could not be
+ * taken over does not reuse the uniques of kicks its earlier servers may
+ * have left in the kernel. */
+#define KICK_UNIQUE_BASE (1ULL << 62)
+#define KICK_SEQ_MASK ((1ULL << 60) - 1)
+
+static uint64_t kick_seq_seed(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec) >> 4;
+}
+
+uint64_t ringmem_kick_unique(struct ringmem *rm)
+{
+	static _Atomic uint64_t local_seq;	/* no memfd: this process's own */
+	_Atomic uint64_t *seq = &local_seq;
+	uint64_t zero = 0;
+
+	if (rm)
+		seq = &((struct ringmem_header *)rm->base)->kick_seq;
+	else
+		(void)atomic_compare_exchange_strong(&local_seq, &zero, kick_seq_seed());
+	return KICK_UNIQUE_BASE + 2 * (atomic_fetch_add(seq, 1) & KICK_SEQ_MASK);
+}
+
 static int map_fresh(struct ringmem *rm, struct ringmem_header *h)
 {
 	void *p;
@@ -65,6 +95,7 @@ static int map_fresh(struct ringmem *rm, struct ringmem_header *h)
 	if (p == MAP_FAILED)
 		return -errno;
 	h->addr = (uint64_t)(uintptr_t)p;
+	atomic_init(&h->kick_seq, kick_seq_seed());
 	memcpy(p, h, sizeof(*h));
 	rm->base = p;
 	return 0;

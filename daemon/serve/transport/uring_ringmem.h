@@ -48,6 +48,16 @@ struct ringmem {
 int ringmem_attach(int fd, const struct uring_geometry *g, bool resume, struct ringmem **ret) _must_check_;
 void ringmem_detach(struct ringmem *rm);
 
+/* The notify_unique of this server's next kick (uring_queue.c): even,
+ * from 2^62 up, and never the same twice on one connection. Every server
+ * of the connection draws from one counter in the memfd: a kick request
+ * a dead server left in the kernel keeps its unique in the queue's hash,
+ * and a successor's kick with the same unique would make the kernel
+ * match the successor's commit to the wrong entry (fuse_request_find
+ * finds the first request of that unique), cross-wiring ring buffers.
+ * rm NULL (no --ring-memfd): a counter of this process, time-seeded. */
+uint64_t ringmem_kick_unique(struct ringmem *rm);
+
 /* Queue qid's buffer region (headers, then payloads). */
 void *ringmem_queue_mem(const struct ringmem *rm, unsigned qid);
 struct ringmem_slot *ringmem_slot(const struct ringmem *rm, unsigned qid, unsigned idx);
