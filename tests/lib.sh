@@ -73,6 +73,8 @@ make_tmpdir() {
 	d=$(mktemp -d /tmp/zcfs-test.XXXXXX)
 	chmod 755 "$d"
 	echo "$d" >>"$_zcfs_registry"
+	# The runner's list: what is left under d after the test fails it.
+	[ -n "${ZCFS_TEST_DIRS:-}" ] && echo "$d" >>"$ZCFS_TEST_DIRS"
 	if [ -n "${1:-}" ]; then mount -t tmpfs -o "size=$1,mode=755" tmpfs "$d" || fail "tmpfs mount"; fi
 	echo "$d"
 }

@@ -7,6 +7,9 @@
 # A kernel report (WARNING, BUG, Oops, hung task...) logged while a test
 # ran fails that test, its trace appended to the test's log
 # (tests/kmsg_window.py; ZCFS_KMSG_CHECK=0 turns this off).
+# Whatever a test leaves under its own directories (make_tmpdir, listed
+# in ZCFS_TEST_DIRS) fails that test and is cleaned up here: mounts
+# (lazily unmounted, FUSE connections aborted) and processes.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 : "${ZCFS_BIN:?ZCFS_BIN must point at the bin/ directory}"
@@ -34,6 +37,36 @@ kmsg_check() {
 	{ echo "FAIL: the kernel logged a report while this test ran:"; echo "$out"; } >>"$2"
 	return 1
 }
+# The fuse.zcfs mounts (mountinfo ids) that exist before this run are
+# not its doing: on a shared machine, or after a run that was killed
+# without its traps (SIGKILL), they would fail every later run.
+zcfs_mount_ids() { awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "fuse.zcfs") print $1; break } }' /proc/self/mountinfo; }
+preexisting=" $(zcfs_mount_ids | tr '\n' ' ')"
+# sweep_test DIRS_FILE LOG: mounts and processes under the test's dirs.
+sweep_test() {
+	local d m p dev left=()
+	while read -r d; do
+		[ -n "$d" ] || continue
+		# Killed by the test's own cleanup, a process may take a moment
+		# to be gone.
+		if pgrep -f -- "$d(/| |\$)" >/dev/null 2>&1; then sleep 1; fi
+		for p in $(pgrep -f -- "$d(/| |\$)" 2>/dev/null); do
+			left+=("process $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-160)")
+			kill -KILL "$p" 2>/dev/null
+		done
+		for m in $(awk -v d="$d" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
+			left+=("mount $m")
+			dev=$(awk -v m="$m" '$5 == m { for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) ~ /^fuse/) print $3; break } }' /proc/self/mountinfo | tail -n 1)
+			umount -l "$m" 2>/dev/null
+			[ -n "$dev" ] && echo 1 2>/dev/null >"/sys/fs/fuse/connections/${dev#*:}/abort"
+		done
+		[ -d "$d" ] && ! mountpoint -q "$d" && rm -rf --one-file-system "$d" 2>/dev/null
+	done <"$1"
+	rm -f "$1"
+	[ ${#left[@]} -eq 0 ] && return 0
+	{ echo "FAIL: the test left behind (now cleaned up by the runner):"; printf '  %s\n' "${left[@]}"; } >>"$2"
+	return 1
+}
 for transport in $transports; do
 	for t in "$here"/integration/t_*.sh; do
 		name=$(basename "$t" .sh)
@@ -41,8 +74,10 @@ for transport in $transports; do
 		log="$logdir/$name.$transport.log"
 		start=$(date +%s)
 		kseq=$(kmsg_mark)
-		ZCFS_TRANSPORT=$transport timeout -k 10 "$TEST_TIMEOUT" bash "$t" >"$log" 2>&1
+		dirs=$(mktemp /tmp/zcfs-test-dirs.XXXXXX)
+		ZCFS_TEST_DIRS=$dirs ZCFS_TRANSPORT=$transport timeout -k 10 "$TEST_TIMEOUT" bash "$t" >"$log" 2>&1
 		rc=$?
+		sweep_test "$dirs" "$log" || rc=98
 		kmsg_check "$kseq" "$log" || rc=99
 		secs=$(( $(date +%s) - start ))
 		case $rc in
@@ -54,9 +89,16 @@ for transport in $transports; do
 		esac
 	done
 done
-# Leftover mounts are a failure of whoever left them.
-if grep -q ' fuse\.zcfs' /proc/self/mounts; then
-	echo "FAIL: zcfs mounts left behind:"; grep ' fuse\.zcfs' /proc/self/mounts
+# Leftover mounts are a failure of whoever left them: here, mounts made
+# outside the tests' own directories since the run started.
+new_mounts=() old_mounts=0
+for id in $(zcfs_mount_ids); do
+	if [[ $preexisting == *" $id "* ]]; then old_mounts=$((old_mounts + 1)); else new_mounts+=("$id"); fi
+done
+[ "$old_mounts" -gt 0 ] && echo "# $old_mounts fuse.zcfs mount(s) existed before this run: not counted"
+if [ ${#new_mounts[@]} -gt 0 ]; then
+	echo "FAIL: zcfs mounts left behind:"
+	for id in "${new_mounts[@]}"; do awk -v id="$id" '$1 == id' /proc/self/mountinfo; done
 	fail=$((fail + 1))
 fi
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
