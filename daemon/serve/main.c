@@ -273,8 +273,7 @@ static void wait_for_end(struct zcfs_session *se, struct zcfs_mount *m)
 			continue;
 		if (sig == SIGTERM || sig == SIGINT) {
 			log_info("signal %s: unmounting", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-			atomic_store(&se->exiting, true);
-			se->exit_status = 0;
+			session_exit(se, 0);
 		}
 	}
 	/* Make sure every reader wakes: detach and abort our mount. */
@@ -286,7 +285,7 @@ static void wait_for_end(struct zcfs_session *se, struct zcfs_mount *m)
  * without waiting for readers blocked on the live connection. */
 static void leave_inherited_connection(struct zcfs_session *se)
 {
-	if (se->opts->fuse_fd < 0 || !atomic_load(&se->exiting) || se->exit_status != 0)
+	if (se->opts->fuse_fd < 0 || !atomic_load(&se->exiting) || session_exit_status(se) != 0)
 		return;
 	log_info("exiting status=0 (connection left to its owner)");
 	fflush(stderr);
@@ -441,7 +440,7 @@ int main(int argc, char **argv)
 	notify_parent(&notify_fd, 0);
 	wait_for_end(&se, mnt);
 	leave_inherited_connection(&se);
-	status = se.exit_status;
+	status = session_exit_status(&se);
 	log_info("exiting status=%d", status);
 stop:
 	se.transport->stop(&se);

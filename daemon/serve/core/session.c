@@ -2,18 +2,29 @@
 #include <signal.h>
 #include "session.h"
 
+/* The first caller's status wins; init_lock orders it before exiting
+ * becomes visible, so whoever sees exiting reads the final status. */
 void session_exit(struct zcfs_session *se, int status)
 {
-	bool was = atomic_exchange(&se->exiting, true);
-
-	if (!was) {
+	pthread_mutex_lock(&se->init_lock);
+	if (!atomic_load(&se->exiting)) {
 		se->exit_status = status;
+		atomic_store(&se->exiting, true);
 		pthread_kill(se->main_thread, SIGUSR1);
 	}
 	/* nothing may wait for an INIT that will not come */
-	pthread_mutex_lock(&se->init_lock);
 	pthread_cond_broadcast(&se->init_cond);
 	pthread_mutex_unlock(&se->init_lock);
+}
+
+int session_exit_status(struct zcfs_session *se)
+{
+	int status;
+
+	pthread_mutex_lock(&se->init_lock);
+	status = se->exit_status;
+	pthread_mutex_unlock(&se->init_lock);
+	return status;
 }
 
 void session_set_initialized(struct zcfs_session *se)

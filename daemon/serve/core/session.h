@@ -133,6 +133,8 @@ int session_resume(struct zcfs_session *se) _must_check_;
 
 /* Marks the session as done (unmounted or fatal) and wakes main. */
 void session_exit(struct zcfs_session *se, int status);
+/* The status session_exit() recorded (0 before any). */
+int session_exit_status(struct zcfs_session *se);
 
 /* Marks the session initialized and releases the requests waiting for it. */
 void session_set_initialized(struct zcfs_session *se);
