@@ -3,6 +3,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include "fileio.h"
 #include "zcfs_proto.h"
 
 const char *zcfs_code_name(enum zcfs_code c)
@@ -57,21 +58,6 @@ int zcfs_connect(const char *path)
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return -errno;
 	return TAKE_FD(fd);
-}
-
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 int zcfs_roundtrip(int fd, const char *line, size_t len, char **ret)

@@ -6,17 +6,10 @@
 
 #include <sys/types.h>
 #include <json-c/json.h>
-#include "daemon/common/util.h"
+#include "daemon/common/fileio.h"
 
-/* mkdir -p PATH; the last component gets MODE, missing parents 0755. */
-int sf_mkdir_p(const char *path, mode_t mode) _must_check_;
-/* The same, and *created = the shallowest directory it made (NULL when
- * none; caller frees), also on failure: what sf_rmdir_created undoes. */
-int sf_mkdir_p_undoable(const char *path, mode_t mode, char **created) _must_check_;
-/* Removes the directories from PATH up to CREATED (from
- * sf_mkdir_p_undoable), deepest first, stopping at one that is not empty. */
-void sf_rmdir_created(const char *path, const char *created);
-/* Atomically replaces DIR/NAME with O (pretty JSON), mode 0600. */
+/* Atomically replaces DIR/NAME with O (pretty JSON), mode 0600
+ * (write_file_atomic). Directories: mkdir_p (daemon/common/fileio.h). */
 int sf_write_json(const char *dir, const char *name, json_object *o) _must_check_;
 /* Reads DIR/NAME (at most MAX bytes) as a JSON object: -ENOENT when
  * missing, -EBADMSG when not a JSON object, -EFBIG when larger. */

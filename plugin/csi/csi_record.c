@@ -30,7 +30,7 @@ int csi_record_lock(struct csi_ctx *c, const char *id, struct perr *e)
 	r = volumes_dir(c, &vd);
 	if (r < 0 || asprintf(&name, "%s.lock", id) < 0)
 		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
-	r = sf_mkdir_p(vd, 0700);
+	r = mkdir_p(vd, 0700);
 	if (r < 0)
 		return perr_set(e, r, ZCFS_INTERNAL, "state dir %s: %s", vd, strerror(-r));
 	fd = sf_trylock(vd, name);

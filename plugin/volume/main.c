@@ -84,7 +84,7 @@ static int listen_unix(const char *path)
 	slash = strrchr(dir, '/');
 	if (slash != dir) {
 		*slash = '\0';
-		r = sf_mkdir_p(dir, 0755);
+		r = mkdir_p(dir, 0755);
 		if (r < 0)
 			return r;
 	}

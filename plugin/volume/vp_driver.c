@@ -220,21 +220,21 @@ static int publish(struct vp *v, const char *name, json_object *ent, struct perr
 
 	if (asprintf(&dir, "%s/%s", v->mount_root, vp_entry_str(ent, "tenant")) < 0)
 		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
-	r = sf_mkdir_p_undoable(dir, 0755, &made);
+	r = mkdir_p_undoable(dir, 0755, &made);
 	if (r < 0) {
-		sf_rmdir_created(dir, made);
+		rmdir_created(dir, made);
 		return perr_set(e, r, ZCFS_INTERNAL, "mkdir %s: %s", dir, strerror(-r));
 	}
 	params = json_object_new_object();
 	if (!params) {
-		sf_rmdir_created(dir, made);
+		rmdir_created(dir, made);
 		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
 	}
 	json_object_object_add(params, "id", json_object_new_string(name));
 	json_object_object_add(params, "target", json_object_new_string(mp));
 	r = zc_call(v->socket, "volume.publish", params, NULL, e);
 	if (r < 0)
-		sf_rmdir_created(dir, made);
+		rmdir_created(dir, made);
 	return r;
 }
 

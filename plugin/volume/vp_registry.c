@@ -13,7 +13,7 @@ int vp_registry_load(struct vp *v, struct perr *e)
 	json_object *reg = NULL, *vols;
 	int r;
 
-	r = sf_mkdir_p(v->state_dir, 0700);
+	r = mkdir_p(v->state_dir, 0700);
 	if (r < 0)
 		return perr_set(e, r, ZCFS_INTERNAL, "state dir %s: %s", v->state_dir, strerror(-r));
 	r = sf_read_json(v->state_dir, VP_REGISTRY_FILE, VP_REGISTRY_MAX, &reg);

@@ -38,7 +38,7 @@ static void setup_once(void)
 	if (!mkdtemp(dir))
 		abort();
 	snprintf(path, sizeof(path), "%s/state.json", dir);
-	snprintf(tmp, sizeof(tmp), "%s/.state.json.tmp", dir);
+	snprintf(tmp, sizeof(tmp), "%s/.state.json.tmp.%d", dir, (int)getpid());
 	snprintf(logs, sizeof(logs), "%s/logs", dir);
 	if (mkdir(logs, 0700) < 0)
 		abort();

@@ -46,7 +46,7 @@ static void setup_once(void)
 	log_set_level(LOG_CRIT);
 	snprintf(state, sizeof(state), "%s/state", dir);
 	snprintf(root, sizeof(root), "%s/mnt", dir);
-	if (sf_mkdir_p(state, 0700) < 0)
+	if (mkdir_p(state, 0700) < 0)
 		abort();
 	reg = json_tokener_parse(
 		"{\"volumes\":{\"v1\":{\"tenant\":\"t1\",\"mountpoint\":\"/mnt/zcfs/t1/v1\",\"opts\":{\"tenant\":\"t1\"},"

@@ -160,7 +160,7 @@ static void test_registry_restart(void **state)
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/%s", sdir, VP_REGISTRY_FILE);
-	assert_int_equal(sf_mkdir_p(sdir, 0700), 0);
+	assert_int_equal(mkdir_p(sdir, 0700), 0);
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fputs(reg, f);

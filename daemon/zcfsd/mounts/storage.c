@@ -5,25 +5,8 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "daemon/common/util.h"
+#include "daemon/common/fileio.h"
 #include "mounts.h"
-
-static int mkdir_p(const char *path, mode_t mode)
-{
-	_cleanup_free_ char *p = strdup(path);
-
-	if (!p)
-		return -ENOMEM;
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*s = '/';
-	}
-	return mkdir(p, mode) < 0 && errno != EEXIST ? -errno : 0;
-}
 
 /* The server runs as the tenant (no supplementary groups) and opens
  * STORAGE_ROOT/ID by path: every existing directory above it must let

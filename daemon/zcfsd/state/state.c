@@ -1,10 +1,10 @@
 /* STATE_DIR/state.json: every volume, its targets and its server, so a
- * restarted zcfsd can take over. Written to a temp file, fsynced and
- * renamed over the old one: a crash leaves the old or the new file,
- * never half of one. */
+ * restarted zcfsd can take over. Replaced with write_file_atomic: a
+ * crash leaves the old or the new file, never half of one. */
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "daemon/common/fileio.h"
 #include "daemon/common/log.h"
 #include "daemon/zcfsd/budget/budget.h"
 #include "daemon/zcfsd/broker/broker.h"
@@ -84,44 +84,18 @@ json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bo
 
 int zcfsd_state_save(struct zcfsd *d)
 {
-	_cleanup_free_ char *tmp = NULL, *final = NULL;
-	_cleanup_close_ int fd = -1, dfd = -1;
+	_cleanup_close_ int dfd = -1;
 	json_object *root = json_object_new_object(), *vols = json_object_new_array();
 	const char *text;
-	size_t len;
-	int r = 0;
+	int r;
 
 	json_object_object_add(root, "version", json_object_new_int(1));
 	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
 		json_object_array_add(vols, zcfsd_volume_json(d, v, true));
 	json_object_object_add(root, "volumes", vols);
 	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
-	len = strlen(text);
-	if (asprintf(&tmp, "%s/.state.json.tmp", d->state_dir) < 0 ||
-	    asprintf(&final, "%s/state.json", d->state_dir) < 0) {
-		r = -ENOMEM;
-		goto out;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		r = -errno;
-		goto out;
-	}
-	if (write(fd, text, len) != (ssize_t)len || write(fd, "\n", 1) != 1 || fsync(fd) < 0) {
-		r = errno ? -errno : -EIO;
-		(void)unlink(tmp);
-		goto out;
-	}
-	if (rename(tmp, final) < 0) {
-		r = -errno;
-		(void)unlink(tmp);
-		goto out;
-	}
-	/* The rename itself must reach the disk too. */
 	dfd = open(d->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0)
-		(void)fsync(dfd);
-out:
+	r = dfd < 0 ? -errno : write_file_atomic(dfd, "state.json", text, strlen(text), true, 0600);
 	json_object_put(root);
 	return r;
 }
