@@ -59,13 +59,6 @@ void policy_errors_clear(struct policy_errors *e);
 const struct policy_tenant *policy_find_tenant(const struct policy *p, const char *name);
 const char *policy_transport_name(enum policy_transport t);
 
-/* Path helpers shared with the daemon's request checks. */
-bool path_is_normalized_absolute(const char *p);
-/* PATH lies strictly below PREFIX (both normalized). */
-bool path_is_under(const char *path, const char *prefix);
-/* [A-Za-z0-9][A-Za-z0-9._-]{0,127} */
-bool name_is_valid_id(const char *s);
-
 /* "IP:PORT" or "[IPv6]:PORT" (numeric address, port 1..65535) into HOST
  * and *PORT: AF_INET or AF_INET6, or -EINVAL. */
 int policy_parse_tcp_listen(const char *s, char *host, size_t hostlen, unsigned *port) _must_check_;

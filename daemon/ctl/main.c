@@ -9,6 +9,7 @@
 #include <string.h>
 #include "ctl_kernel.h"
 #include "ctl_status.h"
+#include "daemon/common/names.h"
 #include "daemon/common/parse.h"
 #include "daemon/common/policy.h"
 #include "daemon/common/version.h"

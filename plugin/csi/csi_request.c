@@ -5,7 +5,7 @@
 #include "csi.h"
 #include "daemon/common/parse.h"
 #include "plugin_json.h"
-#include "daemon/common/policy.h"
+#include "daemon/common/names.h"
 
 static const char *const mode_names[] = {
 	[CSI_MODE_UNKNOWN] = "UNKNOWN",

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <systemd/sd-daemon.h>
+#include "daemon/common/listen_unix.h"
 #include "daemon/common/log.h"
 #include "daemon/common/parse.h"
 #include "statefile.h"
@@ -62,53 +62,6 @@ static int parse_timeout_ms(const char *s, unsigned *ret)
 		return -ERANGE;
 	*ret = (unsigned)v;
 	return 0;
-}
-
-/* A bound, listening unix socket at PATH. A stale socket file (nobody
- * accepting) is replaced; a live one means another plugin: -EADDRINUSE. */
-static int listen_unix(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	_cleanup_free_ char *dir = NULL;
-	_cleanup_close_ int fd = -1;
-	struct stat st;
-	char *slash;
-	int r;
-
-	if (strlen(path) >= sizeof(sa.sun_path) || path[0] != '/')
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	dir = strdup(path);
-	if (!dir)
-		return -ENOMEM;
-	slash = strrchr(dir, '/');
-	if (slash != dir) {
-		*slash = '\0';
-		r = mkdir_p(dir, 0755);
-		if (r < 0)
-			return r;
-	}
-	if (lstat(path, &st) == 0) {
-		_cleanup_close_ int probe = -1;
-		if (!S_ISSOCK(st.st_mode))
-			return -EEXIST;
-		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-			return -EADDRINUSE;
-		if (unlink(path) < 0)
-			return -errno;
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return -errno;
-	if (chmod(path, 0660) < 0 || listen(fd, 64) < 0) {
-		r = -errno;
-		(void)unlink(path);
-		return r;
-	}
-	return TAKE_FD(fd);
 }
 
 int main(int argc, char **argv)
@@ -173,7 +126,9 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
-	fd = listen_unix(listen_path);
+	/* A stale socket file (nobody accepting) is replaced; a live one
+	 * means another plugin: -EADDRINUSE. */
+	fd = listen_path[0] == '/' ? listen_unix(listen_path, 64, 0660, LISTEN_UNIX_KEEP_LIVE) : -ENAMETOOLONG;
 	if (fd < 0) {
 		log_err("event=start-failed listen=%s error=\"%s\"", listen_path,
 			fd == -EADDRINUSE ? "another plugin is serving this socket" : strerror(-fd));

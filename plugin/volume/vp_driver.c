@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "plugin_json.h"
-#include "daemon/common/policy.h"
+#include "daemon/common/names.h"
 #include "daemon/common/parse.h"
 #include "statefile.h"
 #include "vp.h"

@@ -4,7 +4,7 @@
  * written by write-to-temp + fsync + rename after every change. */
 #include <string.h>
 #include "plugin_json.h"
-#include "daemon/common/policy.h"
+#include "daemon/common/names.h"
 #include "statefile.h"
 #include "vp.h"
 

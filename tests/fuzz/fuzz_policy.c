@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "daemon/common/names.h"
 #include "daemon/common/policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

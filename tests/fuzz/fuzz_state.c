@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "daemon/common/log.h"
+#include "daemon/common/names.h"
 #include "daemon/zcfsd/state/state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,6 +1,6 @@
 /* Policy parsing: a valid document, every kind of problem reported (all
  * of them, each naming file and field), size strings, defaults, merging
- * rules, and the path/id checks the daemon relies on. */
+ * rules (the path/id checks: test_names.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -182,41 +182,6 @@ static void test_directory_merge(void **state)
 	assert_int_equal(system(path), 0);
 }
 
-static void test_paths_and_ids(void **state)
-{
-	char id128[129], id129[130];
-
-	(void)state;
-	assert_true(path_is_normalized_absolute("/"));
-	assert_true(path_is_normalized_absolute("/a/b.c/d"));
-	assert_false(path_is_normalized_absolute("a/b"));
-	assert_false(path_is_normalized_absolute("/a//b"));
-	assert_false(path_is_normalized_absolute("/a/b/"));
-	assert_false(path_is_normalized_absolute("/a/./b"));
-	assert_false(path_is_normalized_absolute("/a/../b"));
-	assert_false(path_is_normalized_absolute("/.."));
-	assert_true(path_is_normalized_absolute("/a/..b/c.."));
-	assert_true(path_is_under("/p/x", "/p"));
-	assert_true(path_is_under("/p/x/y", "/p"));
-	assert_false(path_is_under("/p", "/p"));
-	assert_false(path_is_under("/px/y", "/p"));
-	assert_false(path_is_under("/q/x", "/p"));
-	assert_true(name_is_valid_id("a"));
-	assert_true(name_is_valid_id("pvc-1234_ab.c-d"));
-	assert_false(name_is_valid_id(""));
-	assert_false(name_is_valid_id(".a"));
-	assert_false(name_is_valid_id("-a"));
-	assert_false(name_is_valid_id("../etc"));
-	assert_false(name_is_valid_id("a/b"));
-	assert_false(name_is_valid_id("a b"));
-	memset(id128, 'a', 128);
-	id128[128] = '\0';
-	memset(id129, 'a', 129);
-	id129[129] = '\0';
-	assert_true(name_is_valid_id(id128));
-	assert_false(name_is_valid_id(id129));
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -226,7 +191,6 @@ int main(void)
 		cmocka_unit_test(test_missing_and_malformed),
 		cmocka_unit_test(test_cross_checks),
 		cmocka_unit_test(test_directory_merge),
-		cmocka_unit_test(test_paths_and_ids),
 	};
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
 }

@@ -1,12 +1,11 @@
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include "backend.h"
 #include "daemon/common/log.h"
+#include "daemon/common/openat2.h"
 #include "resume.h"
 #include "source_walk.h"
 
@@ -88,11 +87,7 @@ static int index_entry(const struct source_entry *e, void *ctx)
 /* Opens path below SOURCE without following any symlink. */
 static int open_beneath(int root_fd, const char *path)
 {
-	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS };
-	long fd = syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
-
-	return fd < 0 ? -errno : (int)fd;
+	return openat2_fd(root_fd, path, O_PATH | O_NOFOLLOW, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
 }
 
 static int try_index(struct zcfs_session *se, struct resume_index *ri, ino_t ino, int *ret_fd,

@@ -11,7 +11,6 @@
  * blocks and set-id clearing treat passthrough I/O as the tenant's. */
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -24,6 +23,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include "daemon/common/log.h"
+#include "daemon/common/openat2.h"
 #include "kernel/zcfs_fuse_abi.h"
 #include "broker.h"
 
@@ -80,9 +80,6 @@ static int fd_path(int fd, char *buf, size_t len)
 
 int zcfsd_broker_check_beneath(int fd, int storage_fd)
 {
-	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-					   RESOLVE_NO_XDEV };
 	char file[PATH_MAX], dir[PATH_MAX];
 	struct stat a, b;
 	size_t dl;
@@ -98,9 +95,10 @@ int zcfsd_broker_check_beneath(int fd, int storage_fd)
 		return -EXDEV;
 	/* The path string is a hint (a rename may race): what counts is that
 	 * the walk from the storage dir, never leaving it, is this inode. */
-	walked = (int)syscall(SYS_openat2, storage_fd, file + dl + 1, &how, sizeof(how));
+	walked = openat2_fd(storage_fd, file + dl + 1, O_PATH | O_NOFOLLOW,
+			    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
 	if (walked < 0)
-		return errno == ENOENT || errno == EXDEV || errno == ELOOP ? -EXDEV : -errno;
+		return walked == -ENOENT || walked == -EXDEV || walked == -ELOOP ? -EXDEV : walked;
 	r = fstat(walked, &a) < 0 || fstat(fd, &b) < 0 ? -errno : 0;
 	close(walked);
 	if (r < 0)

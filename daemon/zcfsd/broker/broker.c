@@ -3,7 +3,6 @@
  * server: bounded reads per wakeup, nonblocking replies, fixed-size
  * messages, and a hang-up for a server that keeps sending garbage. */
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -12,6 +11,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include "daemon/common/log.h"
+#include "daemon/common/openat2.h"
 #include "daemon/zcfsd/model/model.h"
 #include "broker.h"
 
@@ -29,12 +29,12 @@ static bool log_this(uint64_t n)
 
 static int storage_open(const char *storage, dev_t *dev, int *ret)
 {
-	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	_cleanup_close_ int fd = (int)syscall(SYS_openat2, AT_FDCWD, storage, &how, sizeof(how));
+	_cleanup_close_ int fd = open_nofollow(storage, O_PATH | O_DIRECTORY);
 	struct stat st;
 
-	if (fd < 0 || fstat(fd, &st) < 0)
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
 		return -errno;
 	*dev = st.st_dev;
 	*ret = TAKE_FD(fd);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include "daemon/common/log.h"
+#include "daemon/common/names.h"
 #include "daemon/common/parse.h"
 #include "daemon/zcfsd/budget/budget.h"
 #include "daemon/zcfsd/mounts/mounts.h"

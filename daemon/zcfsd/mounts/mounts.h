@@ -8,7 +8,6 @@
 #include "daemon/zcfsd/model/model.h"
 
 /* Opens PATH refusing any symlink on the way (openat2 RESOLVE_NO_SYMLINKS). */
-int zcfsd_open_nofollow(const char *path, uint64_t flags);
 
 /* target.c: a target's string (no control characters, NAME_MAX/PATH_MAX),
  * normalized absolute and under one of T's prefixes. */

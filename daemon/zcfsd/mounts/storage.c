@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "daemon/common/fileio.h"
+#include "daemon/common/openat2.h"
 #include "mounts.h"
 
 /* The server runs as the tenant (no supplementary groups) and opens
@@ -64,7 +65,7 @@ int zcfsd_storage_ensure(const struct policy_tenant *t, const char *id, bool *cr
 	r = mkdir_p(t->storage_root, 0711);
 	if (r < 0)
 		return zcfsd_fail(e, ZCFS_INTERNAL, r, "storage_root %s: %s", t->storage_root, strerror(-r));
-	rfd = zcfsd_open_nofollow(t->storage_root, O_RDONLY | O_DIRECTORY);
+	rfd = open_nofollow(t->storage_root, O_RDONLY | O_DIRECTORY);
 	if (rfd < 0)
 		return zcfsd_fail(e, ZCFS_INTERNAL, rfd, "storage_root %s: %s", t->storage_root,
 				  strerror(-rfd));
@@ -89,7 +90,7 @@ int zcfsd_storage_ensure(const struct policy_tenant *t, const char *id, bool *cr
 /* The storage directory STORAGE_ROOT/ID (no symlink followed), or -errno. */
 int zcfsd_storage_open(const struct policy_tenant *t, const char *id)
 {
-	_cleanup_close_ int rfd = zcfsd_open_nofollow(t->storage_root, O_PATH | O_DIRECTORY);
+	_cleanup_close_ int rfd = open_nofollow(t->storage_root, O_PATH | O_DIRECTORY);
 
 	if (rfd < 0)
 		return rfd;
@@ -140,7 +141,7 @@ static int rm_rf_at(int dfd, const char *name, dev_t dev)
 
 int zcfsd_storage_delete(const struct policy_tenant *t, const char *id)
 {
-	_cleanup_close_ int rfd = zcfsd_open_nofollow(t->storage_root, O_PATH | O_DIRECTORY);
+	_cleanup_close_ int rfd = open_nofollow(t->storage_root, O_PATH | O_DIRECTORY);
 	struct stat st;
 
 	if (rfd < 0 || fstat(rfd, &st) < 0)

@@ -3,27 +3,17 @@
  * checked fd, and the unmount of one target by what was mounted there. */
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include "daemon/common/bdi.h"
 #include "daemon/common/log.h"
+#include "daemon/common/names.h"
+#include "daemon/common/openat2.h"
 #include "daemon/common/max_read.h"
 #include "daemon/common/mountinfo.h"
 #include "daemon/common/parse.h"
 #include "mounts.h"
-
-/* Opens a directory by PATH refusing any symlink on the way. */
-int zcfsd_open_nofollow(const char *path, uint64_t flags)
-{
-	struct open_how how = {
-		.flags = flags | O_CLOEXEC,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	return RET_NERRNO((int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how)));
-}
 
 /* Control characters would split log lines and the status table; a
  * component longer than NAME_MAX or a path beyond PATH_MAX can never be
@@ -76,7 +66,7 @@ int zcfsd_target_open(const char *target, bool *created, struct zcfsd_err *e)
 	int fd;
 
 	*created = false;
-	fd = zcfsd_open_nofollow(target, O_PATH | O_DIRECTORY);
+	fd = open_nofollow(target, O_PATH | O_DIRECTORY);
 	if (fd >= 0)
 		return fd;
 	if (fd == -ELOOP || fd == -EXDEV)
@@ -90,7 +80,7 @@ int zcfsd_target_open(const char *target, bool *created, struct zcfsd_err *e)
 		return zcfsd_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	leaf = strrchr(target, '/') + 1;
 	parent[leaf - target - 1 > 0 ? leaf - target - 1 : 1] = '\0';
-	pfd = zcfsd_open_nofollow(parent, O_PATH | O_DIRECTORY);
+	pfd = open_nofollow(parent, O_PATH | O_DIRECTORY);
 	if (pfd == -ELOOP || pfd == -EXDEV)
 		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, pfd, "target '%s' contains a symlink", target);
 	if (pfd < 0)
@@ -162,7 +152,7 @@ int zcfsd_mount_fuse(struct zcfsd *d, struct zcfsd_volume *v, int tfd, const cha
 	 * later bind: a read-only first target is a per-mount flag. Nobody
 	 * has the target before publish returns, so setting it now is safe. */
 	if (ro && !v->read_only) {
-		mfd = zcfsd_open_nofollow(target, O_PATH | O_DIRECTORY);
+		mfd = open_nofollow(target, O_PATH | O_DIRECTORY);
 		r = mfd < 0 ? mfd : set_mount_ro(mfd, true);
 		if (r < 0) {
 			(void)umount2(tpath, MNT_DETACH);
@@ -183,7 +173,7 @@ int zcfsd_mount_bind(struct zcfsd_volume *v, int tfd, const char *target, bool r
 	unsigned conn;
 	int r;
 
-	sfd = zcfsd_open_nofollow(v->targets[0], O_PATH | O_DIRECTORY);
+	sfd = open_nofollow(v->targets[0], O_PATH | O_DIRECTORY);
 	if (sfd < 0 || zcfsd_mount_conn_at(v->targets[0], &conn) < 0 || conn != v->conn)
 		return zcfsd_fail(e, ZCFS_INTERNAL, -ENOENT, "volume %s is no longer mounted at %s",
 				  v->id, v->targets[0]);

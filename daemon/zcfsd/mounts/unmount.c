@@ -14,10 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-#include <linux/openat2.h>
 #include "daemon/common/log.h"
+#include "daemon/common/openat2.h"
 #include "daemon/common/mountinfo.h"
 #include "mounts.h"
 
@@ -88,15 +87,13 @@ static int fd_mount_id(int fd)
  * -EMEDIUMTYPE: what is there is not ours. */
 static int unmount_at(unsigned conn, const char *path, int want_id, bool lazy, const char *volume)
 {
-	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	_cleanup_close_ int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	_cleanup_close_ int fd = open_nofollow(path, O_PATH | O_DIRECTORY);
 	_cleanup_free_ struct conn_mount *m = NULL;
 	char self[64];
 	int id, r;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	id = fd_mount_id(fd);
 	if (id < 0)
 		return id;

@@ -20,9 +20,9 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include "daemon/common/log.h"
 #include "daemon/common/json_strict.h"
+#include "daemon/common/listen_unix.h"
 #include "protocol.h"
 
 struct client {
@@ -50,39 +50,14 @@ const struct zcfsd_control_counts *zcfsd_control_counts(void)
 
 int zcfsd_listen_unix(struct zcfsd *d, const char *path, int backlog, bool replace_any, int *ret)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	_cleanup_free_ char *dir = NULL;
 	_cleanup_close_ int fd = -1;
-	struct stat st;
-	char *slash;
 
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	/* /run/zcfs may not exist yet (after a reboot). */
-	dir = strdup(path);
-	if (!dir)
-		return -ENOMEM;
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			return -errno;
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = listen_unix(path, backlog, 0660, LISTEN_UNIX_NONBLOCK | (replace_any ? LISTEN_UNIX_REPLACE_ANY : 0));
 	if (fd < 0)
-		return -errno;
-	/* What a previous (crashed) zcfsd left. */
-	if (!replace_any && lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode))
-		return -EEXIST;
-	(void)unlink(path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return -errno;
+		return fd;
 	/* The kernel checks write permission on connect: root and the admin
 	 * group only; the peer checks are the real gate. */
-	if (chmod(path, 0660) < 0 ||
-	    chown(path, 0, d->policy->has_admin_gid ? d->policy->admin_gid : 0) < 0 ||
-	    listen(fd, backlog) < 0)
+	if (chown(path, 0, d->policy->has_admin_gid ? d->policy->admin_gid : 0) < 0)
 		return -errno;
 	*ret = TAKE_FD(fd);
 	return 0;

@@ -2,6 +2,7 @@
  * volume mechanics in lifecycle/ and mounts/. */
 #include <string.h>
 #include "daemon/common/log.h"
+#include "daemon/common/names.h"
 #include "daemon/zcfsd/budget/budget.h"
 #include "daemon/zcfsd/mounts/rootown.h"
 #include "daemon/zcfsd/state/state.h"

@@ -3,7 +3,6 @@
  * capabilities, RLIMIT_MEMLOCK = the granted bytes), exec zcfs-serve
  * --sandbox. */
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include <sys/wait.h>
 #include <cap-ng.h>
 #include "daemon/common/log.h"
+#include "daemon/common/openat2.h"
 #include "daemon/zcfsd/budget/budget.h"
 #include "daemon/zcfsd/broker/broker.h"
 #include "server.h"
@@ -172,13 +172,11 @@ fail:
  * points to. Refused with -ENOTDIR. */
 static int check_storage(const char *src, const struct policy_tenant *t)
 {
-	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	_cleanup_close_ int fd = (int)syscall(SYS_openat2, AT_FDCWD, src, &how, sizeof(how));
+	_cleanup_close_ int fd = open_nofollow(src, O_PATH | O_DIRECTORY);
 	struct stat st;
 
 	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : -ENOTDIR;
+		return fd == -ENOENT ? -ENOENT : -ENOTDIR;
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	return S_ISDIR(st.st_mode) && st.st_uid == t->uid ? 0 : -ENOTDIR;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include "daemon/common/fileio.h"
 #include "daemon/common/log.h"
+#include "daemon/common/names.h"
 #include "daemon/zcfsd/budget/budget.h"
 #include "daemon/zcfsd/broker/broker.h"
 #include "state.h"
