@@ -211,29 +211,13 @@ target_opts() {
 	esac
 }
 
-# peer_max_read: the largest page-multiple READ whose reply libfuse can
-# splice on /dev/fuse. libfuse sizes its splice pipe per reply as 3 pages +
-# 16 + the data (fuse_send_data_iov); a pipe larger than pipe-max-size
-# (1 MiB) needs CAP_SYS_RESOURCE, which root lacks here. Without this limit
-# every 1 MiB READ falls back to a fresh malloc()ed buffer per reply, whose
-# page faults cost ~20 ms per MiB on this guest (0.01 of native, 30x below
-# the spliced figure): a peer configured wrongly, not the peer's /dev/fuse
-# path. zcfs's devfuse volumes limit max_read the same way
-# (daemon/common/max_read.h).
-peer_max_read() {
-	local max pg
-	max=$(cat /proc/sys/fs/pipe-max-size 2>/dev/null || echo 1048576)
-	pg=$(getconf PAGESIZE)
-	echo $(( (max - 3 * pg - 16) / pg * pg ))
-}
-
 # peer_opts NAME: passthrough_hp options of a peer target. --nopassthrough
 # keeps the data in the server (passthrough_hp turns on writeback and long
 # cache timeouts itself, like --cache=exclusive); io_uring as zcfs's
 # uring-qd8.
 peer_opts() {
 	case $1 in
-	peer-devfuse)     echo "--foreground --nopassthrough -o allow_other,max_read=$(peer_max_read)";;
+	peer-devfuse)     echo "--foreground --nopassthrough -o allow_other";;
 	peer-uring)       echo "--foreground --nopassthrough -o allow_other,io_uring,io_uring_q_depth=8";;
 	peer-passthrough) echo "--foreground -o allow_other";;
 	esac
