@@ -19,6 +19,7 @@
 #include "daemon/common/max_read.h"
 #include "daemon/serve/sandbox/sandbox.h"
 #include "daemon/serve/core/session.h"
+#include "daemon/serve/fuse/ops.h"
 #include "daemon/serve/backend/prune.h"
 #include "daemon/serve/backend/quota.h"
 #include "daemon/serve/backend/resume.h"

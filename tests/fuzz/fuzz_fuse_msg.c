@@ -14,7 +14,7 @@
 #include "daemon/serve/backend/handle.h"
 #include "daemon/serve/backend/inode.h"
 #include "daemon/common/log.h"
-#include "daemon/serve/core/session.h"
+#include "daemon/serve/fuse/fuse_msg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

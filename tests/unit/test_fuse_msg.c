@@ -12,7 +12,7 @@
 #include <cmocka.h>
 #include "daemon/serve/backend/handle.h"
 #include "daemon/serve/backend/inode.h"
-#include "daemon/serve/core/session.h"
+#include "daemon/serve/fuse/fuse_msg.h"
 
 struct captured {
 	int calls;

@@ -20,7 +20,7 @@
 #include "daemon/serve/backend/handle.h"
 #include "daemon/serve/backend/inode.h"
 #include "daemon/serve/sandbox/sandbox.h"
-#include "daemon/serve/core/session.h"
+#include "daemon/serve/fuse/fuse_msg.h"
 
 #define SECRET "zcfs-unit-secret-marker"
 

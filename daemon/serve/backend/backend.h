@@ -6,7 +6,7 @@
 
 #include <sys/stat.h>
 #include "inode.h"
-#include "daemon/serve/core/session.h"
+#include "daemon/serve/fuse/fuse_msg.h"
 
 /* A request's inode by node id; -ESTALE when the kernel names one we
  * do not know. Release with inode_put(). */

@@ -3,7 +3,7 @@
 #ifndef ZCFS_OPS_H
 #define ZCFS_OPS_H
 
-#include "daemon/serve/core/session.h"
+#include "fuse_msg.h"
 
 typedef int (*zcfs_op_fn)(struct zcfs_req *req);
 
@@ -49,5 +49,9 @@ int op_getxattr(struct zcfs_req *req);
 int op_setxattr(struct zcfs_req *req);
 int op_listxattr(struct zcfs_req *req);
 int op_removexattr(struct zcfs_req *req);
+
+/* --resume: take the connection as already initialized (INIT was the
+ * previous server's) and start the transport's post-INIT work. */
+int session_resume(struct zcfs_session *se) _must_check_;
 
 #endif

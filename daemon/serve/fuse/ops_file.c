@@ -13,7 +13,6 @@
 #include "daemon/serve/backend/passthrough.h"
 #include "daemon/serve/backend/quota.h"
 #include "daemon/serve/backend/resume.h"
-#include "daemon/serve/transport/transport.h"
 
 /* Flags for the backing open: the kernel's cache may read pages of a
  * write-only file and decides append offsets itself under writeback.

@@ -15,11 +15,6 @@ int devfuse_pool_start(struct zcfs_session *se, int nthreads, bool splice_reads,
 		       struct devfuse_pool **ret) _must_check_;
 void devfuse_pool_stop(struct devfuse_pool *pool);
 
-/* Writes a notification (unique 0, error = code) to /dev/fuse. */
-int fuse_notify(struct zcfs_session *se, int code, const struct iovec *iov, int iovcnt) _must_check_;
-
-
-
 /* io_uring transport (FUSE-over-io_uring). */
 extern const struct zcfs_transport_ops transport_uring;
 /* 0 when this kernel and process can run the io_uring transport, else

@@ -10,6 +10,7 @@
 #include "devfuse_splice.h"
 #include "hugebuf.h"
 #include "daemon/common/log.h"
+#include "daemon/serve/fuse/fuse_msg.h"
 #include "transport.h"
 
 #define WRITE_DATA_OFFSET (sizeof(struct fuse_in_header) + sizeof(struct fuse_write_in))
@@ -37,44 +38,17 @@ struct devfuse_pool {
 	struct devfuse_worker *workers;
 };
 
-/* One message to /dev/fuse: out header + iov, in a single writev. */
-static ssize_t write_message(int fd, uint64_t unique, int error, const struct iovec *iov, int iovcnt)
-{
-	struct iovec v[8];
-	struct fuse_out_header oh = { .error = error, .unique = unique };
-	size_t len = sizeof(oh);
-	int i;
-
-	if (iovcnt > (int)ARRAY_SIZE(v) - 1) {
-		errno = EINVAL;
-		return -1;
-	}
-	v[0] = (struct iovec){ .iov_base = &oh, .iov_len = sizeof(oh) };
-	for (i = 0; i < iovcnt; i++) {
-		v[i + 1] = iov[i];
-		len += iov[i].iov_len;
-	}
-	oh.len = (uint32_t)len;
-	return writev(fd, v, iovcnt + 1);
-}
-
 static int devfuse_reply(struct zcfs_req *req, int error, const struct iovec *iov, int iovcnt)
 {
 	struct devfuse_worker *w = req->tctx;
 
-	if (write_message(w->fd, req->in.unique, error, iov, iovcnt) < 0) {
-		/* ENOENT: the request was interrupted and is gone. */
-		if (errno != ENOENT)
-			log_debug("reply to unique=%llu failed: %m", (unsigned long long)req->in.unique);
-		return -errno;
-	}
-	return 0;
-}
+	int r = fuse_msg_write(w->fd, req->in.unique, error, iov, iovcnt);
 
-int fuse_notify(struct zcfs_session *se, int code, const struct iovec *iov, int iovcnt)
-{
-	/* Notifications are messages with unique 0 and the code as error. */
-	return write_message(se->fuse_fd, 0, code, iov, iovcnt) < 0 ? -errno : 0;
+	/* ENOENT: the request was interrupted and is gone. */
+	if (r < 0 && r != -ENOENT)
+		log_debug("reply to unique=%llu failed: %s", (unsigned long long)req->in.unique,
+			  strerror(-r));
+	return r;
 }
 
 static int devfuse_reply_fd(struct zcfs_req *req, int fd, uint64_t off, size_t size)

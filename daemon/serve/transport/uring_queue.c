@@ -18,7 +18,7 @@
 #include "daemon/common/log.h"
 #include "daemon/serve/sandbox/sandbox.h"
 #include "daemon/serve/backend/source_walk.h"
-#include "transport.h"
+#include "daemon/serve/fuse/fuse_msg.h"
 #include "uring_queue.h"
 #include "uring_ringmem.h"
 #include "uring_userdata.h"

@@ -10,7 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include "daemon/serve/fuse/file_io.h"
-#include "daemon/serve/core/session.h"
+#include "daemon/serve/fuse/fuse_msg.h"
 #include "uring_bufpool.h"
 #include "uring_geometry.h"
 #include "uring_payload.h"
