@@ -12,23 +12,6 @@
 #include "prune.h"
 #include "resume.h"
 
-int req_inode(struct zcfs_req *req, uint64_t nodeid, struct zcfs_inode **ret)
-{
-	struct zcfs_inode *i = inode_get(req->se->inodes, nodeid);
-
-	if (!i && req->se->resume)
-		return resume_find_inode(req->se, nodeid, ret);
-	if (!i)
-		return -ESTALE;
-	*ret = i;
-	return 0;
-}
-
-void req_inode_put(struct zcfs_req *req, struct zcfs_inode *inode)
-{
-	inode_put(req->se->inodes, inode);
-}
-
 int check_name(const char *name)
 {
 	size_t n = strlen(name);
@@ -38,18 +21,6 @@ int check_name(const char *name)
 	if (n > NAME_MAX)
 		return -ENAMETOOLONG;
 	return 0;
-}
-
-int req_entry_parent(struct zcfs_req *req, const char *name, struct zcfs_inode **parent)
-{
-	int r;
-
-	if (req->se->opts->read_only)
-		return -EROFS;
-	r = check_name(name);
-	if (r < 0)
-		return r;
-	return req_inode(req, req->in.nodeid, parent);
 }
 
 void proc_fd_path(int fd, char buf[static 32])
@@ -212,35 +183,6 @@ int do_lookup(struct zcfs_session *se, struct zcfs_inode *parent, const char *na
 	apply_ovr(se, inode, &st);
 	fill_entry(se, inode, &st, e);
 	inode_put(se->inodes, inode);
-	return 0;
-}
-
-mode_t create_mode(struct zcfs_req *req, struct zcfs_inode *parent, mode_t mode, uint32_t umask)
-{
-	char path[32];
-
-	if (!(req->se->conn_flags & FUSE_DONT_MASK))
-		return mode;
-	proc_fd_path(parent->fd, path);
-	if (getxattr(path, "system.posix_acl_default", NULL, 0) > 0)
-		return mode;
-	return mode & ~(mode_t)(umask & 07777);
-}
-
-int new_owner(struct zcfs_req *req, struct zcfs_inode *parent, mode_t *mode, uid_t *uid, gid_t *gid)
-{
-	struct stat pst;
-	int r = inode_stat(req->se, parent, &pst);
-
-	if (r < 0)
-		return r;
-	*uid = req->in.uid;
-	*gid = req->in.gid;
-	if (pst.st_mode & S_ISGID) {
-		*gid = pst.st_gid;
-		if (S_ISDIR(*mode))
-			*mode |= S_ISGID;
-	}
 	return 0;
 }
 

@@ -1,26 +1,17 @@
 /* Passthrough backend helpers shared by the op handlers: attributes as the
  * client sees them (native or from the ownership xattr), confined name
- * resolution, and ownership of newly created entries. */
+ * resolution, and ownership of newly created entries (what a request asks
+ * of them: fuse/req_inode.h). */
 #ifndef ZCFS_BACKEND_H
 #define ZCFS_BACKEND_H
 
 #include <sys/stat.h>
 #include "inode.h"
-#include "daemon/serve/fuse/fuse_msg.h"
-
-/* A request's inode by node id; -ESTALE when the kernel names one we
- * do not know. Release with inode_put(). */
-int req_inode(struct zcfs_req *req, uint64_t nodeid, struct zcfs_inode **ret) _must_check_;
-void req_inode_put(struct zcfs_req *req, struct zcfs_inode *inode);
+#include "daemon/serve/core/session.h"
 
 /* Rejects names that are not one path component: "", ".", "..", "a/b";
  * -ENAMETOOLONG past NAME_MAX. */
 int check_name(const char *name) _must_check_;
-
-/* The directory of a request that makes or removes NAME in it: -EROFS on
- * a read-only volume, NAME checked with check_name(). The parent is held:
- * release with req_inode_put(). */
-int req_entry_parent(struct zcfs_req *req, const char *name, struct zcfs_inode **parent) _must_check_;
 
 /* "/proc/self/fd/N" for reopening an O_PATH handle. */
 void proc_fd_path(int fd, char buf[static 32]);
@@ -39,15 +30,6 @@ int do_lookup(struct zcfs_session *se, struct zcfs_inode *parent, const char *na
 void fill_attr(struct zcfs_session *se, const struct stat *st, struct fuse_attr *attr);
 void fill_entry(struct zcfs_session *se, struct zcfs_inode *inode, const struct stat *st,
 		struct fuse_entry_out *e);
-
-/* Owner, group and final mode of a new entry made by req under parent:
- * the caller's uid, the parent's gid if it is setgid, else the caller's. */
-/* The mode to create with: with FUSE_DONT_MASK the kernel sends it
- * unmasked, and the umask applies only when parent has no default ACL
- * (the backing file system then applies that ACL instead). */
-mode_t create_mode(struct zcfs_req *req, struct zcfs_inode *parent, mode_t mode, uint32_t umask);
-int new_owner(struct zcfs_req *req, struct zcfs_inode *parent, mode_t *mode, uid_t *uid,
-	      gid_t *gid) _must_check_;
 
 /* Gives the just-created NAME under PARENT (open as fd when fd >= 0) the
  * caller's ownership and mode: chown in native mode, the record in xattr

@@ -16,7 +16,7 @@
 #include "inode.h"
 #include "daemon/common/log.h"
 #include "prune.h"
-#include "daemon/serve/fuse/fuse_msg.h"
+#include "daemon/serve/core/fuse_wire.h"
 #include "kernel/zcfs_fuse_abi.h"
 
 #define PRUNE_BATCH 512

@@ -1,6 +1,6 @@
 /* The FUSE message layer: the request every transport hands over, its
- * bounds-checked decode, dispatch to the handlers, the replies, and the
- * messages the server sends unasked (notifications). */
+ * bounds-checked decode, dispatch to the handlers and the replies (the
+ * message write itself and notifications: core/fuse_wire.h). */
 #ifndef ZCFS_FUSE_MSG_H
 #define ZCFS_FUSE_MSG_H
 
@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 #include "kernel/zcfs_fuse_abi.h"
+#include "daemon/serve/core/fuse_wire.h"
 #include "daemon/serve/core/session.h"
 #include "daemon/common/util.h"
 
@@ -65,12 +66,5 @@ void reply_sent(struct zcfs_req *req, size_t len);
 /* Takes the next string from req->data at *off; -EINVAL unless it is NUL
  * terminated inside the payload. */
 int req_next_string(struct zcfs_req *req, size_t *off, const char **ret) _must_check_;
-
-/* Writes one message to a /dev/fuse fd: out header (unique, error) + iov
- * in a single writev. -errno or 0. */
-int fuse_msg_write(int fd, uint64_t unique, int error, const struct iovec *iov, int iovcnt) _must_check_;
-/* Sends a notification (unique 0, error = code) on the session's /dev/fuse
- * fd, whichever transport carries its requests. */
-int fuse_notify(struct zcfs_session *se, int code, const struct iovec *iov, int iovcnt) _must_check_;
 
 #endif

@@ -11,6 +11,7 @@
 #include "daemon/serve/backend/handle.h"
 #include "daemon/common/log.h"
 #include "ops.h"
+#include "req_inode.h"
 #include "daemon/serve/backend/passthrough.h"
 #include "daemon/serve/backend/resume.h"
 

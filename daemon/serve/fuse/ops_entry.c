@@ -11,6 +11,7 @@
 #include "daemon/serve/backend/handle.h"
 #include "daemon/common/log.h"
 #include "ops.h"
+#include "req_inode.h"
 #include "daemon/serve/backend/quota.h"
 
 int op_lookup(struct zcfs_req *req)

@@ -10,6 +10,7 @@
 #include "daemon/common/log.h"
 #include "file_io.h"
 #include "ops.h"
+#include "req_inode.h"
 #include "daemon/serve/backend/passthrough.h"
 #include "daemon/serve/backend/quota.h"
 #include "daemon/serve/backend/resume.h"

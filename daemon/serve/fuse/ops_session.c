@@ -6,6 +6,7 @@
 #include "daemon/common/log.h"
 #include "daemon/serve/backend/quota.h"
 #include "ops.h"
+#include "req_inode.h"
 #include "daemon/serve/backend/passthrough.h"
 
 /* Oldest protocol whose reply layouts we send unconditionally (5.x+). */

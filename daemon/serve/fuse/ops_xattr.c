@@ -8,6 +8,7 @@
 #include <linux/limits.h>
 #include "daemon/serve/backend/backend.h"
 #include "ops.h"
+#include "req_inode.h"
 
 static bool is_private(const char *name)
 {
