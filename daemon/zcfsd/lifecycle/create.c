@@ -49,14 +49,10 @@ static int apply_root_owner(const struct zcfsd_volume_spec *s, bool *created_sto
 
 static struct zcfsd_volume *volume_new(const struct zcfsd_volume_spec *s)
 {
-	struct zcfsd_volume *v = calloc(1, sizeof(*v));
+	struct zcfsd_volume *v = zcfsd_volume_alloc();
 
 	if (!v)
 		return NULL;
-	v->fuse_fd = -1;
-	v->srv.pidfd = -1;
-	v->stats_fd = -1;
-	v->ring_fd = -1;
 	v->id = strdup(s->id);
 	v->tenant = strdup(s->tenant->name);
 	if (!v->id || !v->tenant) {

@@ -63,8 +63,9 @@ struct zcfsd_volume {
 	/* Why zcfsd last unpublished the volume on its own (a static
 	 * string, e.g. its connection was aborted); NULL after a publish. */
 	const char *detached_reason;
-	/* Request counters shared with the server; stats_fd is valid only
-	 * while stats is set. Kept across server restarts. */
+	/* Request counters shared with the server: the memfd (-1 if none)
+	 * and its mapping (NULL exactly when stats_fd is -1). Kept across
+	 * server restarts. */
 	struct zcfs_stats *stats;
 	int stats_fd;
 	/* Hung-server detection (server/stall.c). */
@@ -72,8 +73,7 @@ struct zcfsd_volume {
 	int64_t stall_since_ms;		/* monotonic: first sample with that count and requests waiting; 0: none */
 	bool stalled;			/* detected; cleared when its successor starts */
 	unsigned stalls;		/* detections since zcfsd started */
-	/* io_uring volumes: the ring-buffer memfd of the current connection. */
-	bool has_ring_fd;
+	/* io_uring volumes: the ring-buffer memfd of the current connection, -1 if none. */
 	int ring_fd;
 	struct zcfsd_volume *next;
 };
@@ -100,6 +100,8 @@ int64_t zcfsd_wall(void);
 
 /* volume lookup and lifetime (model/volume.c) */
 struct zcfsd_volume *zcfsd_volume_find(struct zcfsd *d, const char *id);
+/* A volume with no fds (every fd of the record is -1: none), or NULL. */
+struct zcfsd_volume *zcfsd_volume_alloc(void);
 void zcfsd_volume_free(struct zcfsd_volume *v);
 size_t zcfsd_tenant_volume_count(struct zcfsd *d, const char *tenant);
 int zcfsd_storage_path(struct zcfsd *d, const struct zcfsd_volume *v, char **ret);

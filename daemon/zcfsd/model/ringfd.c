@@ -12,14 +12,13 @@ int zcfsd_ringfd_ensure(struct zcfsd_volume *v)
 {
 	int fd;
 
-	if (v->has_ring_fd)
+	if (v->ring_fd >= 0)
 		return 0;
 	/* Empty: the first server sizes it for its geometry. */
 	fd = memfd_create("zcfs-ring", MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	v->ring_fd = fd;
-	v->has_ring_fd = true;
 	return 0;
 }
 
@@ -32,13 +31,9 @@ void zcfsd_ringfd_adopt(struct zcfsd_volume *v, int pidfd)
 		return;		/* a devfuse server, or one from before ring memfds */
 	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
 	v->ring_fd = fd;
-	v->has_ring_fd = true;
 }
 
 void zcfsd_ringfd_release(struct zcfsd_volume *v)
 {
-	if (!v->has_ring_fd)
-		return;
 	v->ring_fd = safe_close(v->ring_fd);
-	v->has_ring_fd = false;
 }

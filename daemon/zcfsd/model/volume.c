@@ -11,6 +11,19 @@ struct zcfsd_volume *zcfsd_volume_find(struct zcfsd *d, const char *id)
 	return NULL;
 }
 
+struct zcfsd_volume *zcfsd_volume_alloc(void)
+{
+	struct zcfsd_volume *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	v->fuse_fd = -1;
+	v->srv.pidfd = -1;
+	v->stats_fd = -1;
+	v->ring_fd = -1;
+	return v;
+}
+
 void zcfsd_volume_free(struct zcfsd_volume *v)
 {
 	if (!v)

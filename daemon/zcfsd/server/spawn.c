@@ -78,7 +78,7 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 		if (bfd < 0 || pfd < 0)
 			goto fail;
 	}
-	if (v->has_ring_fd && (rfd = fcntl(v->ring_fd, F_DUPFD, 10)) < 0)
+	if (v->ring_fd >= 0 && (rfd = fcntl(v->ring_fd, F_DUPFD, 10)) < 0)
 		goto fail;
 	null = open("/dev/null", O_RDWR);
 	if (fd < 0 || lfd < 0 || sfd < 0 || null < 0 || dup2(null, 0) < 0 || dup2(lfd, 1) < 0 ||

@@ -195,11 +195,9 @@ static int load_volume(struct zcfsd *d, const struct state_ctx *c, json_object *
 		    !path_is_normalized_absolute(json_object_get_string(p)))
 			return state_bad(c, "targets", "an entry is not a normalized absolute path");
 	}
-	v = calloc(1, sizeof(*v));
+	v = zcfsd_volume_alloc();
 	if (!v)
 		return -ENOMEM;
-	v->fuse_fd = -1;
-	v->srv.pidfd = -1;
 	v->id = strdup(id);
 	v->tenant = strdup(tenant);
 	v->queue_depth = (uint32_t)qd;
