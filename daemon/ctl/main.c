@@ -26,6 +26,7 @@ static void usage(FILE *out)
 		"                   [--transport auto|devfuse|uring] [--read-only] [--size SIZE]\n"
 		"  volume publish ID TARGET [--read-only] | unpublish ID TARGET\n"
 		"  volume delete ID | get ID | list\n"
+		"  volume restart ID                    replace its server, handing requests over\n"
 		"  tenant list\n"
 		"  policy check PATH                    validate a policy file or directory\n"
 		"  policy reload                        make zcfsd re-read its policy\n"
@@ -251,6 +252,7 @@ static const struct {
 } volume_cmds[] = {
 	{ "publish", "volume.publish", "ID TARGET", 2 },
 	{ "unpublish", "volume.unpublish", "ID TARGET", 2 },
+	{ "restart", "volume.restart", "ID", 1 },
 	{ "delete", "volume.delete", "ID", 1 },
 	{ "get", "volume.get", "ID", 1 },
 	{ "list", "volume.list", "", 0 },

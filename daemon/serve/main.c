@@ -269,10 +269,18 @@ static void wait_for_end(struct zcfs_session *se, struct zcfs_mount *m)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
 	while (!atomic_load(&se->exiting)) {
 		if (sigwait(&set, &sig) != 0)
 			continue;
-		if (sig == SIGTERM || sig == SIGINT) {
+		if (sig == SIGUSR2 && se->opts->fuse_fd >= 0) {
+			/* zcfsd's planned restart (volume.restart): a successor
+			 * takes the connection over. */
+			int r = se->transport->hand_over ? se->transport->hand_over(se) : 0;
+			log_info("hand-over to a successor: %s", r < 0 ? strerror(-r) : "ready");
+			atomic_store(&se->exiting, true);
+			se->exit_status = 0;
+		} else if (sig == SIGTERM || sig == SIGINT) {
 			log_info("signal %s: unmounting", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 			session_exit(se, 0);
 		}
@@ -376,6 +384,7 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 

@@ -33,6 +33,10 @@ struct zcfs_transport_ops {
 	int (*after_init)(struct zcfs_session *se);
 	/* Stop threads and free resources; safe after a failed start. */
 	void (*stop)(struct zcfs_session *se);
+	/* Planned restart (optional): stop answering and leave every request
+	 * the kernel gave us where a successor (--resume) finds it; then the
+	 * process exits. 0 when nothing can be lost by exiting now. */
+	int (*hand_over)(struct zcfs_session *se);
 };
 
 struct zcfs_session {

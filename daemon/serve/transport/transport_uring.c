@@ -377,10 +377,36 @@ static void uring_stop(struct zcfs_session *se)
 	se->transport_priv = NULL;
 }
 
+/* Planned restart: every queue holds what it has (uring_queue.h); only
+ * with the ring memfd can a successor find those requests. */
+static int uring_hand_over(struct zcfs_session *se)
+{
+	struct uring_transport *t = se->transport_priv;
+	unsigned i, held = 0;
+	int r = 0, k;
+
+	if (!t || !t->queues_ok)
+		return 0;	/* on /dev/fuse: RESEND replays what was read */
+	if (!t->rm)
+		return -EOPNOTSUPP;
+	for (i = 0; i < t->g.nr_queues; i++)
+		uring_queue_request_handover(&t->queues[i]);
+	for (i = 0; i < t->g.nr_queues; i++) {
+		k = uring_queue_wait_handover(&t->queues[i], 3000);
+		if (k < 0 && r == 0)
+			r = k;
+		held += t->queues[i].held;
+	}
+	log_info("hand-over: %u ring entries hold requests for the successor%s", held,
+		 r < 0 ? ", some entries stayed idle" : "");
+	return r;
+}
+
 const struct zcfs_transport_ops transport_uring = {
 	.name = "uring",
 	.start = uring_start,
 	.init_flags = uring_init_flags,
 	.after_init = uring_after_init,
 	.stop = uring_stop,
+	.hand_over = uring_hand_over,
 };

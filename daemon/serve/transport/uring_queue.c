@@ -212,6 +212,14 @@ static void entry_serve(struct uring_queue *q, struct uring_entry *e)
 
 static void fuse_cmd_done(struct uring_queue *q, struct uring_entry *e, int res)
 {
+	if (res == 0 && q->handing_over) {
+		/* Its header and payload stay in the ring memfd for the
+		 * successor, which serves and commits it. */
+		e->recovered = false;
+		e->state = ENT_HELD;
+		q->held++;
+		return;
+	}
 	if (res == 0) {
 		e->recovered = false;
 		e->state = ENT_IN_SERVER;
@@ -371,6 +379,36 @@ static void kick_waiting(struct uring_queue *q)
 	if (source_walk(q->se->root_fd, kick_entry, &k) != SOURCE_WALK_STOP)
 		log_info("qid=%u: no cached file to kick requests that waited for a server (%u tried): "
 			 "they go out with the next new request", q->qid, k.tries);
+}
+
+/* Hand-over: one step once the thread's completions are reaped. Entries
+ * that are being served finish (their COMMIT_AND_FETCH arms them again);
+ * idle entries are filled by kicks (each NOTIFY_RETRIEVE from this
+ * thread, pinned to CPU qid, makes the kernel hand one request to this
+ * queue). Done when no entry is idle or busy. */
+static void handover_step(struct uring_queue *q)
+{
+	unsigned i, idle = 0, busy = 0;
+	struct timespec now;
+
+	for (i = 0; i < q->g->depth; i++) {
+		enum uring_ent_state s = q->ents[i].state;
+		idle += s == ENT_IN_KERNEL;
+		busy += s == ENT_IN_SERVER || s == ENT_BACKING_IO;
+	}
+	if (!idle && !busy) {
+		report(q, &q->handover_done, &q->handover_err, 0);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (busy || (now.tv_sec - q->last_kick.tv_sec) * 1000000000L + now.tv_nsec - q->last_kick.tv_nsec < 20000000L)
+		return;
+	q->last_kick = now;
+	for (i = 0; i < idle; i++) {
+		struct kick k = { .q = q };
+		if (source_walk(q->se->root_fd, kick_entry, &k) != SOURCE_WALK_STOP)
+			break;	/* nothing cached: what arrives fills them, or the wait times out */
+	}
 }
 
 /* REGISTER every entry; failures that the kernel reports at issue time
@@ -586,7 +624,16 @@ static void *queue_main(void *arg)
 	if (r < 0)
 		return NULL;
 	while (!atomic_load(&q->want_stop)) {
-		r = io_uring_submit_and_wait(&q->ring, 1);
+		if (q->handing_over) {
+			/* Kicks are retried: wake up without completions too. */
+			struct __kernel_timespec ts = { .tv_nsec = 20000000 };
+			struct io_uring_cqe *cqe;
+			r = io_uring_submit_and_wait_timeout(&q->ring, &cqe, 1, &ts, NULL);
+			if (r == -ETIME)
+				r = 0;
+		} else {
+			r = io_uring_submit_and_wait(&q->ring, 1);
+		}
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
 			log_err("qid=%u: io_uring_enter: %s", q->qid, strerror(-r));
 			session_exit(q->se, 1);
@@ -597,6 +644,10 @@ static void *queue_main(void *arg)
 		reap(q);
 		if (atomic_load(&q->want_register) && !q->registered)
 			report(q, &q->register_done, &q->register_err, register_entries(q));
+		if (atomic_load(&q->want_handover) && !q->handing_over)
+			q->handing_over = true;
+		if (q->handing_over)
+			handover_step(q);
 	}
 	/* Backing I/O writes into our buffers: let it land before they go. */
 	while (q->backing_inflight > 0 && io_uring_submit_and_wait(&q->ring, 1) >= 0)
@@ -639,6 +690,34 @@ void uring_queue_request_register(struct uring_queue *q)
 {
 	atomic_store(&q->want_register, true);
 	wake(q);
+}
+
+void uring_queue_request_handover(struct uring_queue *q)
+{
+	atomic_store(&q->want_handover, true);
+	wake(q);
+}
+
+int uring_queue_wait_handover(struct uring_queue *q, int timeout_ms)
+{
+	struct timespec until;
+	int r = 0;
+
+	if (!q->started)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&q->lock);
+	while (!q->handover_done && r == 0)
+		r = pthread_cond_timedwait(&q->cond, &q->lock, &until);
+	r = q->handover_done ? q->handover_err : -ETIMEDOUT;
+	pthread_mutex_unlock(&q->lock);
+	return r;
 }
 
 int uring_queue_wait_register(struct uring_queue *q)

@@ -22,6 +22,7 @@ enum uring_ent_state {
 	ENT_IN_SERVER,		/* holds a request we are answering */
 	ENT_BACKING_IO,		/* its READ/WRITE runs on the backing file */
 	ENT_DEAD,		/* ended by teardown or an error */
+	ENT_HELD,		/* hand-over: holds a request its successor serves */
 };
 
 struct uring_queue;
@@ -90,6 +91,14 @@ struct uring_queue {
 	int register_err;
 	atomic_bool want_register;
 	atomic_bool want_stop;
+	/* Hand-over (uring_queue_request_handover): the thread stops
+	 * answering and holds what arrives until no entry is idle. */
+	atomic_bool want_handover;
+	bool handing_over;
+	bool handover_done;	/* under lock */
+	int handover_err;
+	unsigned held;
+	struct timespec last_kick;
 };
 
 /* Starts q's thread; it sets up ring and buffers on its CPU. */
@@ -112,6 +121,14 @@ struct io_uring_sqe *uring_queue_fuse_cmd_sqe(struct uring_queue *q, uint32_t op
 /* Submits sqe and waits for its completion (other completions that
  * arrive meanwhile are handled as usual); its res. */
 int uring_queue_run_sync(struct uring_queue *q, struct io_uring_sqe *sqe) _must_check_;
+/* Planned restart: asks the thread to stop answering, finish what it
+ * serves and hold every request the kernel hands it (kicking itself to
+ * fill idle entries), so that no entry is idle when the process exits:
+ * an idle entry is where a request racing with the exit is lost
+ * (docs/supervision.md). Waits at most timeout_ms: 0 when every entry
+ * holds a request, -ETIMEDOUT. */
+void uring_queue_request_handover(struct uring_queue *q);
+int uring_queue_wait_handover(struct uring_queue *q, int timeout_ms) _must_check_;
 /* Stops and joins the thread, frees ring and buffers. Safe on a queue
  * that never started; the connection should be gone already. */
 void uring_queue_stop(struct uring_queue *q);

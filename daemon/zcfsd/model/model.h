@@ -42,6 +42,8 @@ struct zcfsd_server {
 	int64_t started_ms;		/* monotonic start of this server */
 	unsigned unserved_exits;	/* consecutive exits before serving (crash loop) */
 	bool adopted;			/* not our child (taken over after a daemon restart) */
+	int64_t handover_due_ms;	/* monotonic; planned restart (volume.restart) under way:
+					 * the old server is killed if it has not exited by then */
 };
 
 struct zcfsd_volume {

@@ -7,6 +7,7 @@
 #include "daemon/zcfsd/mounts/rootown.h"
 #include "daemon/zcfsd/state/state.h"
 #include "daemon/zcfsd/lifecycle/lifecycle.h"
+#include "daemon/zcfsd/server/server.h"
 #include "protocol.h"
 
 const char *zcfsd_param_string(json_object *params, const char *key)
@@ -90,6 +91,19 @@ static json_object *m_unpublish(struct zcfsd *d, json_object *params, struct zcf
 	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, params, e)))
 		return NULL;
 	if (zcfsd_volume_unpublish(d, v, zcfsd_param_string(params, "target"), e) < 0)
+		return NULL;
+	return wrap_volume(d, v);
+}
+
+/* Planned restart of the volume's server: answered once asked; the new
+ * server's pid shows in volume.get. */
+static json_object *m_restart(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+{
+	static const char *const keys[] = { "id", NULL };
+	struct zcfsd_volume *v;
+
+	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, params, e)) ||
+	    zcfsd_server_handover(d, v, e) < 0)
 		return NULL;
 	return wrap_volume(d, v);
 }
@@ -279,6 +293,7 @@ static const struct {
 	{ "volume.create", m_create },
 	{ "volume.publish", m_publish },
 	{ "volume.unpublish", m_unpublish },
+	{ "volume.restart", m_restart },
 	{ "volume.delete", m_delete },
 	{ "volume.get", m_get },
 	{ "volume.list", m_list },

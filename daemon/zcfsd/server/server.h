@@ -33,6 +33,11 @@ void zcfsd_run_due_restarts(struct zcfsd *d);
 unsigned zcfsd_restart_delay_ms(unsigned *unserved, bool served);
 int64_t zcfsd_next_restart_ms(struct zcfsd *d);
 int zcfsd_send_resend(int fuse_fd);
+/* Planned restart (volume.restart): SIGUSR2 asks the server to hand its
+ * requests over and exit (zcfs-serve hand_over); its exit is restarted at
+ * once, and a server still running after HANDOVER_TIMEOUT_MS is killed. */
+#define HANDOVER_TIMEOUT_MS 5000
+int zcfsd_server_handover(struct zcfsd *d, struct zcfsd_volume *v, struct zcfsd_err *e);
 void zcfsd_readopt(struct zcfsd *d);
 int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v);
 

@@ -106,13 +106,43 @@ static bool conn_aborted(int fuse_fd)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLNVAL));
 }
 
+int zcfsd_server_handover(struct zcfsd *d, struct zcfsd_volume *v, struct zcfsd_err *e)
+{
+	(void)d;
+	if (!v->n_targets || v->srv.pidfd < 0 || !v->srv.pid)
+		return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, -ESRCH,
+				  "volume '%s' has no running server (publish it first)", v->id);
+	if (v->srv.handover_due_ms)
+		return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, -EALREADY,
+				  "volume '%s': a restart is already under way", v->id);
+	if (syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGUSR2, NULL, 0) < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "signalling the server of '%s': %s", v->id,
+				  strerror(errno));
+	v->srv.handover_due_ms = zcfsd_now_ms() + HANDOVER_TIMEOUT_MS;
+	log_info("event=server-handover volume=%s pid=%d", v->id, (int)v->srv.pid);
+	return 0;
+}
+
+/* A server asked to hand over that does not exit is killed: the restart
+ * then takes its requests over as after a crash. */
+static void handover_deadlines(struct zcfsd_volume *v, int64_t now)
+{
+	if (!v->srv.handover_due_ms || v->srv.handover_due_ms > now || v->srv.pidfd < 0)
+		return;
+	log_warn("event=server-kill volume=%s pid=%d reason=no-exit-after-handover", v->id, (int)v->srv.pid);
+	(void)syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0);
+	v->srv.handover_due_ms = 0;
+}
+
 void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	int64_t ran = zcfsd_wall() - v->srv.started_at;
-	bool served = server_served(v);
+	bool planned = v->srv.handover_due_ms != 0;
+	bool served = planned || server_served(v);
 	siginfo_t si;
 	pid_t pid = v->srv.pid;
 
+	v->srv.handover_due_ms = 0;
 	server_forget(d, v, &si);
 	/* Its backing ids stay for its successor (zcfsd_broker_carry). */
 	zcfsd_broker_server_gone(d, v);
@@ -139,9 +169,9 @@ void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 		log_warn("event=server-exit volume=%s pid=%d status=unknown(adopted) ran_s=%lld restart_in_ms=%u",
 			 v->id, (int)pid, (long long)ran, v->srv.backoff_ms);
 	else
-		log_warn("event=server-exit volume=%s pid=%d %s=%d ran_s=%lld restart_in_ms=%u", v->id,
+		log_warn("event=server-exit volume=%s pid=%d %s=%d ran_s=%lld restart_in_ms=%u%s", v->id,
 			 (int)pid, si.si_code == CLD_EXITED ? "status" : "signal", si.si_status,
-			 (long long)ran, v->srv.backoff_ms);
+			 (long long)ran, v->srv.backoff_ms, planned ? " planned=yes" : "");
 }
 
 static void restart(struct zcfsd *d, struct zcfsd_volume *v)
@@ -187,18 +217,23 @@ void zcfsd_run_due_restarts(struct zcfsd *d)
 {
 	int64_t now = zcfsd_now_ms();
 
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
+		handover_deadlines(v, now);
 		if (v->srv.restart_due_ms && v->srv.restart_due_ms <= now)
 			restart(d, v);
+	}
 }
 
 int64_t zcfsd_next_restart_ms(struct zcfsd *d)
 {
 	int64_t next = 0;
 
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
 		if (v->srv.restart_due_ms && (!next || v->srv.restart_due_ms < next))
 			next = v->srv.restart_due_ms;
+		if (v->srv.handover_due_ms && (!next || v->srv.handover_due_ms < next))
+			next = v->srv.handover_due_ms;
+	}
 	return next;
 }
 
