@@ -93,12 +93,14 @@ done
 # outside the tests' own directories since the run started.
 new_mounts=() old_mounts=0
 for id in $(zcfs_mount_ids); do
-	if [[ $preexisting == *" $id "* ]]; then old_mounts=$((old_mounts + 1)); else new_mounts+=("$id"); fi
+	if [[ $preexisting == *" $id "* ]]; then old_mounts=$((old_mounts + 1)); continue; fi
+	line=$(awk -v id="$id" '$1 == id' /proc/self/mountinfo)	# gone meanwhile: not left
+	[ -n "$line" ] && new_mounts+=("$line")
 done
 [ "$old_mounts" -gt 0 ] && echo "# $old_mounts fuse.zcfs mount(s) existed before this run: not counted"
 if [ ${#new_mounts[@]} -gt 0 ]; then
 	echo "FAIL: zcfs mounts left behind:"
-	for id in "${new_mounts[@]}"; do awk -v id="$id" '$1 == id' /proc/self/mountinfo; done
+	printf '%s\n' "${new_mounts[@]}"
 	fail=$((fail + 1))
 fi
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"

@@ -30,6 +30,7 @@ static void usage(FILE *out)
 		"  tenant list\n"
 		"  policy check PATH                    validate a policy file or directory\n"
 		"  policy reload                        make zcfsd re-read its policy\n"
+		"  upgrade                              zcfsd re-execs its binary, keeping every volume\n"
 		"  call METHOD [PARAMS-JSON]            one raw request; prints the response\n"
 		"  raw                                  send stdin verbatim as one request\n"
 		"  kernel [--json]                      probe the kernel's FUSE data paths (root)\n"
@@ -424,6 +425,11 @@ int main(int argc, char **argv)
 		if (argc == 2 && !strcmp(argv[1], "reload"))
 			return simple("policy.reload", NULL);
 		return bad_usage("policy: want 'policy check PATH' or 'policy reload'");
+	}
+	if (!strcmp(argv[0], "upgrade")) {
+		if (argc == 1)
+			return simple("daemon.upgrade", NULL);
+		return bad_usage("upgrade: takes no arguments");
 	}
 	if (!strcmp(argv[0], "call"))
 		return cmd_call(argc, argv);

@@ -278,8 +278,7 @@ static void wait_for_end(struct zcfs_session *se, struct zcfs_mount *m)
 			 * takes the connection over. */
 			int r = se->transport->hand_over ? se->transport->hand_over(se) : 0;
 			log_info("hand-over to a successor: %s", r < 0 ? strerror(-r) : "ready");
-			atomic_store(&se->exiting, true);
-			se->exit_status = 0;
+			session_exit(se, 0);
 		} else if (sig == SIGTERM || sig == SIGINT) {
 			log_info("signal %s: unmounting", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 			session_exit(se, 0);

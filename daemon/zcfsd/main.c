@@ -64,6 +64,7 @@ static int setup_signals(struct zcfsd *d)
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGUSR2);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		return -errno;
 	signal(SIGPIPE, SIG_IGN);
@@ -105,6 +106,9 @@ static void on_signal(struct zcfsd *d)
 			if (zcfsd_policy_reload(d, &e) < 0)
 				log_err("event=policy-reload-failed message=\"%s\"", e.msg);
 			notify_status(d, "READY=1\n");
+		} else if (si.ssi_signo == SIGUSR2) {
+			if (zcfsd_upgrade_request(d, "SIGUSR2", &e) < 0)
+				log_err("event=upgrade-refused message=\"%s\"", e.msg);
 		} else {
 			log_info("event=signal signal=%s", si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
 			(void)sd_notify(0, "STOPPING=1\nSTATUS=stopping; the volume servers keep running");
@@ -165,6 +169,8 @@ static int run(struct zcfsd *d)
 		zcfsd_control_tick(d);
 		zcfsd_run_due_restarts(d);
 		zcfsd_check_stalls(d);
+		if (zcfsd_upgrade_due(d))
+			d->quit = true;
 		if (!d->quit)
 			notify_status(d, NULL);
 	}
@@ -223,6 +229,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_ident("zcfsd");
+	zcfsd_upgrade_init();
 	d.socket_path = zcfs_socket_path(socket_arg);
 	if (!d.serve_bin) {
 		serve = default_serve_bin();
@@ -268,8 +275,9 @@ int main(int argc, char **argv)
 		log_err("event=listen-failed socket=%s error=%s", d.socket_path, strerror(-r));
 		goto out;
 	}
-	if (!foreground && detach() < 0)
+	if (!foreground && !getenv("ZCFSD_UPGRADED") && detach() < 0)
 		goto out;
+	(void)unsetenv("ZCFSD_UPGRADED");
 	/* After detaching; a metrics failure leaves the volumes serving. */
 	r = zcfsd_metrics_start(&d);
 	if (r < 0)
@@ -295,8 +303,12 @@ int main(int argc, char **argv)
 out:
 	zcfsd_metrics_stop(&d);
 	zcfsd_scope_done();
+	if (status == 0 && d.upgrade) {
+		zcfsd_control_flush(&d);
+		(void)sd_notify(0, "RELOADING=1\nSTATUS=upgrading: re-executing zcfsd");
+	}
 	/* Servers keep running: the next zcfsd re-adopts them. */
-	if (d.listen_fd >= 0) {
+	if (d.listen_fd >= 0 && !(status == 0 && d.upgrade)) {
 		(void)unlink(d.socket_path);
 		safe_close(d.listen_fd);
 	}
@@ -309,9 +321,11 @@ out:
 		zcfsd_broker_free(v->broker);
 		zcfsd_volume_free(v);
 	}
-	log_info("event=exit status=%d", status);
 	policy_free(d.policy);
 	safe_close(d.signal_fd);
 	safe_close(d.epoll_fd);
+	if (status == 0 && d.upgrade && zcfsd_upgrade_exec(&d, argv) < 0)
+		status = 1;
+	log_info("event=exit status=%d", status);
 	return status;
 }

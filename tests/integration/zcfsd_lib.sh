@@ -7,7 +7,8 @@
 #   zcfsd_env [budget] [io_uring]   W, POLICY, SOCK, STATE, TGT (allowed
 #                                   target prefix), STORE (storage_root)
 #   zcfsd_start / zcfsd_kill9       start (waits for the socket) / SIGKILL;
-#                                   ZCFSD_SERVE: its --serve binary
+#                                   ZCFSD_SERVE: its --serve binary,
+#                                   ZCFSD_BIN: the zcfsd binary
 #   ctl ARGS... / ctlq ARGS...      zcfsctl on this socket / output dropped
 #   create_publish ID TARGET        volume create + publish (or _or_fail)
 #   code_of CMD...                  the error code of a zcfsctl call/raw
@@ -99,9 +100,9 @@ zcfsd_env() {
 
 zcfsd_start() {
 	local i
-	[ -x "$ZCFS_BIN/zcfsd" ] || fail "$ZCFS_BIN/zcfsd not built"
+	[ -x "${ZCFSD_BIN:-$ZCFS_BIN/zcfsd}" ] || fail "${ZCFSD_BIN:-$ZCFS_BIN/zcfsd} not built"
 	rm -f "$SOCK"
-	"$ZCFS_BIN/zcfsd" --policy "$POLICY" --state-dir "$STATE" --socket "$SOCK" \
+	"${ZCFSD_BIN:-$ZCFS_BIN/zcfsd}" --policy "$POLICY" --state-dir "$STATE" --socket "$SOCK" \
 		--serve "${ZCFSD_SERVE:-$ZCFS_BIN/zcfs-serve}" --foreground "$@" 2>>"$W/zcfsd.log" &
 	ZCFSD_PID=$!
 	for i in $(seq 100); do

@@ -33,4 +33,17 @@ int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfsd_er
  * servers) zcfsd made but never recorded (killed during a publish). */
 void zcfsd_clean_orphans(struct zcfsd *d);
 
+/* upgrade.c: zcfsd re-execs its own binary keeping the volumes. init
+ * records the path at start (before the file can be replaced); request
+ * marks it wanted (-errno when that binary cannot be run); due: wanted,
+ * and every published volume has a running server (otherwise zcfsd's
+ * dup is all that holds a connection, and the exec would close it);
+ * exec returns only on failure. */
+void zcfsd_upgrade_init(void);
+const char *zcfsd_upgrade_binary(void);
+const char *zcfsd_upgrade_blocker(struct zcfsd *d);
+int zcfsd_upgrade_request(struct zcfsd *d, const char *via, struct zcfsd_err *e);
+bool zcfsd_upgrade_due(struct zcfsd *d);
+int zcfsd_upgrade_exec(struct zcfsd *d, char **argv);
+
 #endif

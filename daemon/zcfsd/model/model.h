@@ -94,6 +94,7 @@ struct zcfsd {
 	int signal_fd;
 	int64_t started_at;
 	bool quit;
+	bool upgrade;			/* re-exec once due (lifecycle/upgrade.c) */
 };
 
 /* time */

@@ -15,11 +15,14 @@
  * a client that connects and sends its request at once is always
  * served, whatever others hold. */
 #include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
 #include <grp.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include "daemon/common/log.h"
 #include "daemon/common/json_strict.h"
 #include "daemon/common/listen_unix.h"
@@ -63,14 +66,42 @@ int zcfsd_listen_unix(struct zcfsd *d, const char *path, int backlog, bool repla
 	return 0;
 }
 
+/* The listening socket an upgrading zcfsd passed across its exec
+ * (lifecycle/upgrade.c), if it is one and bound to our socket path. */
+static int inherited_listen_fd(struct zcfsd *d)
+{
+	const char *s = getenv("ZCFSD_LISTEN_FD");
+	struct sockaddr_un sa;
+	socklen_t len = sizeof(sa);
+	int fd, on = 0;
+	char *end;
+
+	if (!s)
+		return -1;
+	fd = (int)strtol(s, &end, 10);
+	(void)unsetenv("ZCFSD_LISTEN_FD");
+	len = sizeof(on);
+	if (*end || fd < 3 || getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) < 0 || !on)
+		return -1;
+	len = sizeof(sa);
+	if (getsockname(fd, (struct sockaddr *)&sa, &len) < 0 || sa.sun_family != AF_UNIX ||
+	    strncmp(sa.sun_path, d->socket_path, sizeof(sa.sun_path)) != 0) {
+		close(fd);
+		return -1;
+	}
+	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return fd;
+}
+
 int zcfsd_control_listen(struct zcfsd *d)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_LISTEN };
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int fd = inherited_listen_fd(d);
 	int r;
 
-	r = zcfsd_listen_unix(d, d->socket_path, 128, true, &fd);
-	if (r < 0)
+	if (fd >= 0)
+		log_info("event=listen-inherited socket=%s", d->socket_path);
+	else if ((r = zcfsd_listen_unix(d, d->socket_path, 128, true, &fd)) < 0)
 		return r;
 	if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return -errno;
@@ -449,6 +480,19 @@ void zcfsd_control_client_event(struct zcfsd *d, int fd, uint32_t events)
 		c->len += (size_t)n;
 	}
 	(void)serve_lines(d, c, CONTROL_REQUESTS_PER_WAKEUP);
+}
+
+void zcfsd_control_flush(struct zcfsd *d)
+{
+	(void)d;
+	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		struct client *c = clients[i];
+		for (int tries = 0; c && c->out_off < c->out_len && tries < 10; tries++) {
+			struct pollfd p = { .fd = c->fd, .events = POLLOUT };
+			if (poll(&p, 1, 10) > 0 && flush_out(c) < 0)
+				break;
+		}
+	}
 }
 
 int zcfsd_control_timeout_ms(void)

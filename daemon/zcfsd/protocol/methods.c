@@ -1,6 +1,7 @@
 /* The control methods: argument checks and JSON results around the
  * volume mechanics in lifecycle/ and mounts/. */
 #include <string.h>
+#include <unistd.h>
 #include "daemon/common/log.h"
 #include "daemon/common/names.h"
 #include "daemon/zcfsd/budget/budget.h"
@@ -286,6 +287,25 @@ static json_object *m_reload(struct zcfsd *d, json_object *params, struct zcfsd_
 	return o;
 }
 
+/* zcfsd re-execs itself (lifecycle/upgrade.c) once every published
+ * volume has a running server; answered first. */
+static json_object *m_upgrade(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+{
+	static const char *const keys[] = { NULL };
+	const char *busy;
+	json_object *o;
+
+	if (zcfsd_only_params(params, keys, e) < 0 || zcfsd_upgrade_request(d, "control", e) < 0)
+		return NULL;
+	busy = zcfsd_upgrade_blocker(d);
+	o = json_object_new_object();
+	json_object_object_add(o, "pid", json_object_new_int64(getpid()));
+	json_object_object_add(o, "binary", json_object_new_string(zcfsd_upgrade_binary()));
+	if (busy)
+		json_object_object_add(o, "waiting_for", json_object_new_string(busy));
+	return o;
+}
+
 static const struct {
 	const char *name;
 	json_object *(*fn)(struct zcfsd *d, json_object *params, struct zcfsd_err *e);
@@ -300,6 +320,7 @@ static const struct {
 	{ "tenant.list", m_tenants },
 	{ "status", m_status },
 	{ "policy.reload", m_reload },
+	{ "daemon.upgrade", m_upgrade },
 };
 
 json_object *zcfsd_dispatch(struct zcfsd *d, const char *method, json_object *params,

@@ -33,6 +33,8 @@ unsigned zcfsd_control_clients(void);
  * no client), and the event loop's call to enforce them. */
 int zcfsd_control_timeout_ms(void);
 void zcfsd_control_tick(struct zcfsd *d);
+/* Answers still queued are sent (at most ~100 ms each): before an exec. */
+void zcfsd_control_flush(struct zcfsd *d);
 json_object *zcfsd_dispatch(struct zcfsd *d, const char *method, json_object *params,
 			    struct zcfsd_err *e);
 int zcfsd_policy_reload(struct zcfsd *d, struct zcfsd_err *e);

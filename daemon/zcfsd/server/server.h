@@ -10,6 +10,7 @@
 int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
 		       struct zcfsd_err *e);
 unsigned long long zcfsd_proc_starttime(pid_t pid);
+pid_t zcfsd_proc_ppid(pid_t pid);	/* 0 when unknown */
 
 /* caps.c: whether the server starts with CAP_SYS_ADMIN (zero-copy
  * tenants on the ring only), and the child's switch to the tenant

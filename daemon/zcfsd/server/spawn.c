@@ -42,6 +42,27 @@ unsigned long long zcfsd_proc_starttime(pid_t pid)
 	return st;
 }
 
+pid_t zcfsd_proc_ppid(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	_cleanup_close_ int fd = -1;
+	int ppid = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %d", &ppid) != 1)
+		return 0;
+	return (pid_t)ppid;
+}
+
 /* Child side; reports a failed step as errno through ERRFD, never returns. */
 _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 				 const struct policy_tenant *t, int log_fd, int errfd,

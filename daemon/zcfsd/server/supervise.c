@@ -281,6 +281,9 @@ static int readopt_one(struct zcfsd *d, struct zcfsd_volume *v, const char **why
 		v->srv.pid = 0;
 		return -ESRCH;
 	}
+	/* After an upgrade (re-exec) the servers are still our children:
+	 * ours to reap, or they stay zombies. */
+	v->srv.adopted = zcfsd_proc_ppid(v->srv.pid) != getpid();
 	*why = "pidfd_getfd-failed";
 	v->fuse_fd = (int)syscall(SYS_pidfd_getfd, v->srv.pidfd, ZCFSD_SERVER_FUSE_FD, 0);
 	if (v->fuse_fd < 0)
