@@ -137,6 +137,7 @@ static int run(struct zcfsd *d)
 		int mt = zcfsd_metrics_timeout_ms();
 		int st = zcfsd_stall_timeout_ms(d);
 		int ct = zcfsd_control_timeout_ms();
+		int rt = zcfsd_syncfs_reap_timeout_ms();
 		int n;
 
 		if (mt >= 0 && (timeout < 0 || mt < timeout))
@@ -145,6 +146,8 @@ static int run(struct zcfsd *d)
 			timeout = st;	/* hung servers are sampled */
 		if (ct >= 0 && (timeout < 0 || ct < timeout))
 			timeout = ct;	/* control clients' deadlines */
+		if (rt >= 0 && (timeout < 0 || rt < timeout))
+			timeout = rt;	/* abandoned syncfs children */
 		n = epoll_wait(d->epoll_fd, evs, ARRAY_SIZE(evs), timeout);
 
 		if (n < 0 && errno != EINTR)
@@ -169,6 +172,7 @@ static int run(struct zcfsd *d)
 		zcfsd_control_tick(d);
 		zcfsd_run_due_restarts(d);
 		zcfsd_check_stalls(d);
+		zcfsd_syncfs_reap();
 		if (zcfsd_upgrade_due(d))
 			d->quit = true;
 		if (!d->quit)

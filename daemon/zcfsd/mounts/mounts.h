@@ -47,6 +47,10 @@ int zcfsd_unmount_conn(unsigned conn, bool lazy, const char *volume);
 
 /* syncfs.c: syncfs(2) of the mount at target, waiting at most timeout_ms. */
 int zcfsd_syncfs_bounded(const char *target, int timeout_ms) _must_check_;
+/* The children it gave up on, reaped from the event loop once they
+ * exit; the ms until the next look (-1: none pending). */
+void zcfsd_syncfs_reap(void);
+int zcfsd_syncfs_reap_timeout_ms(void);
 
 /* storage.c: STORAGE_ROOT/ID owned by the tenant 0700 under a root:GID
  * 0710 root (*created: made now); opened without following symlinks;

@@ -14,6 +14,32 @@
 #include "daemon/common/log.h"
 #include "mounts.h"
 
+/* Children given up on: reaped once they exit (zcfsd_syncfs_reap), so a
+ * hung unpublish leaves no zombie. */
+#define MAX_ABANDONED 64
+static int abandoned[MAX_ABANDONED];
+static unsigned n_abandoned;
+
+void zcfsd_syncfs_reap(void)
+{
+	unsigned i = 0;
+
+	while (i < n_abandoned) {
+		siginfo_t si = { 0 };
+		if (waitid(P_PIDFD, (id_t)abandoned[i], &si, WEXITED | WNOHANG) < 0 || si.si_pid) {
+			close(abandoned[i]);
+			abandoned[i] = abandoned[--n_abandoned];
+			continue;
+		}
+		i++;
+	}
+}
+
+int zcfsd_syncfs_reap_timeout_ms(void)
+{
+	return n_abandoned ? 250 : -1;
+}
+
 int zcfsd_syncfs_bounded(const char *target, int timeout_ms)
 {
 	struct pollfd p = { .events = POLLIN };
@@ -37,10 +63,13 @@ int zcfsd_syncfs_bounded(const char *target, int timeout_ms)
 	r = poll(&p, 1, timeout_ms);
 	if (r <= 0) {
 		/* Still writing: the abort that follows ends its requests and
-		 * the child exits. It stays a zombie (one per hung unpublish):
-		 * waiting for it here could block as long as the server. */
+		 * the child exits; waiting for it here could block as long as
+		 * the server, so the event loop reaps it later. */
 		(void)kill(pid, SIGKILL);
-		close(p.fd);
+		if (n_abandoned < MAX_ABANDONED)
+			abandoned[n_abandoned++] = p.fd;
+		else
+			close(p.fd);	/* stays a zombie: 64 hung unpublishes at once */
 		return -ETIMEDOUT;
 	}
 	close(p.fd);
