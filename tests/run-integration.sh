@@ -3,7 +3,8 @@
 # default: every transport zcfs-serve supports on this kernel) and prints
 # one closing line "N passed, N failed, N skipped".
 # Each test: exit 0 = pass, 77 = skip (reason on stdout), else fail.
-# ONLY=pattern selects tests; TEST_TIMEOUT bounds each test (seconds).
+# ONLY="pattern ..." selects tests (a name containing any), SKIP_TESTS="t_a t_b" leaves tests out;
+# TEST_TIMEOUT bounds each test (seconds).
 # A kernel report (WARNING, BUG, Oops, hung task...) logged while a test
 # ran fails that test, its trace appended to the test's log
 # (tests/kmsg_window.py; ZCFS_KMSG_CHECK=0 turns this off).
@@ -70,7 +71,12 @@ sweep_test() {
 for transport in $transports; do
 	for t in "$here"/integration/t_*.sh; do
 		name=$(basename "$t" .sh)
-		[ -n "${ONLY:-}" ] && [[ $name != *$ONLY* ]] && continue
+		if [ -n "${ONLY:-}" ]; then
+			hit=0
+			for p in $ONLY; do [[ $name == *"$p"* ]] && hit=1; done
+			[ $hit = 1 ] || continue
+		fi
+		[[ " ${SKIP_TESTS:-} " == *" $name "* ]] && continue
 		log="$logdir/$name.$transport.log"
 		start=$(date +%s)
 		kseq=$(kmsg_mark)
