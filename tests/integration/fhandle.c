@@ -17,11 +17,13 @@ int main(int argc, char **argv)
 
 	if (argc != 3 || !h) {
 		fprintf(stderr, "usage: fhandle PATH MOUNTPOINT\n");
+		free(h);
 		return 2;
 	}
 	h->handle_bytes = MAX_HANDLE_SZ;
 	if (name_to_handle_at(AT_FDCWD, argv[1], h, &mount_id, 0) < 0) {
 		printf("nohandle %s\n", strerrorname_np(errno));
+		free(h);
 		return 0;
 	}
 	root = open(argv[2], O_RDONLY | O_DIRECTORY);
@@ -30,6 +32,7 @@ int main(int argc, char **argv)
 	if (dc >= 0 && write(dc, "2", 1) != 1)
 		perror("drop_caches");
 	fd = open_by_handle_at(root, h, O_RDONLY);
+	free(h);
 	if (fd < 0) {
 		printf("open %s\n", strerrorname_np(errno));
 		return 1;
