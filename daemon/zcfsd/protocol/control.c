@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include "daemon/common/log.h"
+#include "daemon/common/parse.h"
 #include "daemon/common/json_strict.h"
 #include "daemon/common/listen_unix.h"
 #include "protocol.h"
@@ -73,15 +74,19 @@ static int inherited_listen_fd(struct zcfsd *d)
 	const char *s = getenv("ZCFSD_LISTEN_FD");
 	struct sockaddr_un sa;
 	socklen_t len = sizeof(sa);
+	uint64_t n;
 	int fd, on = 0;
-	char *end;
 
 	if (!s)
 		return -1;
-	fd = (int)strtol(s, &end, 10);
+	if (parse_u64(s, 3, INT32_MAX, &n) < 0) {
+		(void)unsetenv("ZCFSD_LISTEN_FD");
+		return -1;
+	}
+	fd = (int)n;
 	(void)unsetenv("ZCFSD_LISTEN_FD");
 	len = sizeof(on);
-	if (*end || fd < 3 || getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) < 0 || !on)
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) < 0 || !on)
 		return -1;
 	len = sizeof(sa);
 	if (getsockname(fd, (struct sockaddr *)&sa, &len) < 0 || sa.sun_family != AF_UNIX ||
