@@ -138,6 +138,7 @@ static int run(struct zcfsd *d)
 		int st = zcfsd_stall_timeout_ms(d);
 		int ct = zcfsd_control_timeout_ms();
 		int rt = zcfsd_syncfs_reap_timeout_ms();
+		int lt = zcfsd_srvlog_timeout_ms(d);
 		int n;
 
 		if (mt >= 0 && (timeout < 0 || mt < timeout))
@@ -148,6 +149,8 @@ static int run(struct zcfsd *d)
 			timeout = ct;	/* control clients' deadlines */
 		if (rt >= 0 && (timeout < 0 || rt < timeout))
 			timeout = rt;	/* abandoned syncfs children */
+		if (lt >= 0 && (timeout < 0 || lt < timeout))
+			timeout = lt;	/* flooding servers' logs are watched again */
 		n = epoll_wait(d->epoll_fd, evs, ARRAY_SIZE(evs), timeout);
 
 		if (n < 0 && errno != EINTR)
@@ -166,10 +169,13 @@ static int run(struct zcfsd *d)
 				on_pidfd(d, fd);
 			else if (tag == ZCFSD_EV_BROKER)
 				zcfsd_broker_event(d, fd);
+			else if (tag == ZCFSD_EV_SRVLOG)
+				zcfsd_srvlog_event(d, fd);
 			else if (tag == ZCFSD_EV_METRICS)
 				zcfsd_metrics_run(d);
 		}
 		zcfsd_control_tick(d);
+		zcfsd_srvlog_tick(d);
 		zcfsd_run_due_restarts(d);
 		zcfsd_check_stalls(d);
 		zcfsd_syncfs_reap();

@@ -182,8 +182,14 @@ int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfsd_er
 	for (pp = &d->volumes; *pp != v; pp = &(*pp)->next)
 		;
 	*pp = v->next;
-	if (asprintf(&logpath, "%s/logs/%s.log", d->state_dir, v->id) >= 0)
+	if (asprintf(&logpath, "%s/logs/%s.log", d->state_dir, v->id) >= 0) {
 		(void)unlink(logpath);
+		free(logpath);
+		if (asprintf(&logpath, "%s/logs/%s.log.1", d->state_dir, v->id) < 0)
+			logpath = NULL;
+		else
+			(void)unlink(logpath);	/* the rotated one (server/srvlog.c) */
+	}
 	log_info("event=volume-delete volume=%s tenant=%s", v->id, v->tenant);
 	zcfsd_volume_free(v);
 	r = zcfsd_state_save(d);

@@ -23,6 +23,9 @@
 #define ZCFSD_SERVER_BROKER_FD 6
 #define ZCFSD_SERVER_BROKER_PARK_FD 7
 #define ZCFSD_SERVER_RING_FD 8		/* io_uring buffers (model/ringfd.c) */
+/* The read end of the server's log pipe, parked like the broker's end
+ * (server/srvlog.c); its stdout and stderr are the write end. */
+#define ZCFSD_SERVER_LOG_PARK_FD 9
 
 /* An error for the client: CSI code and a message a person can act on. */
 struct zcfsd_err {
@@ -77,6 +80,25 @@ struct zcfsd_volume {
 	unsigned stalls;		/* detections since zcfsd started */
 	/* io_uring volumes: the ring-buffer memfd of the current connection, -1 if none. */
 	int ring_fd;
+	/* The running server's output: a pipe zcfsd drains into a capped
+	 * file (server/srvlog.c). Counters kept across server restarts. */
+	struct zcfsd_srvlog {
+		int rfd;			/* the pipe's read end; -1: none */
+		int file_fd;			/* STATE_DIR/logs/ID.log; -1: not open */
+		uint64_t file_size;
+		char *line;			/* SRVLOG_LINE_MAX bytes, once a pipe was made */
+		size_t line_len;
+		bool line_cut;			/* skipping the rest of a cut line */
+		bool muted;			/* not watched for the rest of the second */
+		uint64_t tokens;		/* bytes the file may take now (rate limit) */
+		int64_t refill_ms;
+		int64_t second_ms;		/* start of the second read_this_second counts */
+		uint64_t read_this_second;
+		unsigned mutes;
+		uint64_t dropped_bytes;		/* since zcfsd started (metrics) */
+		uint64_t dropped_unreported;	/* not yet said in the file */
+		char served_transport[16];	/* from the server's "serving ..." line */
+	} log;
 	struct zcfsd_volume *next;
 };
 
@@ -131,5 +153,6 @@ int zcfsd_check_dev_fuse(int fd);
 #define ZCFSD_EV_CLIENT  (3ULL << 32)
 #define ZCFSD_EV_PIDFD   (4ULL << 32)
 #define ZCFSD_EV_BROKER  (5ULL << 32)
+#define ZCFSD_EV_SRVLOG  (6ULL << 32)
 
 #endif

@@ -21,6 +21,8 @@ struct zcfsd_volume *zcfsd_volume_alloc(void)
 	v->srv.pidfd = -1;
 	v->stats_fd = -1;
 	v->ring_fd = -1;
+	v->log.rfd = -1;
+	v->log.file_fd = -1;
 	return v;
 }
 
@@ -28,6 +30,9 @@ void zcfsd_volume_free(struct zcfsd_volume *v)
 {
 	if (!v)
 		return;
+	safe_close(v->log.rfd);
+	safe_close(v->log.file_fd);
+	free(v->log.line);
 	zcfsd_stats_release(v);
 	zcfsd_ringfd_release(v);
 	for (size_t i = 0; i < v->n_targets; i++)

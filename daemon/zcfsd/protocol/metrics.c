@@ -147,6 +147,11 @@ int zcfsd_metrics_write(struct zcfsd *d, FILE *f)
 	       "stall_timeout_ms and killed it (since zcfsd started).");
 	for (v = d->volumes; v; v = v->next)
 		vol_sample(f, "zcfs_volume_stalls_total", v, NULL, v->stalls);
+	family(f, "zcfs_volume_log_dropped_bytes_total", "counter",
+	       "Bytes of the volume's server output zcfsd read but did not write to its log file "
+	       "(over the rate limit, or past the line length; since zcfsd started).");
+	for (v = d->volumes; v; v = v->next)
+		vol_sample(f, "zcfs_volume_log_dropped_bytes_total", v, NULL, v->log.dropped_bytes);
 	family(f, "zcfs_volume_pinned_bytes", "gauge",
 	       "Pinned (memlock) bytes charged to the tenant for this volume.");
 	for (v = d->volumes; v; v = v->next)

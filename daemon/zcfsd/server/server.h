@@ -53,6 +53,27 @@ bool zcfsd_scope_wanted(void);
 int zcfsd_scope_move(pid_t pid, const char *volume);
 void zcfsd_scope_done(void);
 
+/* srvlog.c: the server's stdout/stderr through a pipe into
+ * STATE_DIR/logs/ID.log (ID.log.1 after rotation), bounded in line
+ * length, rate, file size and zcfsd's reading. */
+#define SRVLOG_LINE_MAX 1024		/* bytes of a line kept; the rest is cut */
+#define SRVLOG_RATE 16384		/* bytes/s into the file ... */
+#define SRVLOG_BURST 65536		/* ... after a burst of this much */
+#define SRVLOG_FILE_MAX (1024 * 1024)	/* then ID.log -> ID.log.1 */
+#define SRVLOG_READ_MAX 65536		/* read per wakeup */
+#define SRVLOG_DISCARD_MAX (4 * 1024 * 1024)	/* read per second; then not watched */
+/* A new pipe for the server about to start: *WFD is the write end for
+ * its stdout/stderr (the caller closes it after fork), the read end is
+ * watched (and parked in the server at ZCFSD_SERVER_LOG_PARK_FD). */
+int zcfsd_srvlog_pipe(struct zcfsd *d, struct zcfsd_volume *v, int *wfd) _must_check_;
+/* After a zcfsd restart: the parked read end, if it is one. */
+void zcfsd_srvlog_adopt(struct zcfsd *d, struct zcfsd_volume *v, int pidfd);
+/* Drains what is left and stops watching (the server is gone). */
+void zcfsd_srvlog_close(struct zcfsd *d, struct zcfsd_volume *v);
+void zcfsd_srvlog_event(struct zcfsd *d, int fd);
+int zcfsd_srvlog_timeout_ms(struct zcfsd *d);
+void zcfsd_srvlog_tick(struct zcfsd *d);
+
 /* teardown.c: unmounts every target and stops the server (unpublish of
  * the last target; cleanup when re-adoption fails: LAZY). */
 int zcfsd_volume_teardown(struct zcfsd *d, struct zcfsd_volume *v, bool lazy);

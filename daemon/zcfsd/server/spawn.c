@@ -1,5 +1,5 @@
 /* Starting a volume server: fork, give the child only the fuse fd, its
- * log and the tenant's identity (no supplementary groups, no_new_privs, no
+ * log pipe (server/srvlog.c) and the tenant's identity (no supplementary groups, no_new_privs, no
  * capabilities, RLIMIT_MEMLOCK = the granted bytes), exec zcfs-serve
  * --sandbox. */
 #include <fcntl.h>
@@ -73,7 +73,7 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 	char quota[48];
 	char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 	struct rlimit rl = { memlock, memlock };
-	int fd, lfd, efd, sfd, bfd = -1, pfd = -1, rfd = -1, k = 0, err = 0, null;
+	int fd, lfd, lpark, efd, sfd, bfd = -1, pfd = -1, rfd = -1, k = 0, err = 0, null;
 	bool sys_admin = zcfsd_server_gets_sys_admin(v, t);
 
 	(void)setsid();
@@ -92,6 +92,7 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 	errfd = efd;
 	fd = fcntl(v->fuse_fd, F_DUPFD, 10);
 	lfd = fcntl(log_fd, F_DUPFD, 10);
+	lpark = fcntl(v->log.rfd, F_DUPFD, 10);
 	sfd = fcntl(v->stats_fd, F_DUPFD, 10);
 	if (v->broker) {
 		bfd = fcntl(v->broker->peer, F_DUPFD, 10);
@@ -102,7 +103,7 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 	if (v->ring_fd >= 0 && (rfd = fcntl(v->ring_fd, F_DUPFD, 10)) < 0)
 		goto fail;
 	null = open("/dev/null", O_RDWR);
-	if (fd < 0 || lfd < 0 || sfd < 0 || null < 0 || dup2(null, 0) < 0 || dup2(lfd, 1) < 0 ||
+	if (fd < 0 || lfd < 0 || lpark < 0 || sfd < 0 || null < 0 || dup2(null, 0) < 0 || dup2(lfd, 1) < 0 ||
 	    dup2(lfd, 2) < 0 || dup2(fd, ZCFSD_SERVER_FUSE_FD) < 0 || dup3(efd, 4, O_CLOEXEC) < 0 ||
 	    dup2(sfd, ZCFSD_SERVER_STATS_FD) < 0)
 		goto fail;
@@ -112,7 +113,9 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 		goto fail;
 	if (rfd >= 0 && dup2(rfd, ZCFSD_SERVER_RING_FD) < 0)
 		goto fail;
-	if (syscall(SYS_close_range, ZCFSD_SERVER_RING_FD + 1, ~0U, 0) < 0)
+	if (dup2(lpark, ZCFSD_SERVER_LOG_PARK_FD) < 0)
+		goto fail;
+	if (syscall(SYS_close_range, ZCFSD_SERVER_LOG_PARK_FD + 1, ~0U, 0) < 0)
 		goto fail;
 	/* io_uring charges pinned pages to the uid and compares the uid's
 	 * total with the caller's limit, so the limit is what the tenant
@@ -206,7 +209,7 @@ static int check_storage(const char *src, const struct policy_tenant *t)
 int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
 		       struct zcfsd_err *e)
 {
-	_cleanup_free_ char *logpath = NULL, *src = NULL;
+	_cleanup_free_ char *src = NULL;
 	_cleanup_close_ int log_fd = -1;
 	int p[2], child_err = 0, pidfd, r;
 	/* mlock is bounded per process: a server may lock its own share and
@@ -218,13 +221,6 @@ int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 	ssize_t n;
 	pid_t pid;
 
-	/* Server logs outlive the daemon (a daemon restart must not take
-	 * their stderr away), so each writes to its own file. */
-	if (asprintf(&logpath, "%s/logs/%s.log", d->state_dir, v->id) < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
-	log_fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0640);
-	if (log_fd < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "open %s: %m", logpath);
 	if (zcfsd_storage_path(d, v, &src) < 0)
 		return zcfsd_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	r = check_storage(src, t);
@@ -244,8 +240,16 @@ int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 			return zcfsd_fail(e, ZCFS_INTERNAL, r, "ring memfd of volume %s: %s", v->id,
 					  strerror(-r));
 	}
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "pipe: %m");
+	/* Its stdout and stderr: a pipe zcfsd drains into a capped file, so
+	 * the server never holds the file (it could fill or truncate it). */
+	r = zcfsd_srvlog_pipe(d, v, &log_fd);
+	if (r < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, r, "log pipe of volume %s: %s", v->id, strerror(-r));
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		r = -errno;
+		zcfsd_srvlog_close(d, v);
+		return zcfsd_fail(e, ZCFS_INTERNAL, r, "pipe: %s", strerror(-r));
+	}
 	zcfsd_broker_prepare(d, v, t, src);
 	pid = fork();
 	if (pid < 0) {
@@ -253,11 +257,13 @@ int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 		zcfsd_broker_spawned(d, v, false);
 		safe_close(p[0]);
 		safe_close(p[1]);
+		zcfsd_srvlog_close(d, v);
 		return zcfsd_fail(e, ZCFS_INTERNAL, r, "fork: %s", strerror(-r));
 	}
 	if (pid == 0)
 		child_exec(d, v, t, log_fd, p[1], memlock, src);
 	safe_close(p[1]);
+	log_fd = safe_close(log_fd);	/* the server's now: EOF when it is gone */
 	/* The pid is our unreaped child: pidfd_open cannot race with reuse. */
 	pidfd = pidfd_open(pid, 0);
 	do
@@ -270,6 +276,7 @@ int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 			safe_close(pidfd);
 		(void)waitpid(pid, NULL, 0);
 		zcfsd_broker_spawned(d, v, false);
+		zcfsd_srvlog_close(d, v);
 		return zcfsd_fail(e, ZCFS_INTERNAL, r, "starting %s for volume %s: %s", d->serve_bin,
 				  v->id, strerror(-r));
 	}

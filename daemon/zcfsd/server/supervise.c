@@ -63,6 +63,7 @@ static void server_forget(struct zcfsd *d, struct zcfsd_volume *v, siginfo_t *si
 		(void)waitid(P_PIDFD, (id_t)v->srv.pidfd, si ? si : &tmp, WEXITED | WNOHANG);
 	v->srv.pidfd = safe_close(v->srv.pidfd);
 	v->srv.pid = 0;
+	zcfsd_srvlog_close(d, v);
 }
 
 int zcfsd_send_resend(int fuse_fd)
@@ -300,6 +301,7 @@ static int readopt_one(struct zcfsd *d, struct zcfsd_volume *v, const char **why
 	/* The counters it keeps: the same memory, if it has them. */
 	(void)zcfsd_stats_adopt(v, v->srv.pidfd);
 	zcfsd_ringfd_adopt(v, v->srv.pidfd);
+	zcfsd_srvlog_adopt(d, v, v->srv.pidfd);
 	readopt_broker(d, v);
 	*why = "connection-gone";
 	if (!zcfsd_conn_exists(v->conn))

@@ -11,23 +11,34 @@
 #include "daemon/zcfsd/broker/broker.h"
 #include "state.h"
 
-/* The data path a server reported in its "serving ..." log line. */
+/* The data path a server reported in its "serving ..." log line: seen
+ * by zcfsd as it drained the log (server/srvlog.c), or, for a server
+ * re-adopted after a zcfsd restart, searched for in the first 64 KiB of
+ * its log files (rotated one first). */
 static void effective_path(struct zcfsd *d, const struct zcfsd_volume *v, char *buf, size_t len)
 {
-	_cleanup_free_ char *path = NULL, *line = NULL;
-	_cleanup_fclose_ FILE *f = NULL;
-	size_t cap = 0;
+	static const char *const suffix[] = { ".1", "" };
 
 	buf[0] = '\0';
-	if (asprintf(&path, "%s/logs/%s.log", d->state_dir, v->id) < 0)
+	if (v->log.served_transport[0]) {
+		snprintf(buf, len, "%s", v->log.served_transport);
 		return;
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) > 0) {
-		const char *p = strstr(line, " transport=");
-		if (p && strstr(line, "serving "))
-			snprintf(buf, len, "%.*s", (int)strcspn(p + 11, " \n"), p + 11);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(suffix); i++) {
+		_cleanup_free_ char *path = NULL, *line = NULL;
+		_cleanup_fclose_ FILE *f = NULL;
+		size_t cap = 0, seen = 0;
+		ssize_t n;
+
+		if (asprintf(&path, "%s/logs/%s.log%s", d->state_dir, v->id, suffix[i]) < 0 ||
+		    !(f = fopen(path, "re")))
+			continue;
+		while (seen < 65536 && (n = getline(&line, &cap, f)) > 0) {
+			const char *p = strstr(line, " transport=");
+			seen += (size_t)n;
+			if (p && strstr(line, "serving "))
+				snprintf(buf, len, "%.*s", (int)strcspn(p + 11, " \n"), p + 11);
+		}
 	}
 }
 
