@@ -300,8 +300,36 @@ static void parse_prefixes(struct loader *ld, json_object *a, const char *where,
 		err(ld, where, "empty: the tenant could publish nowhere");
 }
 
+_Static_assert(sizeof(uid_t) == sizeof(uint32_t) && sizeof(gid_t) == sizeof(uint32_t), "ids are 32-bit");
+
+/* An array of numeric ids (uids or gids) into *RET and *N. */
+static void parse_ids(struct loader *ld, json_object *a, const char *where, uint32_t **ret, size_t *n)
+{
+	size_t len;
+
+	if (!json_object_is_type(a, json_type_array)) {
+		err(ld, where, "expected an array of numeric ids");
+		return;
+	}
+	len = json_object_array_length(a);
+	*ret = calloc(len ? len : 1, sizeof(**ret));
+	if (!*ret) {
+		ld->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < len; i++) {
+		char f[160];
+		uint64_t x;
+		snprintf(f, sizeof(f), "%.120s[%zu]", where, i);
+		if (get_u64(ld, json_object_array_get_idx(a, i), f, 0, 0xfffffffeu, false, &x))
+			(*ret)[(*n)++] = (uint32_t)x;
+	}
+}
+
 static void tenant_clear(struct policy_tenant *t)
 {
+	free(t->admin_uids);
+	free(t->admin_gids);
 	free(t->name);
 	free(t->storage_root);
 	for (size_t i = 0; i < t->n_prefixes; i++)
@@ -314,7 +342,8 @@ static void parse_tenant(struct loader *ld, json_object *o, size_t idx)
 {
 	static const char *const keys[] = { "name", "uid", "gid", "memlock_budget", "max_volumes",
 					    "default_quota", "storage_root",
-					    "allowed_target_prefixes", "data_paths", NULL };
+					    "allowed_target_prefixes", "data_paths", "admin_uids",
+					    "admin_gids", NULL };
 	static const char *const required[] = { "name", "uid", "gid", "storage_root",
 						"allowed_target_prefixes", NULL };
 	struct policy_tenant t = { .max_volumes = 64 }, *nt;
@@ -362,6 +391,10 @@ static void parse_tenant(struct loader *ld, json_object *o, size_t idx)
 		parse_prefixes(ld, v, F("allowed_target_prefixes"), &t);
 	if (json_object_object_get_ex(o, "data_paths", &v))
 		parse_data_paths(ld, v, F("data_paths"), &t);
+	if (json_object_object_get_ex(o, "admin_uids", &v))
+		parse_ids(ld, v, F("admin_uids"), (uint32_t **)&t.admin_uids, &t.n_admin_uids);
+	if (json_object_object_get_ex(o, "admin_gids", &v))
+		parse_ids(ld, v, F("admin_gids"), (uint32_t **)&t.admin_gids, &t.n_admin_gids);
 #undef F
 	t.file = strdup(ld->file);
 	if (ld->errs->n != before || ld->oom || !t.file) {

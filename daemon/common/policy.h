@@ -22,6 +22,13 @@ struct policy_tenant {
 	char **prefixes;		/* allowed_target_prefixes */
 	size_t n_prefixes;
 	bool io_uring, zero_copy, passthrough;
+	/* Who besides root may manage the tenant's volumes on the control
+	 * socket: peers with one of these uids, or one of these gids among
+	 * their groups (admin_uids / admin_gids; none: root only). */
+	uid_t *admin_uids;
+	size_t n_admin_uids;
+	gid_t *admin_gids;
+	size_t n_admin_gids;
 	char *file;			/* where it was defined, for messages */
 };
 

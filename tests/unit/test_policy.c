@@ -182,6 +182,36 @@ static void test_directory_merge(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/* admin_uids/admin_gids: numeric ids, every bad entry reported. */
+static void test_tenant_admins(void **state)
+{
+	struct policy_errors e = { 0 };
+	struct policy *p = NULL;
+	const struct policy_tenant *t;
+
+	(void)state;
+	assert_int_equal(policy_load_string("a.json", "{\"tenants\": [" TENANT(", \"admin_uids\": [3001, 0],"
+					    " \"admin_gids\": [4001]") "]}", &p, &e), 0);
+	t = policy_find_tenant(p, "t1");
+	assert_int_equal(t->n_admin_uids, 2);
+	assert_int_equal(t->admin_uids[0], 3001);
+	assert_int_equal(t->admin_uids[1], 0);
+	assert_int_equal(t->n_admin_gids, 1);
+	assert_int_equal(t->admin_gids[0], 4001);
+	policy_free(p);
+	p = NULL;
+	assert_int_equal(policy_load_string("b.json", "{\"tenants\": [" TENANT("") "]}", &p, &e), 0);
+	assert_int_equal(p->tenants[0].n_admin_uids + p->tenants[0].n_admin_gids, 0);
+	policy_free(p);
+	p = NULL;
+	assert_int_equal(policy_load_string("c.json", "{\"tenants\": [" TENANT(", \"admin_uids\": [\"alice\", -1],"
+					    " \"admin_gids\": 5") "]}", &p, &e), -EINVAL);
+	assert_true(has_error(&e, "tenants[0].admin_uids[0]"));
+	assert_true(has_error(&e, "tenants[0].admin_uids[1]"));
+	assert_true(has_error(&e, "tenants[0].admin_gids"));
+	policy_errors_clear(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -191,6 +221,7 @@ int main(void)
 		cmocka_unit_test(test_missing_and_malformed),
 		cmocka_unit_test(test_cross_checks),
 		cmocka_unit_test(test_directory_merge),
+		cmocka_unit_test(test_tenant_admins),
 	};
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
 }

@@ -31,6 +31,7 @@
 
 struct client {
 	int fd;
+	struct zcfsd_peer peer;
 	pid_t pid;
 	uid_t uid;
 	uint32_t events;	/* what epoll watches now */
@@ -114,24 +115,29 @@ int zcfsd_control_listen(struct zcfsd *d)
 	return 0;
 }
 
-static bool peer_allowed(struct zcfsd *d, int fd, struct ucred *uc)
+/* Root, or a member of the admin group; fills P (groups: as many as fit,
+ * a peer with more is refused rather than judged on part of them). */
+static bool peer_allowed(struct zcfsd *d, int fd, struct ucred *uc, struct zcfsd_peer *p)
 {
 	socklen_t len = sizeof(*uc);
-	gid_t groups[256];
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, uc, &len) < 0)
 		return false;
+	p->pid = uc->pid;
+	p->uid = uc->uid;
+	p->gid = uc->gid;
 	if (uc->uid == 0)
 		return true;
+	len = sizeof(p->groups);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, p->groups, &len) < 0)
+		return false;
+	p->n_groups = len / sizeof(gid_t);
 	if (!d->policy->has_admin_gid)
 		return false;
 	if (uc->gid == d->policy->admin_gid)
 		return true;
-	len = sizeof(groups);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
-		return false;
-	for (size_t i = 0; i < len / sizeof(gid_t); i++)
-		if (groups[i] == d->policy->admin_gid)
+	for (size_t i = 0; i < p->n_groups; i++)
+		if (p->groups[i] == d->policy->admin_gid)
 			return true;
 	return false;
 }
@@ -244,12 +250,13 @@ static unsigned clients_of(uid_t uid, int *free_slot)
 static void accept_one(struct zcfsd *d, int fd)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
+	struct zcfsd_peer peer = { 0 };
 	struct ucred uc = { 0 };
 	struct client *c;
 	char msg[160];
 	int slot;
 
-	if (!peer_allowed(d, fd, &uc)) {
+	if (!peer_allowed(d, fd, &uc, &peer)) {
 		log_warn("event=peer-denied pid=%d uid=%u gid=%u", (int)uc.pid, (unsigned)uc.uid,
 			 (unsigned)uc.gid);
 		send_parting(fd, ZCFS_PERMISSION_DENIED, "only root and the policy's admin_group may use zcfsd");
@@ -277,6 +284,7 @@ static void accept_one(struct zcfsd *d, int fd)
 		return;
 	}
 	c->fd = fd;
+	c->peer = peer;
 	c->pid = uc.pid;
 	c->uid = uc.uid;
 	c->events = EPOLLIN;
@@ -370,7 +378,7 @@ static char *handle_request(struct zcfsd *d, struct client *c, const char *line,
 	} else {
 		json_object *empty = params ? NULL : json_object_new_object();
 		method = json_object_get_string(m);
-		result = zcfsd_dispatch(d, method, params ? params : empty, &e);
+		result = zcfsd_dispatch(d, &c->peer, method, params ? params : empty, &e);
 		json_object_put(empty);
 	}
 	resp = json_object_new_object();

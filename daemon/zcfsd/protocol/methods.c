@@ -29,8 +29,43 @@ int zcfsd_only_params(json_object *params, const char *const *allowed, struct zc
 	return 0;
 }
 
-/* The volume named by params.id; codes for a bad or unknown id. */
-static struct zcfsd_volume *volume_param(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+bool zcfsd_peer_manages(const struct zcfsd_peer *p, const struct policy_tenant *t)
+{
+	if (p->uid == 0)
+		return true;
+	for (size_t i = 0; i < t->n_admin_uids; i++)
+		if (t->admin_uids[i] == p->uid)
+			return true;
+	for (size_t i = 0; i < t->n_admin_gids; i++) {
+		if (t->admin_gids[i] == p->gid)
+			return true;
+		for (size_t j = 0; j < p->n_groups; j++)
+			if (t->admin_gids[i] == p->groups[j])
+				return true;
+	}
+	return false;
+}
+
+/* A volume's tenant as the peer may see it: one it manages (a volume of a
+ * tenant no longer in the policy: root only). */
+static bool peer_manages_volume(struct zcfsd *d, const struct zcfsd_peer *p, const struct zcfsd_volume *v)
+{
+	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
+
+	return p->uid == 0 || (t && zcfsd_peer_manages(p, t));
+}
+
+static int denied(struct zcfsd_err *e, const struct zcfsd_peer *p, const char *tenant)
+{
+	return zcfsd_fail(e, ZCFS_PERMISSION_DENIED, -EPERM,
+			  "uid %u may not manage tenant '%s' (not in its admin_uids/admin_gids)",
+			  (unsigned)p->uid, tenant);
+}
+
+/* The volume named by params.id; codes for a bad or unknown id, or a
+ * volume of a tenant the peer does not manage. */
+static struct zcfsd_volume *volume_param(struct zcfsd *d, const struct zcfsd_peer *p,
+					 json_object *params, struct zcfsd_err *e)
 {
 	const char *id = zcfsd_param_string(params, "id");
 	struct zcfsd_volume *v;
@@ -41,8 +76,12 @@ static struct zcfsd_volume *volume_param(struct zcfsd *d, json_object *params, s
 		return NULL;
 	}
 	v = zcfsd_volume_find(d, id);
-	if (!v)
+	if (!v) {
 		zcfsd_fail(e, ZCFS_NOT_FOUND, -ENOENT, "no volume '%s'", id);
+	} else if (!peer_manages_volume(d, p, v)) {
+		denied(e, p, v->tenant);
+		v = NULL;
+	}
 	return v;
 }
 
@@ -54,24 +93,32 @@ static json_object *wrap_volume(struct zcfsd *d, struct zcfsd_volume *v)
 	return o;
 }
 
-static json_object *m_create(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+static json_object *m_create(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
+			     struct zcfsd_err *e)
 {
 	struct zcfsd_volume_spec spec;
 	struct zcfsd_volume *v;
 
-	if (zcfsd_volume_spec_parse(d, params, &spec, e) < 0 || zcfsd_volume_create(d, &spec, &v, e) < 0)
+	if (zcfsd_volume_spec_parse(d, params, &spec, e) < 0)
+		return NULL;
+	if (!zcfsd_peer_manages(p, spec.tenant)) {
+		denied(e, p, spec.tenant->name);
+		return NULL;
+	}
+	if (zcfsd_volume_create(d, &spec, &v, e) < 0)
 		return NULL;
 	return wrap_volume(d, v);
 }
 
-static json_object *m_publish(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+static json_object *m_publish(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
+			     struct zcfsd_err *e)
 {
 	static const char *const keys[] = { "id", "target", "read_only", "mount_group", NULL };
 	struct zcfsd_volume *v;
 	json_object *ro = NULL;
 	int64_t group;
 
-	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, params, e)) ||
+	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, p, params, e)) ||
 	    zcfsd_mount_group_param(params, &group, e) < 0)
 		return NULL;
 	if (json_object_object_get_ex(params, "read_only", &ro) && !json_object_is_type(ro, json_type_boolean)) {
@@ -84,12 +131,13 @@ static json_object *m_publish(struct zcfsd *d, json_object *params, struct zcfsd
 	return wrap_volume(d, v);
 }
 
-static json_object *m_unpublish(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+static json_object *m_unpublish(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
+			     struct zcfsd_err *e)
 {
 	static const char *const keys[] = { "id", "target", NULL };
 	struct zcfsd_volume *v;
 
-	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, params, e)))
+	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, p, params, e)))
 		return NULL;
 	if (zcfsd_volume_unpublish(d, v, zcfsd_param_string(params, "target"), e) < 0)
 		return NULL;
@@ -98,18 +146,20 @@ static json_object *m_unpublish(struct zcfsd *d, json_object *params, struct zcf
 
 /* Planned restart of the volume's server: answered once asked; the new
  * server's pid shows in volume.get. */
-static json_object *m_restart(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+static json_object *m_restart(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
+			      struct zcfsd_err *e)
 {
 	static const char *const keys[] = { "id", NULL };
 	struct zcfsd_volume *v;
 
-	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, params, e)) ||
+	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, p, params, e)) ||
 	    zcfsd_server_handover(d, v, e) < 0)
 		return NULL;
 	return wrap_volume(d, v);
 }
 
-static json_object *m_delete(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+static json_object *m_delete(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
+			     struct zcfsd_err *e)
 {
 	static const char *const keys[] = { "id", NULL };
 	struct zcfsd_volume *v;
@@ -117,7 +167,7 @@ static json_object *m_delete(struct zcfsd *d, json_object *params, struct zcfsd_
 
 	if (zcfsd_only_params(params, keys, e) < 0)
 		return NULL;
-	v = volume_param(d, params, e);
+	v = volume_param(d, p, params, e);
 	if (!v && e->code != ZCFS_NOT_FOUND)
 		return NULL;
 	o = json_object_new_object();
@@ -135,26 +185,29 @@ static json_object *m_delete(struct zcfsd *d, json_object *params, struct zcfsd_
 	return o;
 }
 
-static json_object *m_get(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+static json_object *m_get(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
+			     struct zcfsd_err *e)
 {
 	static const char *const keys[] = { "id", NULL };
 	struct zcfsd_volume *v;
 
-	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, params, e)))
+	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, p, params, e)))
 		return NULL;
 	return wrap_volume(d, v);
 }
 
-static json_object *volumes_array(struct zcfsd *d)
+/* What the peer manages: the volumes and tenants it may see. */
+static json_object *volumes_array(struct zcfsd *d, const struct zcfsd_peer *p)
 {
 	json_object *a = json_object_new_array();
 
 	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
-		json_object_array_add(a, zcfsd_volume_json(d, v, false));
+		if (peer_manages_volume(d, p, v))
+			json_object_array_add(a, zcfsd_volume_json(d, v, false));
 	return a;
 }
 
-static json_object *tenants_array(struct zcfsd *d)
+static json_object *tenants_array(struct zcfsd *d, const struct zcfsd_peer *p)
 {
 	json_object *a = json_object_new_array();
 
@@ -164,6 +217,8 @@ static json_object *tenants_array(struct zcfsd *d)
 		uint64_t used = zcfsd_tenant_used(d, t->name);
 		size_t published = 0;
 
+		if (!zcfsd_peer_manages(p, t))
+			continue;
 		for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
 			published += v->n_targets && !strcmp(v->tenant, t->name);
 		json_object_object_add(o, "name", json_object_new_string(t->name));
@@ -187,7 +242,8 @@ static json_object *tenants_array(struct zcfsd *d)
 	return a;
 }
 
-static json_object *m_list(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+static json_object *m_list(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
+			     struct zcfsd_err *e)
 {
 	static const char *const keys[] = { NULL };
 	json_object *o;
@@ -195,11 +251,12 @@ static json_object *m_list(struct zcfsd *d, json_object *params, struct zcfsd_er
 	if (zcfsd_only_params(params, keys, e) < 0)
 		return NULL;
 	o = json_object_new_object();
-	json_object_object_add(o, "volumes", volumes_array(d));
+	json_object_object_add(o, "volumes", volumes_array(d, p));
 	return o;
 }
 
-static json_object *m_tenants(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+static json_object *m_tenants(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
+			     struct zcfsd_err *e)
 {
 	static const char *const keys[] = { NULL };
 	json_object *o;
@@ -207,7 +264,7 @@ static json_object *m_tenants(struct zcfsd *d, json_object *params, struct zcfsd
 	if (zcfsd_only_params(params, keys, e) < 0)
 		return NULL;
 	o = json_object_new_object();
-	json_object_object_add(o, "tenants", tenants_array(d));
+	json_object_object_add(o, "tenants", tenants_array(d, p));
 	return o;
 }
 
@@ -227,7 +284,8 @@ static json_object *control_json(void)
 	return o;
 }
 
-static json_object *m_status(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+static json_object *m_status(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
+			     struct zcfsd_err *e)
 {
 	static const char *const keys[] = { NULL };
 	json_object *o, *dm;
@@ -244,8 +302,8 @@ static json_object *m_status(struct zcfsd *d, json_object *params, struct zcfsd_
 	json_object_object_add(dm, "pinned_source", json_object_new_string("uring_sizing"));
 	json_object_object_add(dm, "control", control_json());
 	json_object_object_add(o, "daemon", dm);
-	json_object_object_add(o, "tenants", tenants_array(d));
-	json_object_object_add(o, "volumes", volumes_array(d));
+	json_object_object_add(o, "tenants", tenants_array(d, p));
+	json_object_object_add(o, "volumes", volumes_array(d, p));
 	return o;
 }
 
@@ -275,12 +333,20 @@ int zcfsd_policy_reload(struct zcfsd *d, struct zcfsd_err *e)
 	return 0;
 }
 
-static json_object *m_reload(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+static json_object *m_reload(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
+			     struct zcfsd_err *e)
 {
 	static const char *const keys[] = { NULL };
 	json_object *o;
 
-	if (zcfsd_only_params(params, keys, e) < 0 || zcfsd_policy_reload(d, e) < 0)
+	if (zcfsd_only_params(params, keys, e) < 0)
+		return NULL;
+	/* It changes what every tenant may do: root's. */
+	if (p->uid != 0) {
+		zcfsd_fail(e, ZCFS_PERMISSION_DENIED, -EPERM, "only root may reload the policy");
+		return NULL;
+	}
+	if (zcfsd_policy_reload(d, e) < 0)
 		return NULL;
 	o = json_object_new_object();
 	json_object_object_add(o, "tenants", json_object_new_int64((int64_t)d->policy->n_tenants));
@@ -289,13 +355,21 @@ static json_object *m_reload(struct zcfsd *d, json_object *params, struct zcfsd_
 
 /* zcfsd re-execs itself (lifecycle/upgrade.c) once every published
  * volume has a running server; answered first. */
-static json_object *m_upgrade(struct zcfsd *d, json_object *params, struct zcfsd_err *e)
+static json_object *m_upgrade(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
+			      struct zcfsd_err *e)
 {
 	static const char *const keys[] = { NULL };
 	const char *busy;
 	json_object *o;
 
-	if (zcfsd_only_params(params, keys, e) < 0 || zcfsd_upgrade_request(d, "control", e) < 0)
+	if (zcfsd_only_params(params, keys, e) < 0)
+		return NULL;
+	/* The daemon of every tenant: root's, like policy.reload. */
+	if (p->uid != 0) {
+		zcfsd_fail(e, ZCFS_PERMISSION_DENIED, -EPERM, "only root may upgrade zcfsd");
+		return NULL;
+	}
+	if (zcfsd_upgrade_request(d, "control", e) < 0)
 		return NULL;
 	busy = zcfsd_upgrade_blocker(d);
 	o = json_object_new_object();
@@ -308,7 +382,8 @@ static json_object *m_upgrade(struct zcfsd *d, json_object *params, struct zcfsd
 
 static const struct {
 	const char *name;
-	json_object *(*fn)(struct zcfsd *d, json_object *params, struct zcfsd_err *e);
+	json_object *(*fn)(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
+			   struct zcfsd_err *e);
 } methods[] = {
 	{ "volume.create", m_create },
 	{ "volume.publish", m_publish },
@@ -323,12 +398,12 @@ static const struct {
 	{ "daemon.upgrade", m_upgrade },
 };
 
-json_object *zcfsd_dispatch(struct zcfsd *d, const char *method, json_object *params,
-			    struct zcfsd_err *e)
+json_object *zcfsd_dispatch(struct zcfsd *d, const struct zcfsd_peer *peer, const char *method,
+			    json_object *params, struct zcfsd_err *e)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(methods); i++)
 		if (!strcmp(methods[i].name, method))
-			return methods[i].fn(d, params, e);
+			return methods[i].fn(d, peer, params, e);
 	zcfsd_fail(e, ZCFS_UNIMPLEMENTED, -ENOSYS, "unknown method '%.64s'", method);
 	return NULL;
 }

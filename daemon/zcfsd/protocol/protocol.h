@@ -35,8 +35,20 @@ int zcfsd_control_timeout_ms(void);
 void zcfsd_control_tick(struct zcfsd *d);
 /* Answers still queued are sent (at most ~100 ms each): before an exec. */
 void zcfsd_control_flush(struct zcfsd *d);
-json_object *zcfsd_dispatch(struct zcfsd *d, const char *method, json_object *params,
-			    struct zcfsd_err *e);
+/* Who sent a request (SO_PEERCRED, SO_PEERGROUPS at accept). */
+#define ZCFSD_PEER_GROUPS_MAX 256
+struct zcfsd_peer {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	size_t n_groups;
+	gid_t groups[ZCFSD_PEER_GROUPS_MAX];
+};
+/* Root manages every tenant; anyone else the tenants whose admin_uids
+ * holds its uid or whose admin_gids one of its groups (methods.c). */
+bool zcfsd_peer_manages(const struct zcfsd_peer *p, const struct policy_tenant *t);
+json_object *zcfsd_dispatch(struct zcfsd *d, const struct zcfsd_peer *peer, const char *method,
+			    json_object *params, struct zcfsd_err *e);
 int zcfsd_policy_reload(struct zcfsd *d, struct zcfsd_err *e);
 
 /* methods.c: request parameter helpers. A string parameter, or NULL;
