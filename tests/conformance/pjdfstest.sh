@@ -3,8 +3,8 @@
 # root, cwd inside the mount; the suite switches uids, so allow_other) on
 # one data path and writes OUTDIR/summary ("passed N", "failed N" and
 # "fail FILE: TESTS" lines) and OUTDIR/prove.out.
-# PATH: devfuse | uring | passthrough (zcfs-serve as root, native
-# ownership) | zcfsd (a volume published by a real zcfsd: sandboxed server
+# PATH: devfuse | uring | passthrough | exclusive (uring with
+# --cache=exclusive) (zcfs-serve as root, native ownership) | zcfsd (a volume published by a real zcfsd: sandboxed server
 # as the tenant, --ownership=xattr, exclusive cache, io_uring when the
 # kernel has it) | peer (libfuse passthrough_hp --nopassthrough -o
 # io_uring, PEER_BIN) | peerpt (passthrough_hp, kernel passthrough).
@@ -32,6 +32,8 @@ M=$(make_tmpdir)
 case $path in
 devfuse) ZCFS_TRANSPORT=devfuse zcfs_mount "$S" "$M";;
 uring) uring_on || skip "kernel without FUSE-over-io_uring"; ZCFS_TRANSPORT=uring zcfs_mount "$S" "$M";;
+exclusive) uring_on || skip "kernel without FUSE-over-io_uring"
+	ZCFS_TRANSPORT=uring zcfs_mount "$S" "$M" --cache=exclusive;;
 passthrough) ZCFS_TRANSPORT=devfuse zcfs_mount "$S" "$M" --passthrough;;
 peer|peerpt)
 	[ -x "${PEER_BIN:-}" ] || skip "no passthrough_hp (PEER_BIN)"

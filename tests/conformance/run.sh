@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make conformance: the external suites as zcfs's own checks.
 #   pjdfstest (whole) and xfstests (`./check -fuse -g quick`) on every data
-#   path this kernel has: devfuse, uring, passthrough (zcfs-serve as root)
-#   and zcfsd (a volume published by a real zcfsd: sandboxed tenant server,
+#   path this kernel has: devfuse, uring, passthrough, exclusive (uring
+#   with the exclusive cache; zcfs-serve as root) and zcfsd (a volume published by a real zcfsd: sandboxed tenant server,
 #   --ownership=xattr, exclusive cache).
 # Writes build/conformance.md (path x suite: passed / failed / not run and
 # the failures) and fails when pjdfstest fails anything, or when xfstests'
@@ -38,7 +38,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 for p in zcfs-serve zcfsd zcfsctl; do [ -x "$ZCFS_BIN/$p" ] || skip "$ZCFS_BIN/$p not built (make)"; done
 mkdir -p "$build"
 
-paths="devfuse uring passthrough zcfsd"
+paths="devfuse uring passthrough exclusive zcfsd"
 [ "${CONFORMANCE_PEER:-0}" = 1 ] && paths="$paths peer peerpt"
 plan=${CONFORMANCE_PLAN:-}
 if [ -z "$plan" ]; then
@@ -68,7 +68,7 @@ uring_param=/sys/module/fuse/parameters/enable_uring
 # why_not PATH SUITE: empty when PATH can run on this kernel, else the reason
 why_not() {
 	case $1:$2 in
-	uring:*|peer:*) [ -e $uring_param ] || { echo "kernel without FUSE-over-io_uring"; return; };;
+	uring:*|exclusive:*|peer:*) [ -e $uring_param ] || { echo "kernel without FUSE-over-io_uring"; return; };;
 	passthrough:*|peerpt:*)
 		grep -qE '^passthrough +supported' <<<"$("$ZCFS_BIN/zcfsctl" kernel 2>/dev/null)" ||
 			{ echo "kernel without FUSE passthrough"; return; };;

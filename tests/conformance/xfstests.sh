@@ -3,7 +3,8 @@
 # default `-g quick`) on one data path and writes OUTDIR/summary (lines
 # "passed N" "failed N" "notrun N" and "fail generic/NNN") plus the
 # suite's own results under OUTDIR/results.
-# PATH: devfuse | uring | passthrough (zcfs-serve) | peer (libfuse
+# PATH: devfuse | uring | passthrough | exclusive (uring with
+# cache=exclusive: zcfs-serve) | peer (libfuse
 # passthrough_hp --nopassthrough -o io_uring, the reference server for
 # devfuse and uring) | peerpt (passthrough_hp with its kernel passthrough
 # on /dev/fuse, the reference for passthrough).
@@ -24,11 +25,11 @@ skip() { echo "SKIP: $*"; exit 77; }
 [ -x "$XFSTESTS_DIR/check" ] && [ -x "$XFSTESTS_DIR/ltp/fsstress" ] || skip "xfstests not built in $XFSTESTS_DIR"
 for u in fsgqa fsgqa2 123456-fsgqa; do id "$u" >/dev/null 2>&1 || skip "xfstests needs user $u"; done
 case $path in
-devfuse|uring|passthrough) sub=zcfsconf-$path;;
+devfuse|uring|passthrough|exclusive) sub=zcfsconf-$path;;
 peer|peerpt) sub=zcfs$path; [ -x "${PEER_BIN:-}" ] || skip "no passthrough_hp (PEER_BIN)";;
 *) echo "xfstests.sh: unknown path $path" >&2; exit 2;;
 esac
-if [ "$path" = uring ] || [ "$path" = peer ]; then
+if [ "$path" = uring ] || [ "$path" = exclusive ] || [ "$path" = peer ]; then
 	p=/sys/module/fuse/parameters/enable_uring
 	[ -e $p ] || skip "kernel without FUSE-over-io_uring"
 	echo Y >$p
@@ -56,6 +57,7 @@ touch "$helper.conformance"
 case $path in
 devfuse) serve_opts="transport=devfuse";;
 uring) serve_opts="transport=uring";;
+exclusive) serve_opts="transport=uring,cache=exclusive";;
 passthrough) serve_opts="transport=devfuse,passthrough";;
 esac
 if [ "$path" = peer ] || [ "$path" = peerpt ]; then
@@ -64,7 +66,9 @@ if [ "$path" = peer ] || [ "$path" = peerpt ]; then
 	# libfuse's recipe: source:/dir, fsname and allow_other,dev from the helper
 	cat >"$helper" <<EOS
 #!/bin/bash
-ulimit -n 1048576
+# as many fds as it may have (libfuse raises it to 1048576, which needs
+# CAP_SYS_RESOURCE here, and its complaint would end up in test output)
+ulimit -n "\$(ulimit -Hn)" 2>/dev/null
 dev=\$1 mnt=\$2; shift 2; [ "\${1:-}" = -o ] && { opts=\$2; shift 2; }
 case ,\${opts:-}, in *,remount,*) exec mount -i "\$dev" "\$mnt" -o "\$opts";; esac
 exec "$PEER_BIN" $peer_opts -o fsname=\$dev,allow_other,dev "\${dev#source:}" "\$mnt" \${opts:+-o "\$opts"}
