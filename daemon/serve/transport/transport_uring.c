@@ -20,8 +20,10 @@
 #include "uring_zerocopy.h"
 
 #define ENABLE_URING_PARAM "/sys/module/fuse/parameters/enable_uring"
-/* Only the /dev/fuse readers leave this signal unblocked (see stop). */
-#define READER_WAKE_SIGNAL SIGUSR2
+/* Only the /dev/fuse readers leave this signal unblocked (see stop); not
+ * SIGUSR2, which is zcfsd's hand-over request to main (volume.restart):
+ * a process-directed one must not land in a reader. */
+#define READER_WAKE_SIGNAL (SIGRTMIN + 3)
 
 struct uring_transport {
 	struct uring_geometry g;
