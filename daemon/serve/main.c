@@ -303,7 +303,7 @@ static void leave_inherited_connection(struct zcfs_session *se)
 int main(int argc, char **argv)
 {
 	struct zcfs_options opts;
-	struct zcfs_session se = { .fuse_fd = -1, .root_fd = -1,
+	struct zcfs_session se = { .fuse_fd = -1, .root_fd = -1, .ready_fd = -1,
 				   .init_lock = PTHREAD_MUTEX_INITIALIZER,
 				   .init_cond = PTHREAD_COND_INITIALIZER };
 	struct zcfs_mount *mnt = NULL;
@@ -328,6 +328,12 @@ int main(int argc, char **argv)
 		opts.ownership = geteuid() == 0 ? ZCFS_OWNERSHIP_NATIVE : ZCFS_OWNERSHIP_XATTR;
 	if (opts.ownership == ZCFS_OWNERSHIP_NATIVE && geteuid() != 0)
 		return usage_error("--ownership=native needs root to chown; use --ownership=xattr");
+	/* Ours alone: nothing we may start (fusermount3) holds it open. */
+	if (opts.ready_fd >= 0 && fcntl(opts.ready_fd, F_SETFD, FD_CLOEXEC) < 0) {
+		fprintf(stderr, "zcfs-serve: --ready-fd=%d: %m\n", opts.ready_fd);
+		return 2;
+	}
+	se.ready_fd = opts.ready_fd;
 	root_fd = open_source(&opts);
 	if (root_fd < 0)
 		return 2;

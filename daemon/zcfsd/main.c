@@ -266,6 +266,7 @@ int main(int argc, char **argv)
 			 strerror(-r));
 	d.ncpus = zcfsd_possible_cpus();
 	d.serve_can_resume = zcfsd_serve_has_option(d.serve_bin, "--resume");
+	d.serve_can_signal_ready = zcfsd_serve_has_option(d.serve_bin, "--ready-fd");
 	d.started_at = zcfsd_wall();
 	d.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (d.epoll_fd < 0 || (r = setup_signals(&d)) < 0) {

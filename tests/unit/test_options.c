@@ -85,6 +85,20 @@ static void bad_o_items(void **state)
 	assert_int_equal(PARSE(&o, err, "/src", "/mnt", "-o"), -EINVAL);
 }
 
+static void ready_fd(void **state)
+{
+	struct zcfs_options o;
+	char err[256];
+	(void)state;
+	assert_int_equal(PARSE(&o, err, "/src", "/mnt"), 0);
+	assert_int_equal(o.ready_fd, -1);
+	assert_int_equal(PARSE(&o, err, "--fd=3", "--ready-fd=9", "/src"), 0);
+	assert_int_equal(o.ready_fd, 9);
+	assert_int_equal(PARSE(&o, err, "--ready-fd=nine", "/src", "/mnt"), -EINVAL);
+	assert_non_null(strstr(err, "--ready-fd"));
+	assert_int_equal(PARSE(&o, err, "--ready-fd=-1", "/src", "/mnt"), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -92,6 +106,7 @@ int main(void)
 		cmocka_unit_test(generic_mount_options),
 		cmocka_unit_test(long_options_as_keys),
 		cmocka_unit_test(bad_o_items),
+		cmocka_unit_test(ready_fd),
 	};
 	return cmocka_run_group_tests_name("options", tests, NULL, NULL);
 }

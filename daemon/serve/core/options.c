@@ -16,6 +16,7 @@ enum {
 	OPT_NO_ALLOW_OTHER, OPT_FD, OPT_PRINT_PINNED, OPT_SANDBOX, OPT_RESUME, OPT_STATS_FD,
 	OPT_BUFFER_POOL, OPT_ZERO_COPY, OPT_POOL_BUFFERS, OPT_QUOTA_BYTES,
 	OPT_BROKER_FD, OPT_NO_WRITEBACK, OPT_DIRTY_LIMIT, OPT_RING_MEMFD, OPT_NO_ACL, OPT_PINNED_BUDGET,
+	OPT_READY_FD,
 };
 
 static const struct option long_opts[] = {
@@ -40,6 +41,7 @@ static const struct option long_opts[] = {
 	{ "sandbox", no_argument, NULL, OPT_SANDBOX },
 	{ "resume", no_argument, NULL, OPT_RESUME },
 	{ "stats-fd", required_argument, NULL, OPT_STATS_FD },
+	{ "ready-fd", required_argument, NULL, OPT_READY_FD },
 	{ "buffer-pool", required_argument, NULL, OPT_BUFFER_POOL },
 	{ "zero-copy", required_argument, NULL, OPT_ZERO_COPY },
 	{ "pool-buffers", required_argument, NULL, OPT_POOL_BUFFERS },
@@ -105,6 +107,9 @@ void options_usage(const char *prog)
 	       "                        are not allowed inside it\n"
 	       "  --stats-fd=N          count requests, errors, bytes and latency in the\n"
 	       "                        shared memory of fd N (zcfsd's metrics)\n"
+	       "  --ready-fd=N          write one byte 'R' to fd N and close it once INIT is\n"
+	       "                        answered and the transport serves (zcfsd's publish\n"
+	       "                        waits for it; exit before that closes it unwritten)\n"
 	       "  --ring-memfd=N        io_uring buffers in memfd N (zcfsd keeps it): with\n"
 	       "                        --resume, requests the previous server's ring\n"
 	       "                        entries held are answered too\n"
@@ -422,6 +427,11 @@ static int parse_args(int argc, char **argv, struct zcfs_options *o, char *errbu
 				return fail(errbuf, errlen, "--stats-fd: '%s' is not a file descriptor number", optarg);
 			o->stats_fd = (int)v;
 			break;
+		case OPT_READY_FD:
+			if (parse_u64(optarg, 0, 1 << 20, &v) < 0)
+				return fail(errbuf, errlen, "--ready-fd: '%s' is not a file descriptor number", optarg);
+			o->ready_fd = (int)v;
+			break;
 		case OPT_NO_ACL: o->no_acl = true; break;
 		case OPT_ALLOW_OTHER: o->allow_other = true; break;
 		case OPT_NO_ALLOW_OTHER: o->allow_other = false; break;
@@ -479,7 +489,7 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 	int nargs = 0, r;
 
 	*o = (struct zcfs_options){ .fuse_fd = -1, .stats_fd = -1, .allow_other = true,
-				    .broker_fd = -1, .ring_memfd = -1, .dirty_limit = 1ULL << 30,
+				    .broker_fd = -1, .ring_memfd = -1, .ready_fd = -1, .dirty_limit = 1ULL << 30,
 				    .mount_flags = MS_NODEV | MS_NOSUID };
 	r = expand_o(argc, argv, o, &args, &nargs, errbuf, errlen);
 	if (r < 0)

@@ -33,6 +33,7 @@ struct zcfs_options {
 	int fuse_fd;		/* -1: mount ourselves; else an inherited, mounted fd */
 	int stats_fd;		/* -1, or shared counters to map (zcfs_stats.h) */
 	int broker_fd;		/* -1, or zcfsd's passthrough broker socket (zcfs_broker.h) */
+	int ready_fd;		/* -1, or where to say "serving" (session_ready) */
 	unsigned long mount_flags;	/* MS_* of -o (nodev, nosuid, noatime...); default nodev,nosuid */
 	char fsname[256];	/* -o fsname=: the mount's source column (default SOURCE) */
 	char subtype[64];	/* -o subtype=: file system type fuse.<subtype> (default zcfs) */

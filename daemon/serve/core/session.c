@@ -1,5 +1,7 @@
 /* Session lifetime: who ends it and how main learns about it. */
 #include <signal.h>
+#include <unistd.h>
+#include "daemon/common/log.h"
 #include "session.h"
 
 /* The first caller's status wins; init_lock orders it before exiting
@@ -42,4 +44,17 @@ bool session_wait_initialized(struct zcfs_session *se)
 		pthread_cond_wait(&se->init_cond, &se->init_lock);
 	pthread_mutex_unlock(&se->init_lock);
 	return atomic_load(&se->initialized);
+}
+
+void session_ready(struct zcfs_session *se)
+{
+	int fd = atomic_exchange(&se->ready_fd, -1);
+
+	if (fd < 0)
+		return;
+	/* One byte into an empty pipe never blocks; a reader that gave up
+	 * (EPIPE, SIGPIPE is ignored) changes nothing for the mount. */
+	if (write(fd, "R", 1) != 1)
+		log_debug("--ready-fd: %m");
+	close(fd);
 }

@@ -77,6 +77,7 @@ struct zcfs_session {
 	struct zcfs_prune *prune;	/* FUSE_NOTIFY_PRUNE under fd pressure, or NULL */
 	uid_t server_uid;
 
+	atomic_int ready_fd;	/* --ready-fd until session_ready() has used it, then -1 */
 	atomic_bool exiting;
 	int exit_status;
 	pthread_t main_thread;
@@ -92,5 +93,8 @@ int session_exit_status(struct zcfs_session *se);
 void session_set_initialized(struct zcfs_session *se);
 /* Waits until the session is initialized or exiting; true if initialized. */
 bool session_wait_initialized(struct zcfs_session *se);
+/* Serving (INIT answered, or assumed on --resume, and the transport's
+ * post-INIT work done): writes 'R' to --ready-fd and closes it, once. */
+void session_ready(struct zcfs_session *se);
 
 #endif

@@ -118,9 +118,11 @@ int op_init(struct zcfs_req *req)
 		if (r < 0) {
 			log_err("transport %s failed after INIT: %s", se->transport->name, strerror(-r));
 			session_exit(se, 1);
+			return 0;	/* exiting: --ready-fd closes unwritten */
 		}
 	}
 	log_serving(se, "");
+	session_ready(se);
 	return 0;
 }
 
@@ -151,8 +153,10 @@ int session_resume(struct zcfs_session *se)
 	session_set_initialized(se);
 	if (se->transport->after_init)
 		r = se->transport->after_init(se);
-	if (r == 0)
+	if (r == 0) {
 		log_serving(se, " resumed=yes");
+		session_ready(se);
+	}
 	return r;
 }
 

@@ -1,6 +1,5 @@
 /* volume.publish, volume.unpublish and volume.delete: every request path
  * is checked before anything changes; a failing step undoes the earlier ones. */
-#include <poll.h>
 #include <string.h>
 #include <sys/mount.h>
 #include "daemon/common/log.h"
@@ -13,20 +12,11 @@
 #include "daemon/zcfsd/state/state.h"
 #include "lifecycle.h"
 
-/* Waits a moment for a server that fails at once (bad source, bad
- * options), so publish can report it instead of a restart loop. */
-static bool server_died_early(struct zcfsd_volume *v)
-{
-	struct pollfd p = { .fd = v->srv.pidfd, .events = POLLIN };
-
-	return poll(&p, 1, 200) > 0;
-}
-
 int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
 			       bool read_only, int64_t mount_group, struct zcfsd_err *e)
 {
 	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
-	_cleanup_close_ int tfd = -1;
+	_cleanup_close_ int tfd = -1, ready_fd = -1;
 	struct zcfsd_volume *owner;
 	bool created_target = false, created_storage = false, first = v->n_targets == 0;
 	bool ro = read_only || v->read_only;	/* a read-only volume has no writable target */
@@ -91,13 +81,14 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 	v->pinned = pinned;	/* charged from here on: the spawn's rlimit counts it */
 	v->srv.restarts = 0;
 	v->srv.backoff_ms = 0;
-	r = zcfsd_spawn_server(d, v, t, e);
+	r = zcfsd_spawn_server_ready(d, v, t, &ready_fd, e);
 	if (r < 0)
 		goto undo_target;
-	if (server_died_early(v)) {
-		r = zcfsd_fail(e, ZCFS_INTERNAL, -ECHILD,
-			       "zcfs-serve for volume '%s' exited at once; see %s/logs/%s.log",
-			       v->id, d->state_dir, v->id);
+	/* Returns when the target serves: a server that fails at start (bad
+	 * source, options, sandbox) is reported here, not left to a restart
+	 * loop. */
+	r = zcfsd_server_wait_serving(d, v, ready_fd, e);
+	if (r < 0) {
 		zcfsd_stop_server(d, v);
 		goto undo_target;
 	}

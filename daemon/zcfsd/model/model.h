@@ -26,6 +26,7 @@
 /* The read end of the server's log pipe, parked like the broker's end
  * (server/srvlog.c); its stdout and stderr are the write end. */
 #define ZCFSD_SERVER_LOG_PARK_FD 9
+#define ZCFSD_SERVER_READY_FD 10	/* a publish's "serving" pipe (server/ready.c) */
 
 /* An error for the client: CSI code and a message a person can act on. */
 struct zcfsd_err {
@@ -109,6 +110,7 @@ struct zcfsd {
 	const char *socket_path;
 	const char *serve_bin;
 	bool serve_can_resume;		/* zcfs-serve has --resume (restart on a live connection) */
+	bool serve_can_signal_ready;	/* zcfs-serve has --ready-fd (server/ready.c) */
 	unsigned ncpus;			/* possible CPUs */
 	struct zcfsd_volume *volumes;
 	int epoll_fd;

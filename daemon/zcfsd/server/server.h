@@ -4,13 +4,50 @@
 #ifndef ZCFSD_SERVER_H
 #define ZCFSD_SERVER_H
 
+#include <signal.h>
 #include "daemon/zcfsd/model/model.h"
 
 /* spawn.c */
 int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
 		       struct zcfsd_err *e);
+/* The same; with READY_FD the server gets --ready-fd (when zcfs-serve has
+ * it) and *READY_FD the read end (ready.c), else -1. */
+int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
+			     const struct policy_tenant *t, int *ready_fd, struct zcfsd_err *e);
 unsigned long long zcfsd_proc_starttime(pid_t pid);
 pid_t zcfsd_proc_ppid(pid_t pid);	/* 0 when unknown */
+
+/* ready.c: a new server's readiness. zcfs-serve --ready-fd writes one
+ * 'R' into a pipe and closes it once INIT is answered and its transport
+ * serves, so a publish returns when the target serves instead of after a
+ * fixed wait. The server is untrusted: every wait is bounded, and
+ * anything but 'R' (another byte, EOF, silence) is not "ready". */
+/* How long a publish waits for a new server to say it serves. Past it a
+ * live server keeps its mount (clients wait for its INIT as they did
+ * before readiness existed; zcfsd_stall.c kills one that hangs), so this
+ * only bounds how long one publish holds zcfsd's event loop. */
+#define ZCFSD_READY_TIMEOUT_MS 1000
+
+/* pipe2 for --ready-fd: fds[0] zcfsd's non-blocking read end, fds[1] the
+ * server's; both close-on-exec (the child dups fds[1] to its place). */
+int zcfsd_ready_pipe(int fds[2]);
+
+/* Waits at most TIMEOUT_MS for READY_FD (read end) and PIDFD (the
+ * server, our unreaped child). 0: 'R' arrived. -ECHILD: the server
+ * exited (*si as waitid(2) reports it, left unreaped). -EPROTO: it sent
+ * something else, or closed the pipe unwritten and did not exit.
+ * -ETIMEDOUT: neither yet. Never reads more than a few bytes. */
+int zcfsd_ready_wait(int ready_fd, int pidfd, int timeout_ms, siginfo_t *si);
+
+/* "exit status 2", "killed by signal 31 (Bad system call)" for SI. */
+void zcfsd_exit_describe(const siginfo_t *si, char *buf, size_t len);
+
+/* Publish's wait for the server it just started on V: READY_FD from the
+ * spawn, or -1 when this zcfs-serve has no --ready-fd (then the old
+ * fixed wait for an exit at once). 0 when it serves or is still starting
+ * at the timeout (logged); -errno with E filled when it died or lied. */
+int zcfsd_server_wait_serving(struct zcfsd *d, struct zcfsd_volume *v, int ready_fd,
+			      struct zcfsd_err *e);
 
 /* caps.c: whether the server starts with CAP_SYS_ADMIN (zero-copy
  * tenants on the ring only), and the child's switch to the tenant

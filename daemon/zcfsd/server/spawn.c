@@ -65,15 +65,15 @@ pid_t zcfsd_proc_ppid(pid_t pid)
 
 /* Child side; reports a failed step as errno through ERRFD, never returns. */
 _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
-				 const struct policy_tenant *t, int log_fd, int errfd,
+				 const struct policy_tenant *t, int log_fd, int errfd, int ready_w,
 				 uint64_t memlock, char *src)
 {
-	char fdarg[32], tr[32], qd[32], mw[32], sarg[32], barg[32], rarg[32];
-	char *argv[24];
+	char fdarg[32], tr[32], qd[32], mw[32], sarg[32], barg[32], rarg[32], yarg[32];
+	char *argv[26];
 	char quota[48];
 	char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 	struct rlimit rl = { memlock, memlock };
-	int fd, lfd, lpark, efd, sfd, bfd = -1, pfd = -1, rfd = -1, k = 0, err = 0, null;
+	int fd, lfd, lpark, efd, sfd, bfd = -1, pfd = -1, rfd = -1, yfd = -1, k = 0, err = 0, null;
 	bool sys_admin = zcfsd_server_gets_sys_admin(v, t);
 
 	(void)setsid();
@@ -102,6 +102,8 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 	}
 	if (v->ring_fd >= 0 && (rfd = fcntl(v->ring_fd, F_DUPFD, 10)) < 0)
 		goto fail;
+	if (ready_w >= 0 && (yfd = fcntl(ready_w, F_DUPFD, 10)) < 0)
+		goto fail;
 	null = open("/dev/null", O_RDWR);
 	if (fd < 0 || lfd < 0 || lpark < 0 || sfd < 0 || null < 0 || dup2(null, 0) < 0 || dup2(lfd, 1) < 0 ||
 	    dup2(lfd, 2) < 0 || dup2(fd, ZCFSD_SERVER_FUSE_FD) < 0 || dup3(efd, 4, O_CLOEXEC) < 0 ||
@@ -115,7 +117,10 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 		goto fail;
 	if (dup2(lpark, ZCFSD_SERVER_LOG_PARK_FD) < 0)
 		goto fail;
-	if (syscall(SYS_close_range, ZCFSD_SERVER_LOG_PARK_FD + 1, ~0U, 0) < 0)
+	if (yfd >= 0 && dup2(yfd, ZCFSD_SERVER_READY_FD) < 0)
+		goto fail;
+	if (syscall(SYS_close_range, yfd >= 0 ? ZCFSD_SERVER_READY_FD + 1 : ZCFSD_SERVER_LOG_PARK_FD + 1,
+		    ~0U, 0) < 0)
 		goto fail;
 	/* io_uring charges pinned pages to the uid and compares the uid's
 	 * total with the caller's limit, so the limit is what the tenant
@@ -175,6 +180,10 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 		snprintf(quota, sizeof(quota), "--quota-bytes=%llu", (unsigned long long)v->size);
 		argv[k++] = quota;
 	}
+	if (yfd >= 0) {
+		snprintf(yarg, sizeof(yarg), "--ready-fd=%d", ZCFSD_SERVER_READY_FD);
+		argv[k++] = yarg;
+	}
 	/* A restart serves a connection whose INIT was answered before. */
 	if (v->srv.restarts && d->serve_can_resume)
 		argv[k++] = "--resume";
@@ -209,8 +218,14 @@ static int check_storage(const char *src, const struct policy_tenant *t)
 int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
 		       struct zcfsd_err *e)
 {
+	return zcfsd_spawn_server_ready(d, v, t, NULL, e);
+}
+
+int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
+			     const struct policy_tenant *t, int *ready_fd, struct zcfsd_err *e)
+{
 	_cleanup_free_ char *src = NULL;
-	_cleanup_close_ int log_fd = -1;
+	_cleanup_close_ int log_fd = -1, ready_r = -1, ready_w = -1;
 	int p[2], child_err = 0, pidfd, r;
 	/* mlock is bounded per process: a server may lock its own share and
 	 * no more (with the tenant's total, one server could lock what its
@@ -240,6 +255,15 @@ int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 			return zcfsd_fail(e, ZCFS_INTERNAL, r, "ring memfd of volume %s: %s", v->id,
 					  strerror(-r));
 	}
+	if (ready_fd && d->serve_can_signal_ready) {
+		int y[2];
+
+		r = zcfsd_ready_pipe(y);
+		if (r < 0)
+			return zcfsd_fail(e, ZCFS_INTERNAL, r, "pipe: %s", strerror(-r));
+		ready_r = y[0];
+		ready_w = y[1];
+	}
 	/* Its stdout and stderr: a pipe zcfsd drains into a capped file, so
 	 * the server never holds the file (it could fill or truncate it). */
 	r = zcfsd_srvlog_pipe(d, v, &log_fd);
@@ -261,9 +285,10 @@ int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 		return zcfsd_fail(e, ZCFS_INTERNAL, r, "fork: %s", strerror(-r));
 	}
 	if (pid == 0)
-		child_exec(d, v, t, log_fd, p[1], memlock, src);
+		child_exec(d, v, t, log_fd, p[1], ready_w, memlock, src);
 	safe_close(p[1]);
 	log_fd = safe_close(log_fd);	/* the server's now: EOF when it is gone */
+	ready_w = safe_close(ready_w);	/* EOF once the server closes or exits */
 	/* The pid is our unreaped child: pidfd_open cannot race with reuse. */
 	pidfd = pidfd_open(pid, 0);
 	do
@@ -297,5 +322,7 @@ int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 		 "passthrough=%s caps=%s", v->id, v->tenant, (int)pid, (unsigned)t->uid,
 		 (unsigned long long)memlock, v->srv.restarts, v->broker ? "brokered" : "off",
 		 zcfsd_server_gets_sys_admin(v, t) ? "CAP_SYS_ADMIN-until-rings-registered" : "none");
+	if (ready_fd)
+		*ready_fd = TAKE_FD(ready_r);
 	return 0;
 }
