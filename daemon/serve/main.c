@@ -371,7 +371,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	root_fd = -1;	/* owned by the inode table now */
-	if (opts.quota_bytes) {
+	if (opts.quota_bytes || opts.count_inodes) {
 		r = quota_init(&se, opts.quota_bytes);
 		if (r < 0) {
 			log_err("--quota-bytes: counting what %s holds: %s", opts.source, strerror(-r));

@@ -59,6 +59,9 @@ check("NodeGetCapabilities: GET_VOLUME_STATS, VOLUME_CONDITION, VOLUME_MOUNT_GRO
       {R.GET_VOLUME_STATS, R.VOLUME_CONDITION, R.VOLUME_MOUNT_GROUP} <= caps and R.STAGE_UNSTAGE_VOLUME not in caps, str(caps))
 pc = ident.GetPluginCapabilities(c.GetPluginCapabilitiesRequest(), timeout=10)
 check("GetPluginCapabilities: no CONTROLLER_SERVICE", all(x.service.type != 1 for x in pc.capabilities))
+cc = cg.ControllerStub(ch).ControllerGetCapabilities(c.ControllerGetCapabilitiesRequest(), timeout=10).capabilities
+check("ControllerGetCapabilities offers nothing (only UNKNOWN, for csi-sanity v5.3.1)",
+      [x.rpc.type for x in cc] == [c.ControllerServiceCapability.RPC.UNKNOWN], str(cc))
 check("Probe ready", ident.Probe(c.ProbeRequest(), timeout=30).ready.value)
 
 def cap(group=""):

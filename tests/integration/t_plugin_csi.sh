@@ -203,6 +203,24 @@ log "stats and volume condition"
 check "NodeGetVolumeStats" expect OK NodeGetVolumeStats "$(statsreq v1 "$P1")"
 check "usage in bytes and inodes, condition normal" jqe \
 	'([.usage[].unit] | sort) == ["BYTES","INODES"] and (.usage[] | select(.unit=="BYTES") | .total > 0 and .used >= 0 and .available >= 0) and .volume_condition.abnormal == false' <<<"$OUT"
+check "INODES used is v1's own count, its size's bytes" jqe \
+	'(.usage[] | select(.unit=="INODES") | .used >= 1 and .used < 1000) and (.usage[] | select(.unit=="BYTES") | .total == 1073741824)' <<<"$OUT"
+# a volume without a size (tenant t2 has no default_quota): BYTES are the
+# backing file system's, INODES still the volume's own (zcfs-serve
+# --count-inodes): the root, two files and a directory
+NS=$TGT/t2/podns/m
+mkdir -p "$(dirname "$NS")"   # kubelet makes the pod directory
+check "publish a volume without a size" expect OK NodePublishVolume \
+	"$(pubreq nosize "$NS" false SINGLE_NODE_WRITER '{"tenant":"t2","transport":"devfuse"}')"
+check "its server counts inodes" bash -c "tr '\\0' ' ' </proc/$(server_pid nosize)/cmdline | grep -q -- --count-inodes"
+mkdir -p "$NS/d" && touch "$NS/a" "$NS/d/b"
+check "stats of the volume without a size" expect OK NodeGetVolumeStats "$(statsreq nosize "$NS")"
+check "... INODES used is its own count (4), not the backing fs's" jqe '.usage[] | select(.unit=="INODES") | .used == 4' <<<"$OUT"
+check "... BYTES total is the backing fs's" jqe --argjson t "$(( $(stat -f -c '%b * %S' "$STORE") ))" \
+	'.usage[] | select(.unit=="BYTES") | .total == $t' <<<"$OUT"
+check "unpublish the volume without a size" expect OK NodeUnpublishVolume "$(unpubreq nosize "$NS")"
+check "delete it" ctlq volume delete nosize
+rmdir "$TGT/t2/podns"
 expect_nochange NOT_FOUND "stats of an unknown volume" NodeGetVolumeStats "$(statsreq nosuch "$P1")"
 expect_nochange NOT_FOUND "stats at a path the volume is not published at" NodeGetVolumeStats "$(statsreq v1 "$TGT/pod9")"
 expect_nochange INVALID_ARGUMENT "stats without volume_path" NodeGetVolumeStats '{"volume_id":"v1"}'

@@ -4,7 +4,9 @@
 # while everything acknowledged before stays intact; rewriting allocated
 # data still works on a full volume; unlink, rename-over, truncate and an
 # unlinked-but-open file give space back; hard links count once; the count
-# after a restart (a fresh scan) matches the count kept by requests.
+# after a restart (a fresh scan) matches the count kept by requests. Inodes
+# in use (df -i) are the volume's own, with a size and with --count-inodes
+# alone (zcfsd's volumes without a size), which keeps passthrough possible.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/mnt_helpers.sh"
 require_root
@@ -91,6 +93,32 @@ log "restart: a fresh scan finds the same count"
 zcfs_mount "$SRC" "$MNT" --quota-bytes=8M --passthrough
 check "same count after restart ($before KiB)" near "$(used_kib "$MNT")" "$before"
 check "passthrough is off with a quota (its writes bypass the count)" grep -q "passthrough off" "$MNT.log"
+check "clean unmount" zcfs_umount "$MNT"
+
+log "inodes in use are the volume's own (df -i), with a size and with --count-inodes alone"
+# the backing tree's inodes, hard links once, its root included
+tree_inodes() { find "$SRC" -xdev -printf '%i\n' | sort -u | wc -l; }
+iused() { df --output=iused "$1" | tail -n 1 | tr -d ' '; }
+zcfs_mount "$SRC" "$MNT" --quota-bytes=8M
+check "with a size: inodes in use = the tree's ($(tree_inodes))" [ "$(iused "$MNT")" -eq "$(tree_inodes)" ]
+check "clean unmount" zcfs_umount "$MNT"
+zcfs_mount "$SRC" "$MNT" --count-inodes --passthrough
+n0=$(tree_inodes)
+check "--count-inodes: inodes in use = the tree's ($n0), not the backing fs's ($(iused "$SRC"))" [ "$(iused "$MNT")" -eq "$n0" ]
+check "--count-inodes: the size is the backing fs's" [ "$(size_kib "$MNT")" -eq "$(size_kib "$SRC")" ]
+mkdir "$MNT/ic" && touch "$MNT/ic/a" "$MNT/ic/b" && ln -s a "$MNT/ic/s" && mkfifo "$MNT/ic/p" && ln "$MNT/ic/a" "$MNT/ic/a2"
+check "--count-inodes: 5 new inodes counted (the hard link is not one)" [ "$(iused "$MNT")" -eq $((n0 + 5)) ]
+rm "$MNT/ic/a"
+check "--count-inodes: a name of a linked inode goes, the inode stays" [ "$(iused "$MNT")" -eq $((n0 + 5)) ]
+mv "$MNT/ic/b" "$MNT/ic/s"
+check "--count-inodes: rename over a file frees the replaced one" [ "$(iused "$MNT")" -eq $((n0 + 4)) ]
+check "--count-inodes: the count matches the tree" [ "$(iused "$MNT")" -eq "$(tree_inodes)" ]
+check "--count-inodes leaves kernel passthrough on" grep -q 'passthrough=on' "$MNT.log"
+check "clean unmount" zcfs_umount "$MNT"
+zcfs_mount "$SRC" "$MNT" --count-inodes
+check "--count-inodes: a restart (fresh scan) finds the same count" [ "$(iused "$MNT")" -eq "$(tree_inodes)" ]
+rm -rf "$MNT/ic"
+check "--count-inodes: rm -r gives them back" [ "$(iused "$MNT")" -eq "$n0" ]
 check "clean unmount" zcfs_umount "$MNT"
 
 log "bad values"

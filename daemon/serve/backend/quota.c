@@ -1,4 +1,5 @@
-/* Volume size limit: counting, reserving and refunding allocated blocks. */
+/* Volume size limit: counting, reserving and refunding allocated blocks;
+ * without a limit (--count-inodes) only the inodes are counted. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -100,6 +101,10 @@ int quota_init(struct zcfs_session *se, uint64_t limit)
 	atomic_store(&q->used, (int64_t)used);
 	atomic_store(&q->inodes, (int64_t)inodes);
 	se->quota = q;
+	if (!limit) {
+		log_info("quota: no limit, counting inodes: %llu in use", (unsigned long long)inodes);
+		return 0;
+	}
 	log_info("quota: limit=%llu bytes, %llu in use%s", (unsigned long long)limit,
 		 (unsigned long long)used, used > limit ? " (over the limit: writes that allocate fail)" : "");
 	return 0;
@@ -109,6 +114,11 @@ void quota_free(struct zcfs_session *se)
 {
 	free(se->quota);
 	se->quota = NULL;
+}
+
+bool quota_limits(const struct zcfs_session *se)
+{
+	return se->quota && se->quota->limit;
 }
 
 static uint64_t quota_room(const struct zcfs_quota *q)
@@ -126,7 +136,7 @@ int quota_reserve(struct zcfs_session *se, int fd, uint64_t off, size_t *len, ui
 	struct stat st;
 
 	*held = 0;
-	if (!q || *len == 0)
+	if (!quota_limits(se) || *len == 0)
 		return 0;
 	/* Claim first, then look: two writes cannot both take the last room. */
 	if (atomic_fetch_add(&q->reserved, want) + want + atomic_load(&q->used) <= (int64_t)q->limit) {
@@ -165,7 +175,7 @@ void quota_recount(struct zcfs_session *se, struct zcfs_inode *inode, int fd)
 	struct stat st;
 	uint64_t old;
 
-	if (!se->quota || !inode || fstat(fd, &st) < 0)
+	if (!quota_limits(se) || !inode || fstat(fd, &st) < 0)
 		return;
 	old = atomic_exchange(&inode->blocks, (uint64_t)st.st_blocks);
 	charge(se->quota, ((int64_t)st.st_blocks - (int64_t)old) * 512);
@@ -176,7 +186,7 @@ void quota_recount_fh(struct zcfs_session *se, uint64_t fh)
 	struct zcfs_handle *h;
 	struct zcfs_inode *inode;
 
-	if (!se->quota)
+	if (!quota_limits(se))
 		return;
 	h = handle_get(se->handles, fh);
 	inode = h && h->fd >= 0 ? inode_get(se->inodes, h->nodeid) : NULL;
@@ -190,8 +200,10 @@ void quota_charge_new(struct zcfs_session *se, struct zcfs_inode *parent, uint64
 {
 	if (!se->quota)
 		return;
-	charge(se->quota, (int64_t)blocks * 512);
 	atomic_fetch_add(&se->quota->inodes, 1);
+	if (!se->quota->limit)
+		return;
+	charge(se->quota, (int64_t)blocks * 512);
 	/* The new name may have grown the directory. */
 	if (parent)
 		quota_recount(se, parent, parent->fd);
@@ -199,7 +211,7 @@ void quota_charge_new(struct zcfs_session *se, struct zcfs_inode *parent, uint64
 
 void quota_link_new(struct zcfs_session *se, struct zcfs_inode *parent)
 {
-	if (se->quota && parent)
+	if (parent)
 		quota_recount(se, parent, parent->fd);	/* the directory may grow */
 }
 
@@ -230,8 +242,9 @@ void quota_removed(struct zcfs_session *se, struct zcfs_inode *parent, const str
 	/* The last name of a file or a directory frees its blocks (an open
 	 * file keeps them until release, which then finds nothing left). */
 	if (v->valid && (S_ISDIR(v->st.st_mode) || v->st.st_nlink <= 1)) {
-		charge(se->quota, -(int64_t)take_blocks(se, v->st.st_dev, v->st.st_ino,
-							(uint64_t)v->st.st_blocks) * 512);
+		if (se->quota->limit)
+			charge(se->quota, -(int64_t)take_blocks(se, v->st.st_dev, v->st.st_ino,
+								(uint64_t)v->st.st_blocks) * 512);
 		/* gone from the volume's count with its last name, as df -i
 		 * shows it once an open file is released */
 		atomic_fetch_sub(&se->quota->inodes, 1);
@@ -244,7 +257,7 @@ void quota_release(struct zcfs_session *se, int fd)
 {
 	struct stat st;
 
-	if (!se->quota || fd < 0 || fstat(fd, &st) < 0 || st.st_nlink > 0)
+	if (!quota_limits(se) || fd < 0 || fstat(fd, &st) < 0 || st.st_nlink > 0)
 		return;
 	/* Written after its last name went: refund what that added. */
 	charge(se->quota, -(int64_t)take_blocks(se, st.st_dev, st.st_ino, 0) * 512);
@@ -252,18 +265,18 @@ void quota_release(struct zcfs_session *se, int fd)
 
 void quota_statfs(struct zcfs_session *se, struct fuse_kstatfs *st)
 {
-	uint64_t frsize = st->frsize ? st->frsize : st->bsize, blocks, room;
+	uint64_t frsize = st->frsize ? st->frsize : st->bsize, room, used;
+	int64_t n;
 
-	if (!se->quota || !frsize)
+	if (!se->quota)
 		return;
-	blocks = se->quota->limit / frsize;
+	n = atomic_load(&se->quota->inodes);
+	used = n > 0 ? (uint64_t)n : 0;
+	st->files = used + st->ffree;
+	if (!se->quota->limit || !frsize)
+		return;	/* no size: the blocks are the backing file system's */
+	st->blocks = se->quota->limit / frsize;
 	room = quota_room(se->quota) / frsize;
-	st->blocks = blocks;
-	{
-		int64_t n = atomic_load(&se->quota->inodes);
-		uint64_t used = n > 0 ? (uint64_t)n : 0;
-		st->files = used + st->ffree;
-	}
 	if (st->bfree > room)
 		st->bfree = room;
 	if (st->bavail > room)

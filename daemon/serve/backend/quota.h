@@ -2,7 +2,10 @@
  * are counted once at start and then kept current from the requests that
  * change them, because this server is the only writer of its volume.
  * Writes beyond the limit get a short count, then ENOSPC, as on a full
- * file system; STATFS reports the limit as the volume's size. */
+ * file system; STATFS reports the limit as the volume's size. With limit
+ * 0 (--count-inodes alone) only the inodes are kept current, so STATFS
+ * reports the volume's own inodes in use; nothing else is counted or
+ * limited (no per-write fstat; kernel passthrough stays possible). */
 #ifndef ZCFS_QUOTA_H
 #define ZCFS_QUOTA_H
 
@@ -18,7 +21,7 @@ struct zcfs_inode;
 struct fuse_kstatfs;
 
 struct zcfs_quota {
-	uint64_t limit;			/* bytes */
+	uint64_t limit;			/* bytes; 0: inodes counted, nothing limited */
 	_Atomic int64_t used;		/* bytes allocated (st_blocks * 512) */
 	_Atomic int64_t reserved;	/* bytes of writes in flight, not counted yet */
 	_Atomic int64_t inodes;		/* inodes under SOURCE, its root included */
@@ -30,6 +33,8 @@ int quota_scan(int dirfd, uint64_t *ret, uint64_t *inodes) _must_check_;
 
 /* Sets se->quota up from a scan of SOURCE. */
 int quota_init(struct zcfs_session *se, uint64_t limit) _must_check_;
+/* A size limit is enforced (--quota-bytes), not only inodes counted. */
+bool quota_limits(const struct zcfs_session *se);
 void quota_free(struct zcfs_session *se);
 
 /* Before writing *len bytes at off to fd: 0 (maybe with *len shortened
@@ -66,7 +71,8 @@ void quota_removed(struct zcfs_session *se, struct zcfs_inode *parent, const str
 void quota_release(struct zcfs_session *se, int fd);
 
 /* Fits the backing file system's figures to the limit; the inodes in
- * use are the volume's own (the backing file system's free ones stay). */
+ * use are the volume's own (the backing file system's free ones stay),
+ * with or without a limit. */
 void quota_statfs(struct zcfs_session *se, struct fuse_kstatfs *st);
 
 #endif

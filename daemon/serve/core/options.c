@@ -16,7 +16,7 @@ enum {
 	OPT_NO_ALLOW_OTHER, OPT_FD, OPT_PRINT_PINNED, OPT_SANDBOX, OPT_RESUME, OPT_STATS_FD,
 	OPT_BUFFER_POOL, OPT_ZERO_COPY, OPT_POOL_BUFFERS, OPT_QUOTA_BYTES,
 	OPT_BROKER_FD, OPT_NO_WRITEBACK, OPT_DIRTY_LIMIT, OPT_RING_MEMFD, OPT_NO_ACL, OPT_PINNED_BUDGET,
-	OPT_READY_FD,
+	OPT_READY_FD, OPT_COUNT_INODES,
 };
 
 static const struct option long_opts[] = {
@@ -46,6 +46,7 @@ static const struct option long_opts[] = {
 	{ "zero-copy", required_argument, NULL, OPT_ZERO_COPY },
 	{ "pool-buffers", required_argument, NULL, OPT_POOL_BUFFERS },
 	{ "quota-bytes", required_argument, NULL, OPT_QUOTA_BYTES },
+	{ "count-inodes", no_argument, NULL, OPT_COUNT_INODES },
 	{ "broker-fd", required_argument, NULL, OPT_BROKER_FD },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "debug", no_argument, NULL, 'd' },
@@ -95,6 +96,9 @@ void options_usage(const char *prog)
 	       "                        may not exceed SIZE (ENOSPC; STATFS shows SIZE);\n"
 	       "                        turns kernel passthrough off, as its writes\n"
 	       "                        bypass the count\n"
+	       "  --count-inodes        count the inodes under SOURCE (one scan at start, then\n"
+	       "                        kept by requests) so that STATFS reports the volume's\n"
+	       "                        own inodes in use (implied by --quota-bytes)\n"
 	       "  --allow-other / --no-allow-other  let other users in (default: allow)\n"
 	       "  --no-acl              no POSIX ACLs (-o noacl); with --ownership=native they\n"
 	       "                        are on: the kernel enforces the backing files' ACLs,\n"
@@ -410,6 +414,7 @@ static int parse_args(int argc, char **argv, struct zcfs_options *o, char *errbu
 				return fail(errbuf, errlen, "--quota-bytes: '%s' is not a size of at least 4K (K, M, G suffixes)", optarg);
 			o->quota_bytes = v;
 			break;
+		case OPT_COUNT_INODES: o->count_inodes = true; break;
 		case OPT_READ_ONLY: o->read_only = true; break;
 		case OPT_WRITEBACK: wb = 1; break;
 		case OPT_NO_WRITEBACK: wb = 0; break;

@@ -27,6 +27,7 @@ struct zcfs_options {
 	enum zcfs_bufpool_mode buffer_pool;
 	enum zcfs_zerocopy_mode zero_copy;
 	uint64_t quota_bytes;	/* 0: no size limit */
+	bool count_inodes;	/* --count-inodes: STATFS's inodes in use are the volume's */
 	int ring_memfd;		/* -1, or a memfd the ring buffers live in (uring_ringmem.h) */
 	uint64_t dirty_limit;	/* bdi max_bytes with writeback when self-mounted; 0: kernel's */
 	unsigned pool_buffers;	/* payload buffers per queue pool; 0: = queue_depth */

@@ -53,7 +53,7 @@ static uint64_t wanted_flags(struct zcfs_session *se)
 	 * ACL as root, whom the backing file system lets keep it. */
 	if (f & FUSE_POSIX_ACL)
 		f |= FUSE_SETXATTR_EXT;
-	if (se->opts->passthrough && !se->quota) {
+	if (se->opts->passthrough && !quota_limits(se)) {
 		f |= FUSE_PASSTHROUGH;
 	} else {
 		if (se->opts->writeback)
@@ -102,7 +102,7 @@ int op_init(struct zcfs_req *req)
 	if (se->conn_flags & FUSE_PASSTHROUGH) {
 		out.max_stack_depth = 1;	/* backing files may not be FUSE */
 		atomic_store(&se->passthrough_on, true);
-	} else if (se->opts->passthrough && se->quota) {
+	} else if (se->opts->passthrough && quota_limits(se)) {
 		log_info("kernel passthrough off: its writes would bypass --quota-bytes");
 	} else if (se->opts->passthrough) {
 		log_warn("kernel passthrough requested but not offered by the kernel");

@@ -179,6 +179,8 @@ _Noreturn static void child_exec(struct zcfsd *d, struct zcfsd_volume *v,
 	if (v->size) {
 		snprintf(quota, sizeof(quota), "--quota-bytes=%llu", (unsigned long long)v->size);
 		argv[k++] = quota;
+	} else {
+		argv[k++] = "--count-inodes";	/* statfs's inodes in use are the volume's */
 	}
 	if (yfd >= 0) {
 		snprintf(yarg, sizeof(yarg), "--ready-fd=%d", ZCFSD_SERVER_READY_FD);
