@@ -7,26 +7,17 @@ connection, and the plugin keeps serving (checked after each).
 
 usage: csi_hostile.py PROTO_DIR PROTO_INC SOCKET_PATH TARGET_DIR TENANT
 Prints "ok - ..." / "not ok - ..." and "N passed, N failed"."""
-import os, socket, sys, tempfile, threading, time
+import os, socket, sys, threading, time
 
 proto_dir, proto_inc, path, tdir, tenant = sys.argv[1:6]
-gen = tempfile.mkdtemp(prefix="zcfs-csi-py.")
-from grpc_tools import protoc  # noqa: E402
-assert protoc.main(["protoc", "-I" + proto_dir, "-I" + proto_inc, "--python_out=" + gen,
-                    "--grpc_python_out=" + gen, "csi.proto"]) == 0
-sys.path.insert(0, gen)
+from csi_pyclient import Checks, compile_protos  # noqa: E402
+if not compile_protos(proto_dir, proto_inc, "csi.proto"):
+    print("not ok - compiling the protos with grpc_tools"); print("0 passed, 1 failed"); sys.exit(1)
 import grpc  # noqa: E402
 import csi_pb2 as c, csi_pb2_grpc as cg  # noqa: E402
 
 ep = "unix://" + path
-passed = failed = 0
-def check(desc, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1; print("ok - " + desc)
-    else:
-        failed += 1; print("not ok - " + desc + (" (%s)" % detail if detail else ""))
-    sys.stdout.flush()
+check = Checks()
 
 def status(method, payload, timeout=20, ch=None):
     ch = ch or grpc.insecure_channel(ep)
@@ -134,5 +125,4 @@ check("200 idle raw connections held open: still serving", serving())
 for s in socks:
     s.close()
 check("still serving at the end", serving())
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+check.finish()

@@ -5,27 +5,17 @@ grpc_tools at test time): what kubelet does with a CSI node plugin.
 
 usage: csi_kubelet.py PROTO_DIR PROTO_INC ENDPOINT REG_SOCK TARGET_DIR TENANT TRANSPORT
 Prints "ok - ..." / "not ok - ..." per check and "N passed, N failed"."""
-import os, subprocess, sys, tempfile, threading, time
+import os, subprocess, sys, threading, time
 
 proto_dir, proto_inc, endpoint, reg_sock, tdir, tenant, transport = sys.argv[1:8]
-gen = tempfile.mkdtemp(prefix="zcfs-csi-py.")
-from grpc_tools import protoc  # noqa: E402
-if protoc.main(["protoc", "-I" + proto_dir, "-I" + proto_inc, "--python_out=" + gen,
-                "--grpc_python_out=" + gen, "csi.proto", "pluginregistration.proto"]) != 0:
-    print("not ok - compiling csi.proto with grpc_tools"); print("0 passed, 1 failed"); sys.exit(1)
-sys.path.insert(0, gen)
+from csi_pyclient import Checks, compile_protos  # noqa: E402
+if not compile_protos(proto_dir, proto_inc, "csi.proto", "pluginregistration.proto"):
+    print("not ok - compiling the protos with grpc_tools"); print("0 passed, 1 failed"); sys.exit(1)
 import grpc  # noqa: E402
 import csi_pb2 as c, csi_pb2_grpc as cg  # noqa: E402
 import pluginregistration_pb2 as r, pluginregistration_pb2_grpc as rg  # noqa: E402
 
-passed = failed = 0
-def check(desc, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1; print("ok - " + desc)
-    else:
-        failed += 1; print("not ok - " + desc + (" (%s)" % detail if detail else ""))
-    sys.stdout.flush()
+check = Checks()
 
 def code(fn, req):
     try:
@@ -162,5 +152,4 @@ ctl = cg.ControllerStub(ch)
 dels = [code(ctl.DeleteVolume, c.DeleteVolumeRequest(volume_id=v)) for v in ["pv-kubelet"] + ["pv-par-%d" % i for i in range(N)]]
 check("DeleteVolume of the 17 persistent volumes", all(x == grpc.StatusCode.OK for x in dels), str(dels))
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+check.finish()
