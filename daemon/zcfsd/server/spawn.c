@@ -217,6 +217,43 @@ static int check_storage(const char *src, const struct policy_tenant *t)
 	return S_ISDIR(st.st_mode) && st.st_uid == t->uid ? 0 : -ENOTDIR;
 }
 
+/* --ready-fd's pipe: *rd zcfsd's end, *wr the server's. */
+static int spawn_ready_pipe(int *rd, int *wr)
+{
+	int y[2], r = zcfsd_ready_pipe(y);
+
+	if (r < 0)
+		return r;
+	*rd = y[0];
+	*wr = y[1];
+	return 0;
+}
+
+/* The child PID (PIDFD) runs zcfs-serve: V's server from now on. */
+static void spawn_record(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+			 pid_t pid, int pidfd, uint64_t memlock)
+{
+	int r;
+
+	v->srv.pid = pid;
+	v->srv.pidfd = pidfd;
+	v->srv.starttime = zcfsd_proc_starttime(pid);
+	v->srv.started_at = zcfsd_wall();
+	v->srv.started_ms = zcfsd_now_ms();
+	v->stalled = false;
+	v->stall_since_ms = 0;
+	v->srv.adopted = false;
+	(void)zcfsd_scope_move(pid, v->id);	/* logs its own failure */
+	r = zcfsd_watch_pidfd(d, v);
+	if (r < 0)
+		log_warn("event=watch-failed volume=%s error=%s", v->id, strerror(-r));
+	zcfsd_broker_spawned(d, v, true);
+	log_info("event=server-start volume=%s tenant=%s pid=%d uid=%u memlock=%llu restarts=%u "
+		 "passthrough=%s caps=%s", v->id, v->tenant, (int)pid, (unsigned)t->uid,
+		 (unsigned long long)memlock, v->srv.restarts, v->broker ? "brokered" : "off",
+		 zcfsd_server_gets_sys_admin(v, t) ? "CAP_SYS_ADMIN-until-rings-registered" : "none");
+}
+
 int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
 		       struct zcfsd_err *e)
 {
@@ -257,15 +294,8 @@ int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
 			return zcfsd_fail(e, ZCFS_INTERNAL, r, "ring memfd of volume %s: %s", v->id,
 					  strerror(-r));
 	}
-	if (ready_fd && d->serve_can_signal_ready) {
-		int y[2];
-
-		r = zcfsd_ready_pipe(y);
-		if (r < 0)
-			return zcfsd_fail(e, ZCFS_INTERNAL, r, "pipe: %s", strerror(-r));
-		ready_r = y[0];
-		ready_w = y[1];
-	}
+	if (ready_fd && d->serve_can_signal_ready && (r = spawn_ready_pipe(&ready_r, &ready_w)) < 0)
+		return zcfsd_fail(e, ZCFS_INTERNAL, r, "pipe: %s", strerror(-r));
 	/* Its stdout and stderr: a pipe zcfsd drains into a capped file, so
 	 * the server never holds the file (it could fill or truncate it). */
 	r = zcfsd_srvlog_pipe(d, v, &log_fd);
@@ -307,23 +337,7 @@ int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
 		return zcfsd_fail(e, ZCFS_INTERNAL, r, "starting %s for volume %s: %s", d->serve_bin,
 				  v->id, strerror(-r));
 	}
-	v->srv.pid = pid;
-	v->srv.pidfd = pidfd;
-	v->srv.starttime = zcfsd_proc_starttime(pid);
-	v->srv.started_at = zcfsd_wall();
-	v->srv.started_ms = zcfsd_now_ms();
-	v->stalled = false;
-	v->stall_since_ms = 0;
-	v->srv.adopted = false;
-	(void)zcfsd_scope_move(pid, v->id);	/* logs its own failure */
-	r = zcfsd_watch_pidfd(d, v);
-	if (r < 0)
-		log_warn("event=watch-failed volume=%s error=%s", v->id, strerror(-r));
-	zcfsd_broker_spawned(d, v, true);
-	log_info("event=server-start volume=%s tenant=%s pid=%d uid=%u memlock=%llu restarts=%u "
-		 "passthrough=%s caps=%s", v->id, v->tenant, (int)pid, (unsigned)t->uid,
-		 (unsigned long long)memlock, v->srv.restarts, v->broker ? "brokered" : "off",
-		 zcfsd_server_gets_sys_admin(v, t) ? "CAP_SYS_ADMIN-until-rings-registered" : "none");
+	spawn_record(d, v, t, pid, pidfd, memlock);
 	if (ready_fd)
 		*ready_fd = TAKE_FD(ready_r);
 	return 0;
