@@ -6,7 +6,8 @@
 # persistent and an ephemeral volume with volume_mount_group (fsGroup)
 # 2000, files made by uid 1000 with group 2000 (owner 1000:2000),
 # NodeGetVolumeStats (INODES from the volume's own count), unpublish,
-# 16 parallel publishes, publish racing unpublish (ABORTED, nothing left);
+# 16 parallel publishes, publish racing unpublish (ABORTED while zcfsd is
+# held with SIGSTOP, then free races; nothing left);
 # then the zcfsd checks: no volume, mount or server left. About 40 s.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
@@ -31,7 +32,7 @@ grep -q 'event=serving' "$W/csi.log" || { cat "$W/csi.log"; fail "zcfs-csi serve
 check "sockets are owner-only, 0700 (a connection acts with the plugin's identity)" \
 	test "$(stat -c %a "$EP")" = 700 -a "$(stat -c %a "$REG")" = 700
 
-$PY "$top/tests/integration/csi_kubelet.py" "$top/plugin/proto" /usr/include "unix://$EP" "$REG" \
+ZCFSD_PID=$ZCFSD_PID $PY "$top/tests/integration/csi_kubelet.py" "$top/plugin/proto" /usr/include "unix://$EP" "$REG" \
 	"$TGT" t1 "$ZCFS_TRANSPORT" >"$W/py.out" 2>&1
 prc=$?
 cat "$W/py.out"
