@@ -6,6 +6,7 @@
 #ifndef ZCFS_STATS_H
 #define ZCFS_STATS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define ZCFS_STATS_MAGIC 0x7a636673u	/* "zcfs" */
@@ -23,7 +24,14 @@ struct zcfs_stats {
 	uint64_t bytes_written;	/* WRITE payload accepted */
 	uint64_t latency_ns_sum;
 	uint64_t latency[ZCFS_STATS_LAT_BUCKETS];	/* per bucket, not cumulative */
+	/* Servers started on the volume's connection, each taking the next
+	 * as the epoch of its fhs (handle.c). Added after version 1's first
+	 * layout: a memfd of ZCFS_STATS_SIZE_V1 bytes (made by an older
+	 * zcfsd) has no such field. */
+	uint64_t server_starts;
 };
+
+#define ZCFS_STATS_SIZE_V1 offsetof(struct zcfs_stats, server_starts)
 
 static inline unsigned zcfs_stats_bucket(uint64_t ns)
 {

@@ -233,7 +233,11 @@ static void notify_parent(int *fd, char status)
 }
 
 /* Maps the counters zcfsd shares with us. */
-static int map_stats(int fd, struct zcfs_stats **ret)
+/* The volume's counters (--stats-fd), shared with zcfsd and every
+ * server of the volume; their server_starts gives this server the epoch
+ * of its fhs (handle.c). A memfd of an older zcfsd has no such counter:
+ * the epoch stays random. */
+static int map_stats(struct zcfs_session *se, int fd)
 {
 	struct zcfs_stats *st;
 	struct stat sb;
@@ -241,7 +245,7 @@ static int map_stats(int fd, struct zcfs_stats **ret)
 
 	if (fstat(fd, &sb) < 0)
 		r = -errno;
-	else if ((size_t)sb.st_size < sizeof(*st))
+	else if ((size_t)sb.st_size < ZCFS_STATS_SIZE_V1)
 		r = -EINVAL;
 	if (r == 0) {
 		st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -251,7 +255,11 @@ static int map_stats(int fd, struct zcfs_stats **ret)
 			munmap(st, sizeof(*st));
 			r = -EPROTO;
 		} else {
-			*ret = st;
+			se->stats = st;
+			if ((size_t)sb.st_size >= sizeof(*st))
+				handle_table_set_epoch(se->handles,
+						       (uint32_t)__atomic_add_fetch(&st->server_starts, 1,
+										    __ATOMIC_RELAXED));
 		}
 	}
 	/* The fd stays open: a restarted zcfsd takes it back with
@@ -412,7 +420,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (opts.stats_fd >= 0) {
-		r = map_stats(opts.stats_fd, &se.stats);
+		r = map_stats(&se, opts.stats_fd);
 		if (r < 0) {
 			log_err("--stats-fd=%d: %s", opts.stats_fd, strerror(-r));
 			goto out;

@@ -1,6 +1,21 @@
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include "handle.h"
+
+/* An fh is epoch:24 | gen:16 | slot:24. The kernel keeps using the fhs
+ * of a dead server after a restart on the same connection, so each
+ * server of a connection numbers its handles in its own epoch: an fh of
+ * a predecessor never names one of this server's handles (before, the
+ * first file opened after a restart got the fh of the first file the
+ * predecessor had opened, and writes to that one went into it). */
+#define FH_SLOT_BITS 24
+#define FH_GEN_BITS 16
+#define FH_EPOCH_SHIFT (FH_SLOT_BITS + FH_GEN_BITS)
+#define FH_SLOT_MASK ((1u << FH_SLOT_BITS) - 1)
+#define FH_GEN_MASK ((1u << FH_GEN_BITS) - 1)
+#define FH_EPOCH_MASK ((1u << (64 - FH_EPOCH_SHIFT)) - 1)
 
 struct slot {
 	struct zcfs_handle *h;
@@ -22,6 +37,7 @@ struct handle_table {
 	uint32_t *free_list;
 	uint32_t nfree;
 	struct adopted *adopted;
+	uint32_t epoch;
 };
 
 int handle_table_new(struct handle_table **ret)
@@ -31,8 +47,20 @@ int handle_table_new(struct handle_table **ret)
 	if (!t)
 		return -ENOMEM;
 	pthread_mutex_init(&t->lock, NULL);
+	/* Without a counter shared by the connection's servers
+	 * (handle_table_set_epoch) a random one. */
+	if (getrandom(&t->epoch, sizeof(t->epoch), 0) != sizeof(t->epoch))
+		t->epoch = (uint32_t)time(NULL);
+	t->epoch &= FH_EPOCH_MASK;
 	*ret = t;
 	return 0;
+}
+
+void handle_table_set_epoch(struct handle_table *t, uint32_t epoch)
+{
+	pthread_mutex_lock(&t->lock);
+	t->epoch = epoch & FH_EPOCH_MASK;
+	pthread_mutex_unlock(&t->lock);
 }
 
 static bool is_writer(const struct zcfs_handle *h, uint64_t nodeid, uid_t uid)
@@ -114,7 +142,7 @@ static int grow(struct handle_table *t)
 	struct slot *s;
 	uint32_t *fl;
 
-	if (n > (1u << 24))
+	if (n > (1u << FH_SLOT_BITS))
 		return -EMFILE;
 	s = realloc(t->slots, n * sizeof(*s));
 	if (!s)
@@ -142,8 +170,8 @@ int handle_register(struct handle_table *t, struct zcfs_handle *h, uint64_t *fh)
 	if (r == 0) {
 		idx = t->free_list[--t->nfree];
 		t->slots[idx].h = h;
-		t->slots[idx].gen++;
-		*fh = ((uint64_t)t->slots[idx].gen << 32) | idx;
+		t->slots[idx].gen = (t->slots[idx].gen + 1) & FH_GEN_MASK;
+		*fh = ((uint64_t)t->epoch << FH_EPOCH_SHIFT) | ((uint64_t)t->slots[idx].gen << FH_SLOT_BITS) | idx;
 	}
 	pthread_mutex_unlock(&t->lock);
 	return r;
@@ -151,9 +179,10 @@ int handle_register(struct handle_table *t, struct zcfs_handle *h, uint64_t *fh)
 
 static struct slot *slot_of(struct handle_table *t, uint64_t fh)
 {
-	uint32_t idx = (uint32_t)fh, gen = (uint32_t)(fh >> 32);
+	uint32_t idx = (uint32_t)fh & FH_SLOT_MASK, gen = (uint32_t)(fh >> FH_SLOT_BITS) & FH_GEN_MASK;
 
-	if (idx >= t->nslots || !t->slots[idx].h || t->slots[idx].gen != gen)
+	if (fh >> FH_EPOCH_SHIFT != t->epoch || idx >= t->nslots || !t->slots[idx].h ||
+	    t->slots[idx].gen != gen)
 		return NULL;
 	return &t->slots[idx];
 }

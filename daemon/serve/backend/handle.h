@@ -1,5 +1,5 @@
-/* Open file and directory handles, named to the kernel by a slot index
- * plus a generation, so a stale or forged fh is refused (-EBADF) instead
+/* Open file and directory handles, named to the kernel by a server epoch,
+ * a slot index and a generation, so a stale or forged fh is refused (-EBADF) instead
  * of touching some other descriptor of the server. */
 #ifndef ZCFS_HANDLE_H
 #define ZCFS_HANDLE_H
@@ -31,6 +31,9 @@ struct zcfs_handle {
 struct handle_table;
 
 int handle_table_new(struct handle_table **ret) _must_check_;
+/* The epoch of this server's fhs (low 24 bits used): one no other server
+ * of the connection had (zcfs_stats' server_starts counter). */
+void handle_table_set_epoch(struct handle_table *t, uint32_t epoch);
 void handle_table_free(struct handle_table *t);
 /* Registers h, returning the fh for the kernel. */
 int handle_register(struct handle_table *t, struct zcfs_handle *h, uint64_t *fh) _must_check_;

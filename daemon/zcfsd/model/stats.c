@@ -47,7 +47,9 @@ static int check_sealed(int fd)
 		return -EPERM;
 	if (fstat(fd, &st) < 0)
 		return -errno;
-	return S_ISREG(st.st_mode) && st.st_size == (off_t)sizeof(struct zcfs_stats) ? 0 : -EINVAL;
+	/* A memfd of an older zcfsd is shorter; we never read past it. */
+	return S_ISREG(st.st_mode) && (st.st_size == (off_t)sizeof(struct zcfs_stats) ||
+				       st.st_size == (off_t)ZCFS_STATS_SIZE_V1) ? 0 : -EINVAL;
 }
 
 int zcfsd_stats_ensure(struct zcfsd_volume *v)
