@@ -1,28 +1,10 @@
-/* Client side of the control protocol and the code names both sides use. */
+/* Client side of the control protocol. */
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include "fileio.h"
 #include "zcfs_proto.h"
-
-const char *zcfs_code_name(enum zcfs_code c)
-{
-	static const char *const names[] = {
-		[ZCFS_OK] = "OK",
-		[ZCFS_INVALID_ARGUMENT] = "INVALID_ARGUMENT",
-		[ZCFS_NOT_FOUND] = "NOT_FOUND",
-		[ZCFS_ALREADY_EXISTS] = "ALREADY_EXISTS",
-		[ZCFS_RESOURCE_EXHAUSTED] = "RESOURCE_EXHAUSTED",
-		[ZCFS_FAILED_PRECONDITION] = "FAILED_PRECONDITION",
-		[ZCFS_PERMISSION_DENIED] = "PERMISSION_DENIED",
-		[ZCFS_INTERNAL] = "INTERNAL",
-		[ZCFS_UNAVAILABLE] = "UNAVAILABLE",
-		[ZCFS_UNIMPLEMENTED] = "UNIMPLEMENTED",
-		[ZCFS_ABORTED] = "ABORTED",
-	};
-	return (unsigned)c < ARRAY_SIZE(names) ? names[c] : "INTERNAL";
-}
 
 const char *zcfs_json_unknown_key(json_object *o, const char *const *allowed)
 {

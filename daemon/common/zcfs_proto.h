@@ -1,4 +1,4 @@
-/* The control protocol's shared pieces: CSI status code names, request
+/* The control protocol's shared pieces (the code names are zcfs_err.h's): request
  * size cap, and a blocking client for zcfsctl and tests. One request is
  * one line {"method": M, "params": {...}}; one response line carries
  * {"result": {...}} or {"error": {"code": C, "message": M}}. */
@@ -7,25 +7,10 @@
 
 #include <json-c/json.h>
 #include "util.h"
+#include "zcfs_err.h"
 
 #define ZCFS_DEFAULT_SOCKET "/run/zcfs/zcfsd.sock"
 #define ZCFS_REQUEST_MAX (64 * 1024)
-
-enum zcfs_code {
-	ZCFS_OK,
-	ZCFS_INVALID_ARGUMENT,
-	ZCFS_NOT_FOUND,
-	ZCFS_ALREADY_EXISTS,
-	ZCFS_RESOURCE_EXHAUSTED,
-	ZCFS_FAILED_PRECONDITION,
-	ZCFS_PERMISSION_DENIED,
-	ZCFS_INTERNAL,
-	ZCFS_UNAVAILABLE,
-	ZCFS_UNIMPLEMENTED,
-	ZCFS_ABORTED,		/* an operation on the same volume is in progress */
-};
-
-const char *zcfs_code_name(enum zcfs_code c);
 
 /* The first key of object O that is not in the NULL-terminated ALLOWED,
  * or NULL: both sides refuse requests with fields they do not know. */

@@ -98,9 +98,10 @@ static void notify_status(struct zcfsd *d, const char *ready)
 static void on_signal(struct zcfsd *d)
 {
 	struct signalfd_siginfo si;
-	struct zcfsd_err e;
 
 	while (read(d->signal_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		struct zcfs_err e = { 0 };	/* one per signal: the first error wins */
+
 		if (si.ssi_signo == SIGHUP) {
 			(void)sd_notify(0, "RELOADING=1");
 			if (zcfsd_policy_reload(d, &e) < 0)

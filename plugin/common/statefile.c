@@ -23,7 +23,7 @@ int sf_read_json(const char *dir, const char *name, size_t max, json_object **re
 {
 	_cleanup_close_ int dfd = -1, fd = -1;
 	_cleanup_free_ char *buf = NULL;
-	struct perr e = { 0 };
+	struct zcfs_err e = { 0 };
 	size_t len;
 	int r;
 

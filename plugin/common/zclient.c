@@ -57,7 +57,7 @@ static int connect_bounded(const char *path, const struct timeval *tv)
 }
 
 int zc_call(const char *socket_path, const char *method, json_object *params, json_object **ret,
-	    struct perr *e)
+	    struct zcfs_err *e)
 {
 	_cleanup_json_ json_object *req = NULL, *resp = NULL;
 	_cleanup_close_ int fd = -1;
@@ -73,30 +73,30 @@ int zc_call(const char *socket_path, const char *method, json_object *params, js
 	req = json_object_new_object();
 	if (!req) {
 		json_object_put(params);
-		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	}
 	json_object_object_add(req, "method", json_object_new_string(method));
 	json_object_object_add(req, "params", params ? params : json_object_new_object());
 	fd = connect_bounded(socket_path, &tv);
 	if (fd == -EAGAIN || fd == -EWOULDBLOCK)
-		return perr_set(e, -ENOTCONN, ZCFS_UNAVAILABLE,
-				"zcfsd at %s did not accept a connection within %lld ms", socket_path,
-				(long long)tmo);
+		return zcfs_fail(e, ZCFS_UNAVAILABLE, -ENOTCONN,
+				 "zcfsd at %s did not accept a connection within %lld ms", socket_path,
+				 (long long)tmo);
 	if (fd < 0)
-		return perr_set(e, -ENOTCONN, ZCFS_UNAVAILABLE, "zcfsd is not reachable at %s: %s",
-				socket_path, strerror(-fd));
+		return zcfs_fail(e, ZCFS_UNAVAILABLE, -ENOTCONN, "zcfsd is not reachable at %s: %s",
+				 socket_path, strerror(-fd));
 	s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
 	r = zcfs_roundtrip(fd, s, strlen(s), &line);
 	if (r == -EAGAIN || r == -EWOULDBLOCK)
-		return perr_set(e, -ENOTCONN, ZCFS_UNAVAILABLE, "zcfsd at %s did not answer %s within %lld ms",
-				socket_path, method, (long long)tmo);
+		return zcfs_fail(e, ZCFS_UNAVAILABLE, -ENOTCONN, "zcfsd at %s did not answer %s within %lld ms",
+				 socket_path, method, (long long)tmo);
 	if (r < 0)
-		return perr_set(e, -ENOTCONN, ZCFS_UNAVAILABLE, "zcfsd at %s: %s: %s", socket_path,
-				method, strerror(-r));
+		return zcfs_fail(e, ZCFS_UNAVAILABLE, -ENOTCONN, "zcfsd at %s: %s: %s", socket_path,
+				 method, strerror(-r));
 	resp = json_tokener_parse(line);
 	if (!resp || !json_object_is_type(resp, json_type_object))
-		return perr_set(e, -ENOTCONN, ZCFS_UNAVAILABLE, "zcfsd at %s sent a malformed answer to %s",
-				socket_path, method);
+		return zcfs_fail(e, ZCFS_UNAVAILABLE, -ENOTCONN, "zcfsd at %s sent a malformed answer to %s",
+				 socket_path, method);
 	if (json_object_object_get_ex(resp, "error", &err)) {
 		enum zcfs_code code = ZCFS_INTERNAL;
 		if (json_object_object_get_ex(err, "code", &c))
@@ -105,31 +105,31 @@ int zc_call(const char *socket_path, const char *method, json_object *params, js
 			code = ZCFS_INTERNAL;
 		m = NULL;
 		json_object_object_get_ex(err, "message", &m);
-		return perr_set(e, -EREMOTEIO, code, "%s", m ? json_object_get_string(m) : "zcfsd error");
+		return zcfs_fail(e, code, -EREMOTEIO, "%s", m ? json_object_get_string(m) : "zcfsd error");
 	}
 	if (!json_object_object_get_ex(resp, "result", &res) || !json_object_is_type(res, json_type_object))
-		return perr_set(e, -ENOTCONN, ZCFS_UNAVAILABLE, "zcfsd at %s sent no result for %s",
-				socket_path, method);
+		return zcfs_fail(e, ZCFS_UNAVAILABLE, -ENOTCONN, "zcfsd at %s sent no result for %s",
+				 socket_path, method);
 	if (ret)
 		*ret = json_object_get(res);
 	return 0;
 }
 
 int zc_call_id(const char *socket_path, const char *method, const char *id, json_object **ret,
-	       struct perr *e)
+	       struct zcfs_err *e)
 {
 	json_object *p = json_object_new_object();
 
 	if (!p)
-		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	json_object_object_add(p, "id", json_object_new_string(id));
 	return zc_call(socket_path, method, p, ret, e);
 }
 
-int zc_volume_get(const char *socket_path, const char *id, json_object **vol, struct perr *e)
+int zc_volume_get(const char *socket_path, const char *id, json_object **vol, struct zcfs_err *e)
 {
 	_cleanup_json_ json_object *res = NULL;
-	struct perr e2 = { 0 };
+	struct zcfs_err e2 = { 0 };
 	json_object *v;
 	int r;
 
@@ -143,7 +143,7 @@ int zc_volume_get(const char *socket_path, const char *id, json_object **vol, st
 		return r;
 	}
 	if (!json_object_object_get_ex(res, "volume", &v) || !json_object_is_type(v, json_type_object))
-		return perr_set(e, -EPROTO, ZCFS_UNAVAILABLE, "zcfsd sent no volume for %s", id);
+		return zcfs_fail(e, ZCFS_UNAVAILABLE, -EPROTO, "zcfsd sent no volume for %s", id);
 	*vol = json_object_get(v);
 	return 0;
 }

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 #include <json-c/json.h>
-#include "plugin_err.h"
+#include "daemon/common/zcfs_proto.h"
 
 /* Seconds a call may take before it fails with UNAVAILABLE. */
 #define ZCLIENT_TIMEOUT_S 20
@@ -24,15 +24,15 @@ void zc_set_budget_ms(unsigned ms);
  * -ENOTCONN with UNAVAILABLE (never -ENOENT: callers read that as "no
  * such volume"). */
 int zc_call(const char *socket, const char *method, json_object *params, json_object **ret,
-	    struct perr *e);
+	    struct zcfs_err *e);
 
 /* Convenience: params {"id": ID}. */
 int zc_call_id(const char *socket, const char *method, const char *id, json_object **ret,
-	       struct perr *e);
+	       struct zcfs_err *e);
 
 /* volume.get ID: 0 and *vol (the volume object, caller puts), -ENOENT with
  * E untouched when zcfsd has no such volume, other errors as zc_call. */
-int zc_volume_get(const char *socket, const char *id, json_object **vol, struct perr *e) _must_check_;
+int zc_volume_get(const char *socket, const char *id, json_object **vol, struct zcfs_err *e) _must_check_;
 
 /* Whether the volume object VOL lists TARGET among its targets. */
 bool zc_volume_has_target(json_object *vol, const char *target);

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <json-c/json.h>
-#include "plugin_err.h"
+#include "daemon/common/zcfs_err.h"
 #include "daemon/common/version.h"
 
 #define CSI_DRIVER_NAME "csi.zcfs.io"
@@ -60,47 +60,47 @@ struct csi_publish_req {
 void csi_publish_req_done(struct csi_publish_req *p);
 
 /* Request parsing (no I/O): strict fields per csi.proto v1.9.0. */
-int csi_parse_publish(json_object *req, struct csi_publish_req *p, struct perr *e) _must_check_;
+int csi_parse_publish(json_object *req, struct csi_publish_req *p, struct zcfs_err *e) _must_check_;
 int csi_parse_unpublish(json_object *req, const char **volume_id, const char **target,
-			struct perr *e) _must_check_;
+			struct zcfs_err *e) _must_check_;
 int csi_parse_stats(json_object *req, const char **volume_id, const char **path,
-		    struct perr *e) _must_check_;
+		    struct zcfs_err *e) _must_check_;
 /* volume_context / FlexVolume options shared keys: tenant, size,
  * transport, uid, gid, mode (octal). A key with an orchestrator prefix (csi.storage.k8s.io/,
  * storage.kubernetes.io/, kubernetes.io/) is passed over; other keys
  * are INVALID_ARGUMENT, except the caller's EXTRA keys (NULL-terminated,
  * may be NULL), which are skipped. */
 int csi_parse_volume_attrs(json_object *map, const char *what, const char *const *extra,
-			   struct csi_publish_req *p, struct perr *e) _must_check_;
+			   struct csi_publish_req *p, struct zcfs_err *e) _must_check_;
 /* One volume_capability into P (access mode, read-only, P->capability). */
-int csi_parse_capability(json_object *vc, struct csi_publish_req *p, struct perr *e) _must_check_;
+int csi_parse_capability(json_object *vc, struct csi_publish_req *p, struct zcfs_err *e) _must_check_;
 /* A target path the plugins accept: absolute and normalized. */
-int csi_check_target(const char *what, const char *path, struct perr *e) _must_check_;
-int csi_check_volume_id(const char *what, const char *id, struct perr *e) _must_check_;
+int csi_check_target(const char *what, const char *path, struct zcfs_err *e) _must_check_;
+int csi_check_volume_id(const char *what, const char *id, struct zcfs_err *e) _must_check_;
 
 /* Node operations (csi_node.c); on failure nothing is left changed. */
-int csi_publish(struct csi_ctx *c, struct csi_publish_req *p, struct perr *e) _must_check_;
+int csi_publish(struct csi_ctx *c, struct csi_publish_req *p, struct zcfs_err *e) _must_check_;
 int csi_unpublish(struct csi_ctx *c, const char *volume_id, const char *target,
-		  bool remove_target, struct perr *e) _must_check_;
+		  bool remove_target, struct zcfs_err *e) _must_check_;
 int csi_volume_stats(struct csi_ctx *c, const char *volume_id, const char *path,
-		     json_object **ret, struct perr *e) _must_check_;
+		     json_object **ret, struct zcfs_err *e) _must_check_;
 
 /* Controller CreateVolume / DeleteVolume (csi_controller.c): not
  * advertised, served for csi-sanity's node specs. */
-int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e) _must_check_;
-int csi_delete_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e) _must_check_;
+int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e) _must_check_;
+int csi_delete_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e) _must_check_;
 
 /* Per-volume records of what each target was published with (csi_record.c). */
 /* Takes volume ID's lock without waiting: the fd, or ABORTED when another
  * operation on ID holds it. */
-int csi_record_lock(struct csi_ctx *c, const char *id, struct perr *e) _must_check_;
+int csi_record_lock(struct csi_ctx *c, const char *id, struct zcfs_err *e) _must_check_;
 void csi_record_unlock(struct csi_ctx *c, const char *id, int fd);
 /* *ret: the record, or a fresh {"ephemeral": false, "targets": {}} with
  * *existed false. */
 int csi_record_load(struct csi_ctx *c, const char *id, json_object **ret, bool *existed,
-		    struct perr *e) _must_check_;
-int csi_record_save(struct csi_ctx *c, const char *id, json_object *rec, struct perr *e);
-int csi_record_remove(struct csi_ctx *c, const char *id, struct perr *e);
+		    struct zcfs_err *e) _must_check_;
+int csi_record_save(struct csi_ctx *c, const char *id, json_object *rec, struct zcfs_err *e);
+int csi_record_remove(struct csi_ctx *c, const char *id, struct zcfs_err *e);
 json_object *csi_record_targets(json_object *rec);
 bool csi_record_ephemeral(json_object *rec);
 
@@ -111,17 +111,17 @@ int csi_statvfs_bounded(const char *path, int timeout_ms, struct statvfs *st) _m
 
 /* The whole request: METHOD with BODY. 0 and *resp, or an error in E. */
 int csi_handle(struct csi_ctx *c, const char *method, const char *body, size_t len,
-	       json_object **resp, struct perr *e) _must_check_;
+	       json_object **resp, struct zcfs_err *e) _must_check_;
 
 /* The same with the request already a JSON object (the gRPC front). */
 int csi_handle_json(struct csi_ctx *c, const char *method, json_object *req, json_object **resp,
-		    struct perr *e) _must_check_;
+		    struct zcfs_err *e) _must_check_;
 
 /* FlexVolume: argv as kubelet passes it (argv[0] = operation). Returns
  * the exit status and the JSON to print in *out. */
 int flex_main(struct csi_ctx *c, int argc, char **argv, json_object **out);
 /* The options of `mount DIR JSON` into a publish request. */
 int flex_parse_mount(const char *dir, const char *opts_json, json_object **doc,
-		     struct csi_publish_req *p, char *idbuf, size_t idlen, struct perr *e) _must_check_;
+		     struct csi_publish_req *p, char *idbuf, size_t idlen, struct zcfs_err *e) _must_check_;
 
 #endif

@@ -13,7 +13,7 @@
 #include "plugin_json.h"
 #include "zclient.h"
 
-int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e)
 {
 	static const char *const keys[] = { "name", "capacity_range", "volume_capabilities", "parameters",
 					    "secrets", "volume_content_source", "accessibility_requirements",
@@ -35,8 +35,8 @@ int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, s
 	    pj_object(req, "volume_content_source", false, &src, e) < 0)
 		return -EINVAL;
 	if (src)
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-				"volume_content_source is not supported (zcfs has no snapshots or clones)");
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "volume_content_source is not supported (zcfs has no snapshots or clones)");
 	if (range) {
 		if (pj_only_keys(range, "capacity_range", range_keys, e) < 0)
 			return -EINVAL;
@@ -45,21 +45,21 @@ int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, s
 		if (json_object_object_get_ex(range, "limit_bytes", &v))
 			lim_b = json_object_get_int64(v);
 		if (req_b < 0 || lim_b < 0 || (lim_b && req_b > lim_b))
-			return perr_set(e, -ERANGE, ZCFS_INVALID_ARGUMENT,
-					"capacity_range: required_bytes %" PRId64 " and limit_bytes %" PRId64 " do not fit",
-					req_b, lim_b);
+			return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -ERANGE,
+					 "capacity_range: required_bytes %" PRId64 " and limit_bytes %" PRId64 " do not fit",
+					 req_b, lim_b);
 	}
 	if (!json_object_object_get_ex(req, "volume_capabilities", &caps) ||
 	    !json_object_is_type(caps, json_type_array) || json_object_array_length(caps) == 0)
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "volume_capabilities is required");
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "volume_capabilities is required");
 	for (size_t i = 0; i < json_object_array_length(caps); i++) {
 		json_object *vc = json_object_array_get_idx(caps, i);
 		memset(&p, 0, sizeof(p));
 		p.capability = json_object_new_object();
 		if (!p.capability)
-			return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+			return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 		if (!json_object_is_type(vc, json_type_object))
-			r = perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "volume_capabilities[%zu] must be an object", i);
+			r = zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "volume_capabilities[%zu] must be an object", i);
 		else
 			r = csi_parse_capability(vc, &p, e);
 		csi_publish_req_done(&p);
@@ -70,7 +70,7 @@ int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, s
 	if (csi_parse_volume_attrs(params, "parameters", NULL, &p, e) < 0)
 		return -EINVAL;
 	if (p.ephemeral)
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "an ephemeral volume is not created by CreateVolume");
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "an ephemeral volume is not created by CreateVolume");
 	o = json_object_new_object();
 	vol = json_object_new_object();
 	ctx = params ? json_object_get(params) : json_object_new_object();
@@ -78,7 +78,7 @@ int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, s
 		json_object_put(o);
 		json_object_put(vol);
 		json_object_put(ctx);
-		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	}
 	if (!p.size && (req_b || lim_b)) {
 		/* the size travels to NodePublishVolume in the context */
@@ -100,7 +100,7 @@ int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, s
 	return 0;
 }
 
-int csi_delete_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+int csi_delete_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e)
 {
 	static const char *const keys[] = { "volume_id", "secrets", NULL };
 	_cleanup_json_ json_object *vol = NULL;
@@ -112,7 +112,7 @@ int csi_delete_volume(struct csi_ctx *c, json_object *req, json_object **resp, s
 	    pj_string_map(req, "secrets", &unused, e) < 0)
 		return -EINVAL;
 	/* an id zcfs could never have made does not exist: success */
-	if (csi_check_volume_id("volume_id", id, &(struct perr){ 0 }) < 0) {
+	if (csi_check_volume_id("volume_id", id, &(struct zcfs_err){ 0 }) < 0) {
 		*resp = json_object_new_object();
 		return 0;
 	}
@@ -123,7 +123,7 @@ int csi_delete_volume(struct csi_ctx *c, json_object *req, json_object **resp, s
 	if (r == -ENOENT)
 		r = 0;
 	else if (r == 0 && zc_volume_n_targets(vol) > 0)
-		r = perr_set(e, -EBUSY, ZCFS_FAILED_PRECONDITION, "volume '%s' is still published", id);
+		r = zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY, "volume '%s' is still published", id);
 	else if (r == 0)
 		r = zc_call_id(c->socket, "volume.delete", id, NULL, e);
 	if (r == 0)

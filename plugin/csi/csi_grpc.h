@@ -52,7 +52,7 @@ void csi_grpc_call(struct csi_ctx *c, const struct csi_serve_opts *o, const stru
 		   const uint8_t *buf, size_t len, struct csi_grpc_result *res);
 /* The first half of that: protobuf request -> the JSON request object. */
 int csi_grpc_decode(const struct csi_grpc_method *m, const uint8_t *buf, size_t len,
-		    json_object **req, struct perr *e) _must_check_;
+		    json_object **req, struct zcfs_err *e) _must_check_;
 /* The gRPC status code of a zcfs/CSI error code. */
 int csi_grpc_status(enum zcfs_code code);
 

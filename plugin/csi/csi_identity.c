@@ -18,7 +18,7 @@ static json_object *rpc_cap(const char *type)
 	return c;
 }
 
-static int m_plugin_info(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+static int m_plugin_info(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e)
 {
 	json_object *o, *man;
 
@@ -34,7 +34,7 @@ static int m_plugin_info(struct csi_ctx *c, json_object *req, json_object **resp
 	return 0;
 }
 
-static int m_plugin_caps(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+static int m_plugin_caps(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e)
 {
 	json_object *o;
 
@@ -48,7 +48,7 @@ static int m_plugin_caps(struct csi_ctx *c, json_object *req, json_object **resp
 	return 0;
 }
 
-static int m_probe(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+static int m_probe(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e)
 {
 	json_object *o;
 	int r;
@@ -69,7 +69,7 @@ static int m_probe(struct csi_ctx *c, json_object *req, json_object **resp, stru
 /* A ControllerGetCapabilities / NodeGetCapabilities answer: one RPC
  * capability of each of TYPES (NULL-terminated). */
 static int rpc_caps_response(json_object *req, const char *const *types, json_object **resp,
-			     struct perr *e)
+			     struct zcfs_err *e)
 {
 	json_object *o, *a;
 
@@ -93,7 +93,7 @@ static int rpc_caps_response(json_object *req, const char *const *types, json_ob
  * every node spec fails (tried with t_csi_sanity: 23 of 26 failed in
  * that BeforeEach). One UNKNOWN entry (type 0, which offers nothing) is
  * the least answer that passes; a fixed csi-sanity takes either. */
-static int m_controller_caps(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+static int m_controller_caps(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e)
 {
 	static const char *const types[] = { "UNKNOWN", NULL };
 
@@ -101,15 +101,15 @@ static int m_controller_caps(struct csi_ctx *c, json_object *req, json_object **
 	return rpc_caps_response(req, types, resp, e);
 }
 
-static int m_node_info(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+static int m_node_info(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e)
 {
 	json_object *o;
 
 	if (pj_only_keys(req, NULL, no_fields, e) < 0)
 		return -EINVAL;
 	if (!c->node_id || !*c->node_id || strlen(c->node_id) > 256)
-		return perr_set(e, -EINVAL, ZCFS_INTERNAL,
-				"no usable node id: set --node-id or $ZCFS_NODE_ID (at most 256 bytes)");
+		return zcfs_fail(e, ZCFS_INTERNAL, -EINVAL,
+				 "no usable node id: set --node-id or $ZCFS_NODE_ID (at most 256 bytes)");
 	o = json_object_new_object();
 	json_object_object_add(o, "node_id", json_object_new_string(c->node_id));
 	json_object_object_add(o, "max_volumes_per_node", json_object_new_int64(0));
@@ -117,7 +117,7 @@ static int m_node_info(struct csi_ctx *c, json_object *req, json_object **resp, 
 	return 0;
 }
 
-static int m_node_caps(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+static int m_node_caps(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e)
 {
 	static const char *const types[] = { "GET_VOLUME_STATS", "VOLUME_CONDITION",
 					     "SINGLE_NODE_MULTI_WRITER", "VOLUME_MOUNT_GROUP", NULL };
@@ -126,7 +126,7 @@ static int m_node_caps(struct csi_ctx *c, json_object *req, json_object **resp, 
 	return rpc_caps_response(req, types, resp, e);
 }
 
-static int m_publish(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+static int m_publish(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e)
 {
 	struct csi_publish_req p;
 	int r;
@@ -141,7 +141,7 @@ static int m_publish(struct csi_ctx *c, json_object *req, json_object **resp, st
 	return 0;
 }
 
-static int m_unpublish(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+static int m_unpublish(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e)
 {
 	const char *id, *target;
 	int r;
@@ -155,7 +155,7 @@ static int m_unpublish(struct csi_ctx *c, json_object *req, json_object **resp, 
 	return 0;
 }
 
-static int m_stats(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+static int m_stats(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e)
 {
 	const char *id, *path;
 	int r;
@@ -166,18 +166,18 @@ static int m_stats(struct csi_ctx *c, json_object *req, json_object **resp, stru
 	return csi_volume_stats(c, id, path, resp, e);
 }
 
-static int m_unimplemented(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e)
+static int m_unimplemented(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e)
 {
 	(void)c;
 	(void)req;
 	(void)resp;
-	return perr_set(e, -ENOSYS, ZCFS_UNIMPLEMENTED,
-			"not implemented: zcfs-csi is a node-only driver without STAGE_UNSTAGE_VOLUME or EXPAND_VOLUME");
+	return zcfs_fail(e, ZCFS_UNIMPLEMENTED, -ENOSYS,
+			 "not implemented: zcfs-csi is a node-only driver without STAGE_UNSTAGE_VOLUME or EXPAND_VOLUME");
 }
 
 static const struct {
 	const char *name;
-	int (*fn)(struct csi_ctx *c, json_object *req, json_object **resp, struct perr *e);
+	int (*fn)(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e);
 } methods[] = {
 	{ "GetPluginInfo", m_plugin_info },
 	{ "GetPluginCapabilities", m_plugin_caps },
@@ -195,16 +195,16 @@ static const struct {
 	{ "NodeExpandVolume", m_unimplemented },
 };
 
-static int find_method(const char *method, struct perr *e)
+static int find_method(const char *method, struct zcfs_err *e)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(methods); i++)
 		if (!strcmp(methods[i].name, method))
 			return (int)i;
-	return perr_set(e, -ENOSYS, ZCFS_UNIMPLEMENTED, "unknown CSI method '%.64s'", method);
+	return zcfs_fail(e, ZCFS_UNIMPLEMENTED, -ENOSYS, "unknown CSI method '%.64s'", method);
 }
 
 int csi_handle_json(struct csi_ctx *c, const char *method, json_object *req, json_object **resp,
-		    struct perr *e)
+		    struct zcfs_err *e)
 {
 	int i = find_method(method, e);
 
@@ -215,7 +215,7 @@ int csi_handle_json(struct csi_ctx *c, const char *method, json_object *req, jso
 }
 
 int csi_handle(struct csi_ctx *c, const char *method, const char *body, size_t len,
-	       json_object **resp, struct perr *e)
+	       json_object **resp, struct zcfs_err *e)
 {
 	_cleanup_json_ json_object *req = NULL;
 	int i = find_method(method, e);
@@ -224,8 +224,8 @@ int csi_handle(struct csi_ctx *c, const char *method, const char *body, size_t l
 	if (i < 0)
 		return i;
 	if (len > CSI_REQUEST_MAX)
-		return perr_set(e, -EFBIG, ZCFS_INVALID_ARGUMENT, "request larger than %d bytes",
-				CSI_REQUEST_MAX);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EFBIG, "request larger than %d bytes",
+				 CSI_REQUEST_MAX);
 	if (pj_parse_object(body, len, true, &req, e) < 0)
 		return -EINVAL;
 	return methods[i].fn(c, req, resp, e);

@@ -14,7 +14,7 @@
 
 static void undo_create(struct csi_ctx *c, const char *id, bool created)
 {
-	struct perr ign = { 0 };
+	struct zcfs_err ign = { 0 };
 
 	if (created)
 		(void)zc_call_id(c->socket, "volume.delete", id, NULL, &ign);
@@ -22,7 +22,7 @@ static void undo_create(struct csi_ctx *c, const char *id, bool created)
 
 static void undo_publish(struct csi_ctx *c, const char *id, const char *target, bool made_dir)
 {
-	struct perr ign = { 0 };
+	struct zcfs_err ign = { 0 };
 	json_object *p = json_object_new_object();
 
 	if (!p)
@@ -37,14 +37,14 @@ static void undo_publish(struct csi_ctx *c, const char *id, const char *target, 
 /* Creates the volume with what the request specifies; zcfsd fills in the
  * rest from its policy (single tenant, default transport). */
 static int create_volume(struct csi_ctx *c, const struct csi_publish_req *p, json_object **vol,
-			 struct perr *e)
+			 struct zcfs_err *e)
 {
 	_cleanup_json_ json_object *res = NULL;
 	json_object *params = json_object_new_object(), *v;
 	int r;
 
 	if (!params)
-		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	json_object_object_add(params, "id", json_object_new_string(p->volume_id));
 	if (p->tenant)
 		json_object_object_add(params, "tenant", json_object_new_string(p->tenant));
@@ -62,48 +62,48 @@ static int create_volume(struct csi_ctx *c, const struct csi_publish_req *p, jso
 	if (r < 0)
 		return r;
 	if (!json_object_object_get_ex(res, "volume", &v))
-		return perr_set(e, -EPROTO, ZCFS_UNAVAILABLE, "zcfsd sent no volume for %s", p->volume_id);
+		return zcfs_fail(e, ZCFS_UNAVAILABLE, -EPROTO, "zcfsd sent no volume for %s", p->volume_id);
 	*vol = json_object_get(v);
 	return 0;
 }
 
 /* An existing volume must match what the request pins down. */
 static int check_existing(const struct csi_publish_req *p, json_object *vol, json_object *rec,
-			  bool rec_existed, struct perr *e)
+			  bool rec_existed, struct zcfs_err *e)
 {
 	const char *tenant = zc_volume_str(vol, "tenant"), *tr = zc_volume_str(vol, "transport");
 	json_object *size = NULL;
 
 	if (p->ephemeral && !(rec_existed && csi_record_ephemeral(rec)))
-		return perr_set(e, -EEXIST, ZCFS_ALREADY_EXISTS,
-				"volume '%s' already exists and is not an ephemeral volume of this driver",
-				p->volume_id);
+		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
+				 "volume '%s' already exists and is not an ephemeral volume of this driver",
+				 p->volume_id);
 	if (!p->ephemeral && rec_existed && csi_record_ephemeral(rec))
-		return perr_set(e, -EEXIST, ZCFS_ALREADY_EXISTS,
-				"volume '%s' is an ephemeral volume; it cannot be published as a persistent one",
-				p->volume_id);
+		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
+				 "volume '%s' is an ephemeral volume; it cannot be published as a persistent one",
+				 p->volume_id);
 	if (p->tenant && strcmp(tenant, p->tenant))
-		return perr_set(e, -EEXIST, ZCFS_ALREADY_EXISTS,
-				"volume '%s' exists for tenant '%s', not '%s'", p->volume_id, tenant, p->tenant);
+		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
+				 "volume '%s' exists for tenant '%s', not '%s'", p->volume_id, tenant, p->tenant);
 	if (p->transport && strcmp(tr, p->transport))
-		return perr_set(e, -EEXIST, ZCFS_ALREADY_EXISTS,
-				"volume '%s' exists with transport '%s', not '%s'", p->volume_id, tr,
-				p->transport);
+		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
+				 "volume '%s' exists with transport '%s', not '%s'", p->volume_id, tr,
+				 p->transport);
 	if (p->size && (!json_object_object_get_ex(vol, "size", &size) ||
 			(uint64_t)json_object_get_int64(size) != p->size))
-		return perr_set(e, -EEXIST, ZCFS_ALREADY_EXISTS,
-				"volume '%s' exists with size %lld, not %llu", p->volume_id,
-				(long long)json_object_get_int64(size), (unsigned long long)p->size);
+		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
+				 "volume '%s' exists with size %lld, not %llu", p->volume_id,
+				 (long long)json_object_get_int64(size), (unsigned long long)p->size);
 	return 0;
 }
 
 /* volume.publish of the request's target with its read-only flag. */
-static int publish_target(struct csi_ctx *c, const struct csi_publish_req *p, struct perr *e)
+static int publish_target(struct csi_ctx *c, const struct csi_publish_req *p, struct zcfs_err *e)
 {
 	json_object *params = json_object_new_object();
 
 	if (!params)
-		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	json_object_object_add(params, "id", json_object_new_string(p->volume_id));
 	json_object_object_add(params, "target", json_object_new_string(p->target_path));
 	json_object_object_add(params, "read_only", json_object_new_boolean(p->readonly));
@@ -114,30 +114,30 @@ static int publish_target(struct csi_ctx *c, const struct csi_publish_req *p, st
 
 /* Republish on a target the volume already has: same capability = OK. */
 static int same_target(struct csi_ctx *c, struct csi_publish_req *p, json_object *rec,
-		       struct perr *e)
+		       struct zcfs_err *e)
 {
 	json_object *targets = csi_record_targets(rec), *old;
-	struct perr e2 = { 0 };
+	struct zcfs_err e2 = { 0 };
 	int r;
 
 	if (json_object_object_get_ex(targets, p->target_path, &old)) {
 		if (json_object_equal(old, p->capability))
 			return 0;
-		return perr_set(e, -EEXIST, ZCFS_ALREADY_EXISTS,
-				"volume '%s' is already published at %s with another capability or readonly (%s); asked: %s",
-				p->volume_id, p->target_path, json_object_to_json_string(old),
-				json_object_to_json_string(p->capability));
+		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
+				 "volume '%s' is already published at %s with another capability or readonly (%s); asked: %s",
+				 p->volume_id, p->target_path, json_object_to_json_string(old),
+				 json_object_to_json_string(p->capability));
 	}
 	/* Published without a record (by zcfsctl, or the record was lost):
 	 * adopt it when zcfsd takes the same publish again (same read-only
 	 * flag). */
 	r = publish_target(c, p, &e2);
 	if (r < 0 && e2.code == ZCFS_ALREADY_EXISTS)
-		return perr_set(e, -EEXIST, ZCFS_ALREADY_EXISTS,
-				"volume '%s' is already published at %s by another client with other options (%s)",
-				p->volume_id, p->target_path, e2.msg);
+		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
+				 "volume '%s' is already published at %s by another client with other options (%s)",
+				 p->volume_id, p->target_path, e2.msg);
 	if (r < 0)
-		return perr_set(e, r, e2.code, "%s", e2.msg);
+		return zcfs_fail(e, e2.code, r, "%s", e2.msg);
 	json_object_object_add(targets, p->target_path, json_object_get(p->capability));
 	return csi_record_save(c, p->volume_id, rec, e);
 }
@@ -154,7 +154,7 @@ static bool any_single_writer(json_object *targets)
 	return false;
 }
 
-static int do_publish(struct csi_ctx *c, struct csi_publish_req *p, struct perr *e)
+static int do_publish(struct csi_ctx *c, struct csi_publish_req *p, struct zcfs_err *e)
 {
 	_cleanup_json_ json_object *vol = NULL, *rec = NULL;
 	json_object *targets;
@@ -192,9 +192,9 @@ static int do_publish(struct csi_ctx *c, struct csi_publish_req *p, struct perr 
 	if ((p->access_mode == CSI_MODE_SINGLE_NODE_SINGLE_WRITER && zc_volume_n_targets(vol) > 0) ||
 	    any_single_writer(targets)) {
 		undo_create(c, p->volume_id, created);
-		return perr_set(e, -EBUSY, ZCFS_FAILED_PRECONDITION,
-				"volume '%s' is SINGLE_NODE_SINGLE_WRITER and already published at another target",
-				p->volume_id);
+		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY,
+				 "volume '%s' is SINGLE_NODE_SINGLE_WRITER and already published at another target",
+				 p->volume_id);
 	}
 
 	made_dir = lstat(p->target_path, &st) < 0 && errno == ENOENT;
@@ -216,7 +216,7 @@ undo:
 }
 
 static int do_unpublish(struct csi_ctx *c, const char *id, const char *target, bool remove_target,
-			struct perr *e)
+			struct zcfs_err *e)
 {
 	_cleanup_json_ json_object *vol = NULL, *rec = NULL, *res = NULL;
 	json_object *params, *v;
@@ -239,7 +239,7 @@ static int do_unpublish(struct csi_ctx *c, const char *id, const char *target, b
 	if (zc_volume_has_target(vol, target)) {
 		params = json_object_new_object();
 		if (!params)
-			return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+			return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 		json_object_object_add(params, "id", json_object_new_string(id));
 		json_object_object_add(params, "target", json_object_new_string(target));
 		r = zc_call(c->socket, "volume.unpublish", params, &res, e);
@@ -262,7 +262,7 @@ static int do_unpublish(struct csi_ctx *c, const char *id, const char *target, b
 		r = zc_call_id(c->socket, "volume.delete", id, NULL, e);
 		if (r < 0) {
 			/* keep the record: the retried unpublish deletes it */
-			struct perr ign = { 0 };
+			struct zcfs_err ign = { 0 };
 			(void)csi_record_save(c, id, rec, &ign);
 			return r;
 		}
@@ -270,7 +270,7 @@ static int do_unpublish(struct csi_ctx *c, const char *id, const char *target, b
 	return rec_existed ? csi_record_remove(c, id, e) : 0;
 }
 
-int csi_publish(struct csi_ctx *c, struct csi_publish_req *p, struct perr *e)
+int csi_publish(struct csi_ctx *c, struct csi_publish_req *p, struct zcfs_err *e)
 {
 	int lock = csi_record_lock(c, p->volume_id, e), r;
 
@@ -282,7 +282,7 @@ int csi_publish(struct csi_ctx *c, struct csi_publish_req *p, struct perr *e)
 }
 
 int csi_unpublish(struct csi_ctx *c, const char *id, const char *target, bool remove_target,
-		  struct perr *e)
+		  struct zcfs_err *e)
 {
 	int lock = csi_record_lock(c, id, e), r;
 
@@ -305,7 +305,7 @@ static json_object *usage_entry(uint64_t avail, uint64_t total, uint64_t used, c
 }
 
 int csi_volume_stats(struct csi_ctx *c, const char *id, const char *path, json_object **ret,
-		     struct perr *e)
+		     struct zcfs_err *e)
 {
 	_cleanup_json_ json_object *vol = NULL;
 	json_object *o, *usage, *cond, *srv, *pid;
@@ -317,11 +317,11 @@ int csi_volume_stats(struct csi_ctx *c, const char *id, const char *path, json_o
 
 	r = zc_volume_get(c->socket, id, &vol, e);
 	if (r == -ENOENT)
-		return perr_set(e, r, ZCFS_NOT_FOUND, "volume '%s' does not exist", id);
+		return zcfs_fail(e, ZCFS_NOT_FOUND, r, "volume '%s' does not exist", id);
 	if (r < 0)
 		return r;
 	if (!zc_volume_has_target(vol, path))
-		return perr_set(e, -ENOENT, ZCFS_NOT_FOUND, "volume '%s' is not published at %s", id, path);
+		return zcfs_fail(e, ZCFS_NOT_FOUND, -ENOENT, "volume '%s' is not published at %s", id, path);
 	o = json_object_new_object();
 	usage = json_object_new_array();
 	cond = json_object_new_object();
@@ -329,7 +329,7 @@ int csi_volume_stats(struct csi_ctx *c, const char *id, const char *path, json_o
 		json_object_put(o);
 		json_object_put(usage);
 		json_object_put(cond);
-		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	}
 	json_object_object_add(o, "usage", usage);
 	json_object_object_add(o, "volume_condition", cond);

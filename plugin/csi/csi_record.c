@@ -22,23 +22,23 @@ static int volumes_dir(struct csi_ctx *c, char **ret)
 
 static int record_name(const char *id, char **ret);
 
-int csi_record_lock(struct csi_ctx *c, const char *id, struct perr *e)
+int csi_record_lock(struct csi_ctx *c, const char *id, struct zcfs_err *e)
 {
 	_cleanup_free_ char *vd = NULL, *name = NULL;
 	int r, fd;
 
 	r = volumes_dir(c, &vd);
 	if (r < 0 || asprintf(&name, "%s.lock", id) < 0)
-		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	r = mkdir_p(vd, 0700);
 	if (r < 0)
-		return perr_set(e, r, ZCFS_INTERNAL, "state dir %s: %s", vd, strerror(-r));
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "state dir %s: %s", vd, strerror(-r));
 	fd = sf_trylock(vd, name);
 	if (fd == -EWOULDBLOCK)
-		return perr_set(e, -EBUSY, ZCFS_ABORTED,
-				"an operation on volume '%s' is in progress; retry", id);
+		return zcfs_fail(e, ZCFS_ABORTED, -EBUSY,
+				 "an operation on volume '%s' is in progress; retry", id);
 	if (fd < 0)
-		return perr_set(e, fd, ZCFS_INTERNAL, "lock %s/%s: %s", vd, name, strerror(-fd));
+		return zcfs_fail(e, ZCFS_INTERNAL, fd, "lock %s/%s: %s", vd, name, strerror(-fd));
 	return fd;
 }
 
@@ -64,7 +64,7 @@ static int record_name(const char *id, char **ret)
 }
 
 int csi_record_load(struct csi_ctx *c, const char *id, json_object **ret, bool *existed,
-		    struct perr *e)
+		    struct zcfs_err *e)
 {
 	_cleanup_free_ char *vd = NULL, *name = NULL;
 	json_object *rec = NULL, *t;
@@ -72,7 +72,7 @@ int csi_record_load(struct csi_ctx *c, const char *id, json_object **ret, bool *
 
 	*existed = false;
 	if (volumes_dir(c, &vd) < 0 || record_name(id, &name) < 0)
-		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	r = sf_read_json(vd, name, RECORD_MAX, &rec);
 	if (r == 0 && (!json_object_object_get_ex(rec, "targets", &t) ||
 		       !json_object_is_type(t, json_type_object))) {
@@ -82,12 +82,12 @@ int csi_record_load(struct csi_ctx *c, const char *id, json_object **ret, bool *
 	if (r == -ENOENT) {
 		rec = json_object_new_object();
 		if (!rec)
-			return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+			return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 		json_object_object_add(rec, "ephemeral", json_object_new_boolean(false));
 		json_object_object_add(rec, "targets", json_object_new_object());
 	} else if (r < 0) {
-		return perr_set(e, r, ZCFS_INTERNAL, "publish record %s/%s: %s (remove it to reset)", vd,
-				name, r == -EBADMSG ? "corrupt" : strerror(-r));
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "publish record %s/%s: %s (remove it to reset)", vd,
+				 name, r == -EBADMSG ? "corrupt" : strerror(-r));
 	} else {
 		*existed = true;
 	}
@@ -95,31 +95,31 @@ int csi_record_load(struct csi_ctx *c, const char *id, json_object **ret, bool *
 	return 0;
 }
 
-int csi_record_save(struct csi_ctx *c, const char *id, json_object *rec, struct perr *e)
+int csi_record_save(struct csi_ctx *c, const char *id, json_object *rec, struct zcfs_err *e)
 {
 	_cleanup_free_ char *vd = NULL, *name = NULL;
 	int r;
 
 	if (volumes_dir(c, &vd) < 0 || record_name(id, &name) < 0)
-		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	r = sf_write_json(vd, name, rec);
 	if (r < 0)
-		return perr_set(e, r, ZCFS_INTERNAL, "saving publish record %s/%s: %s", vd, name,
-				strerror(-r));
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "saving publish record %s/%s: %s", vd, name,
+				 strerror(-r));
 	return 0;
 }
 
-int csi_record_remove(struct csi_ctx *c, const char *id, struct perr *e)
+int csi_record_remove(struct csi_ctx *c, const char *id, struct zcfs_err *e)
 {
 	_cleanup_free_ char *vd = NULL, *name = NULL;
 	int r;
 
 	if (volumes_dir(c, &vd) < 0 || record_name(id, &name) < 0)
-		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	r = sf_remove(vd, name);
 	if (r < 0)
-		return perr_set(e, r, ZCFS_INTERNAL, "removing publish record %s/%s: %s", vd, name,
-				strerror(-r));
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "removing publish record %s/%s: %s", vd, name,
+				 strerror(-r));
 	return 0;
 }
 

@@ -30,28 +30,28 @@ void csi_publish_req_done(struct csi_publish_req *p)
 	p->capability = NULL;
 }
 
-int csi_check_volume_id(const char *what, const char *id, struct perr *e)
+int csi_check_volume_id(const char *what, const char *id, struct zcfs_err *e)
 {
 	if (!id)
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "%s is required", what);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "%s is required", what);
 	if (!name_is_valid_id(id))
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-				"%s '%.140s' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}", what, id);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "%s '%.140s' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}", what, id);
 	return 0;
 }
 
-int csi_check_target(const char *what, const char *path, struct perr *e)
+int csi_check_target(const char *what, const char *path, struct zcfs_err *e)
 {
 	if (!path)
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "%s is required", what);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "%s is required", what);
 	if (!path_is_normalized_absolute(path) || !strcmp(path, "/"))
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-				"%s '%.256s' must be an absolute path without '.', '..', '//' or a trailing '/'",
-				what, path);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "%s '%.256s' must be an absolute path without '.', '..', '//' or a trailing '/'",
+				 what, path);
 	return 0;
 }
 
-static int parse_mode(json_object *am, int *ret, struct perr *e)
+static int parse_mode(json_object *am, int *ret, struct zcfs_err *e)
 {
 	static const char *const keys[] = { "mode", NULL };
 	json_object *m;
@@ -60,7 +60,7 @@ static int parse_mode(json_object *am, int *ret, struct perr *e)
 	if (pj_only_keys(am, "volume_capability.access_mode", keys, e) < 0)
 		return -EINVAL;
 	if (!json_object_object_get_ex(am, "mode", &m))
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "volume_capability.access_mode.mode is required");
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "volume_capability.access_mode.mode is required");
 	if (json_object_is_type(m, json_type_int)) {
 		i = json_object_get_int64(m);
 		if (i >= 1 && i < (int64_t)ARRAY_SIZE(mode_names)) {
@@ -74,19 +74,19 @@ static int parse_mode(json_object *am, int *ret, struct perr *e)
 				return 0;
 			}
 	}
-	return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-			"volume_capability.access_mode.mode '%.64s' is not a supported access mode",
-			json_object_get_string(m));
+	return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+			 "volume_capability.access_mode.mode '%.64s' is not a supported access mode",
+			 json_object_get_string(m));
 }
 
 /* A uid or gid: decimal, 0 to 4294967294 (-1 is "no change" to chown). */
-static int parse_id(const char *what, const char *s, uint32_t *ret, struct perr *e)
+static int parse_id(const char *what, const char *s, uint32_t *ret, struct zcfs_err *e)
 {
 	uint64_t v;
 
 	if (parse_u64(s, 0, UINT32_MAX - 1, &v) < 0)
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-				"%s '%.32s' must be a number from 0 to 4294967294", what, s);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "%s '%.32s' must be a number from 0 to 4294967294", what, s);
 	*ret = (uint32_t)v;
 	return 0;
 }
@@ -94,7 +94,7 @@ static int parse_id(const char *what, const char *s, uint32_t *ret, struct perr 
 /* The mount access type: fs_type "" / zcfs / fuse.zcfs; mount_flags only
  * "ro"; volume_mount_group a gid (VOLUME_MOUNT_GROUP: the pod's fsGroup). */
 static int parse_mount(json_object *mnt, bool *ro, json_object *cap, struct csi_publish_req *p,
-		       struct perr *e)
+		       struct zcfs_err *e)
 {
 	static const char *const keys[] = { "fs_type", "mount_flags", "volume_mount_group", NULL };
 	json_object *flags, *fa;
@@ -105,9 +105,9 @@ static int parse_mount(json_object *mnt, bool *ro, json_object *cap, struct csi_
 	    pj_string(mnt, "volume_mount_group", false, &grp, e) < 0)
 		return -EINVAL;
 	if (fs && strcmp(fs, "zcfs") && strcmp(fs, "fuse.zcfs"))
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-				"volume_capability.mount.fs_type '%.64s' is not supported (zcfs volumes are FUSE; use \"\" or \"zcfs\")",
-				fs);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "volume_capability.mount.fs_type '%.64s' is not supported (zcfs volumes are FUSE; use \"\" or \"zcfs\")",
+				 fs);
 	if (grp) {
 		if (parse_id("volume_capability.mount.volume_mount_group", grp, &p->mount_group, e) < 0)
 			return -EINVAL;
@@ -117,21 +117,21 @@ static int parse_mount(json_object *mnt, bool *ro, json_object *cap, struct csi_
 	}
 	fa = json_object_new_array();
 	if (!fa)
-		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	json_object_object_add(cap, "mount_flags", fa);
 	if (json_object_object_get_ex(mnt, "mount_flags", &flags) && !json_object_is_type(flags, json_type_null)) {
 		if (!json_object_is_type(flags, json_type_array))
-			return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-					"volume_capability.mount.mount_flags must be an array of strings");
+			return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+					 "volume_capability.mount.mount_flags must be an array of strings");
 		for (size_t i = 0; i < json_object_array_length(flags); i++) {
 			json_object *f = json_object_array_get_idx(flags, i);
 			if (!pj_is_clean_string(f))
-				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-						"volume_capability.mount.mount_flags must be an array of strings");
+				return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+						 "volume_capability.mount.mount_flags must be an array of strings");
 			if (strcmp(json_object_get_string(f), "ro"))
-				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-						"mount flag '%.64s' is not supported (zcfsd chooses the mount options; only \"ro\" is accepted)",
-						json_object_get_string(f));
+				return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+						 "mount flag '%.64s' is not supported (zcfsd chooses the mount options; only \"ro\" is accepted)",
+						 json_object_get_string(f));
 			*ro = true;
 			json_object_array_add(fa, json_object_new_string("ro"));
 		}
@@ -141,7 +141,7 @@ static int parse_mount(json_object *mnt, bool *ro, json_object *cap, struct csi_
 	return 0;
 }
 
-static int parse_capability(json_object *vc, struct csi_publish_req *p, struct perr *e)
+static int parse_capability(json_object *vc, struct csi_publish_req *p, struct zcfs_err *e)
 {
 	static const char *const keys[] = { "block", "mount", "access_mode", NULL };
 	json_object *blk, *mnt, *am;
@@ -152,13 +152,13 @@ static int parse_capability(json_object *vc, struct csi_publish_req *p, struct p
 	    pj_object(vc, "access_mode", true, &am, e) < 0)
 		return -EINVAL;
 	if (blk && mnt)
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-				"volume_capability: block and mount are mutually exclusive");
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "volume_capability: block and mount are mutually exclusive");
 	if (blk)
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-				"volume_capability.block is not supported: zcfs volumes are filesystems (use mount)");
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "volume_capability.block is not supported: zcfs volumes are filesystems (use mount)");
 	if (!mnt)
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "volume_capability.mount is required");
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "volume_capability.mount is required");
 	if (parse_mode(am, &p->access_mode, e) < 0 || parse_mount(mnt, &ro, p->capability, p, e) < 0)
 		return -EINVAL;
 	if (p->access_mode == CSI_MODE_SINGLE_NODE_READER_ONLY ||
@@ -171,7 +171,7 @@ static int parse_capability(json_object *vc, struct csi_publish_req *p, struct p
 	return 0;
 }
 
-int csi_parse_capability(json_object *vc, struct csi_publish_req *p, struct perr *e)
+int csi_parse_capability(json_object *vc, struct csi_publish_req *p, struct zcfs_err *e)
 {
 	return parse_capability(vc, p, e);
 }
@@ -182,7 +182,7 @@ static bool has_prefix(const char *s, const char *prefix)
 }
 
 int csi_parse_volume_attrs(json_object *map, const char *what, const char *const *extra,
-			   struct csi_publish_req *p, struct perr *e)
+			   struct csi_publish_req *p, struct zcfs_err *e)
 {
 	if (!map)
 		return 0;
@@ -194,24 +194,24 @@ int csi_parse_volume_attrs(json_object *map, const char *what, const char *const
 		if (x && *x)
 			continue;	/* the caller's own key */
 		if (!pj_is_clean_string(val))
-			return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "%s['%.64s'] must be a string",
-					what, key);
+			return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "%s['%.64s'] must be a string",
+					 what, key);
 		s = json_object_get_string(val);
 		if (!strcmp(key, "tenant")) {
 			if (!name_is_valid_id(s))
-				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-						"%s.tenant '%.140s' is not a valid tenant name", what, s);
+				return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+						 "%s.tenant '%.140s' is not a valid tenant name", what, s);
 			p->tenant = s;
 		} else if (!strcmp(key, "transport")) {
 			if (strcmp(s, "auto") && strcmp(s, "devfuse") && strcmp(s, "uring"))
-				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-						"%s.transport must be auto, devfuse or uring", what);
+				return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+						 "%s.transport must be auto, devfuse or uring", what);
 			p->transport = s;
 		} else if (!strcmp(key, "size")) {
 			if (parse_size(s, 1, UINT64_MAX, &p->size) < 0)
-				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-						"%s.size '%.64s' must be a byte count, optionally with K, M or G",
-						what, s);
+				return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+						 "%s.size '%.64s' must be a byte count, optionally with K, M or G",
+						 what, s);
 		} else if (!strcmp(key, "uid") || !strcmp(key, "gid")) {
 			char name[80];
 			snprintf(name, sizeof(name), "%s.%s", what, key);
@@ -225,33 +225,33 @@ int csi_parse_volume_attrs(json_object *map, const char *what, const char *const
 			unsigned m = 0;
 			size_t n = strlen(s);
 			if (!n || n > 5 || strspn(s, "01234567") != n)
-				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-						"%s.mode '%.16s' must be octal permission bits such as 0770", what, s);
+				return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+						 "%s.mode '%.16s' must be octal permission bits such as 0770", what, s);
 			for (const char *c = s; *c; c++)
 				m = m * 8 + (unsigned)(*c - '0');
 			if (m > 07777)
-				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "%s.mode '%.16s' is above 07777",
-						what, s);
+				return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "%s.mode '%.16s' is above 07777",
+						 what, s);
 			p->mode = m;
 			p->has_mode = true;
 		} else if (!strcmp(key, "csi.storage.k8s.io/ephemeral")) {
 			if (strcmp(s, "true") && strcmp(s, "false"))
-				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-						"%s['csi.storage.k8s.io/ephemeral'] must be \"true\" or \"false\"",
-						what);
+				return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+						 "%s['csi.storage.k8s.io/ephemeral'] must be \"true\" or \"false\"",
+						 what);
 			p->ephemeral = !strcmp(s, "true");
 		} else if (!has_prefix(key, "csi.storage.k8s.io/") &&
 			   !has_prefix(key, "storage.kubernetes.io/") &&
 			   !has_prefix(key, "kubernetes.io/")) {
-			return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-					"%s: unknown key '%.64s' (zcfs knows tenant, size, transport, uid, gid, mode)",
-					what, key);
+			return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+					 "%s: unknown key '%.64s' (zcfs knows tenant, size, transport, uid, gid, mode)",
+					 what, key);
 		}
 	}
 	return 0;
 }
 
-int csi_parse_publish(json_object *req, struct csi_publish_req *p, struct perr *e)
+int csi_parse_publish(json_object *req, struct csi_publish_req *p, struct zcfs_err *e)
 {
 	static const char *const keys[] = { "volume_id", "publish_context", "staging_target_path",
 					    "target_path", "volume_capability", "readonly", "secrets",
@@ -263,7 +263,7 @@ int csi_parse_publish(json_object *req, struct csi_publish_req *p, struct perr *
 	p->remove_target = true;
 	p->capability = json_object_new_object();
 	if (!p->capability)
-		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	if (pj_only_keys(req, NULL, keys, e) < 0 ||
 	    pj_string(req, "volume_id", true, &p->volume_id, e) < 0 ||
 	    csi_check_volume_id("volume_id", p->volume_id, e) < 0 ||
@@ -285,7 +285,7 @@ int csi_parse_publish(json_object *req, struct csi_publish_req *p, struct perr *
 }
 
 int csi_parse_unpublish(json_object *req, const char **volume_id, const char **target,
-			struct perr *e)
+			struct zcfs_err *e)
 {
 	static const char *const keys[] = { "volume_id", "target_path", NULL };
 
@@ -300,7 +300,7 @@ int csi_parse_unpublish(json_object *req, const char **volume_id, const char **t
 
 /* volume_path is any non-empty string: one that is not a target of the
  * volume is NOT_FOUND (csi_volume_stats), the spec's answer. */
-int csi_parse_stats(json_object *req, const char **volume_id, const char **path, struct perr *e)
+int csi_parse_stats(json_object *req, const char **volume_id, const char **path, struct zcfs_err *e)
 {
 	static const char *const keys[] = { "volume_id", "volume_path", "staging_target_path", NULL };
 	const char *staging;

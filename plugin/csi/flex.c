@@ -25,7 +25,7 @@ static json_object *status(const char *st, const char *msg)
 	return o;
 }
 
-static json_object *failure(const struct perr *e)
+static json_object *failure(const struct zcfs_err *e)
 {
 	char msg[600];
 
@@ -34,7 +34,7 @@ static json_object *failure(const struct perr *e)
 }
 
 int flex_parse_mount(const char *dir, const char *opts_json, json_object **doc,
-		     struct csi_publish_req *p, char *idbuf, size_t idlen, struct perr *e)
+		     struct csi_publish_req *p, char *idbuf, size_t idlen, struct zcfs_err *e)
 {
 	static const char *const own[] = { "volumeID", NULL };
 	const char *fs, *rw, *uid, *name, *vid;
@@ -44,14 +44,14 @@ int flex_parse_mount(const char *dir, const char *opts_json, json_object **doc,
 	*doc = NULL;
 	p->capability = json_object_new_object();
 	if (!p->capability)
-		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	if (csi_check_target("mount dir", dir, e) < 0)
 		return -EINVAL;
 	if (!opts_json)
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "mount: the options JSON argument is missing");
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "mount: the options JSON argument is missing");
 	if (strlen(opts_json) > CSI_REQUEST_MAX)
-		return perr_set(e, -EFBIG, ZCFS_INVALID_ARGUMENT, "mount options larger than %d bytes",
-				CSI_REQUEST_MAX);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EFBIG, "mount options larger than %d bytes",
+				 CSI_REQUEST_MAX);
 	if (pj_parse_object(opts_json, strlen(opts_json), true, doc, e) < 0)
 		return -EINVAL;
 	o = *doc;
@@ -63,11 +63,11 @@ int flex_parse_mount(const char *dir, const char *opts_json, json_object **doc,
 	    csi_parse_volume_attrs(o, "options", own, p, e) < 0)
 		return -EINVAL;
 	if (fs && strcmp(fs, "zcfs") && strcmp(fs, "fuse.zcfs"))
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-				"fsType '%.64s' is not supported (leave it empty or use zcfs)", fs);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "fsType '%.64s' is not supported (leave it empty or use zcfs)", fs);
 	if (rw && strcmp(rw, "rw") && strcmp(rw, "ro"))
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-				"kubernetes.io/readwrite must be rw or ro, not '%.16s'", rw);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "kubernetes.io/readwrite must be rw or ro, not '%.16s'", rw);
 	p->readonly = rw && !strcmp(rw, "ro");
 	p->target_path = dir;
 	p->remove_target = false;	/* kubelet owns the mount dir */
@@ -76,10 +76,10 @@ int flex_parse_mount(const char *dir, const char *opts_json, json_object **doc,
 		p->volume_id = vid;
 	} else {
 		if (!uid || !name)
-			return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-					"options need volumeID (a persistent volume) or kubernetes.io/pod.uid and kubernetes.io/pvOrVolumeName (a per-pod volume)");
+			return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+					 "options need volumeID (a persistent volume) or kubernetes.io/pod.uid and kubernetes.io/pvOrVolumeName (a per-pod volume)");
 		if ((size_t)snprintf(idbuf, idlen, "flex-%s-%s", uid, name) >= idlen)
-			return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "pod uid and volume name too long");
+			return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "pod uid and volume name too long");
 		p->volume_id = idbuf;
 		p->ephemeral = true;
 	}
@@ -94,7 +94,7 @@ int flex_parse_mount(const char *dir, const char *opts_json, json_object **doc,
 	return 0;
 }
 
-static int flex_mount(struct csi_ctx *c, const char *dir, const char *opts, struct perr *e)
+static int flex_mount(struct csi_ctx *c, const char *dir, const char *opts, struct zcfs_err *e)
 {
 	_cleanup_json_ json_object *doc = NULL;
 	struct csi_publish_req p;
@@ -109,7 +109,7 @@ static int flex_mount(struct csi_ctx *c, const char *dir, const char *opts, stru
 }
 
 /* The volume mounted at DIR, found in zcfsd's list. */
-static int volume_at(struct csi_ctx *c, const char *dir, char **id, struct perr *e)
+static int volume_at(struct csi_ctx *c, const char *dir, char **id, struct zcfs_err *e)
 {
 	_cleanup_json_ json_object *res = NULL;
 	json_object *vols;
@@ -120,18 +120,18 @@ static int volume_at(struct csi_ctx *c, const char *dir, char **id, struct perr 
 	if (r < 0)
 		return r;
 	if (!json_object_object_get_ex(res, "volumes", &vols) || !json_object_is_type(vols, json_type_array))
-		return perr_set(e, -EPROTO, ZCFS_UNAVAILABLE, "zcfsd sent no volume list");
+		return zcfs_fail(e, ZCFS_UNAVAILABLE, -EPROTO, "zcfsd sent no volume list");
 	for (size_t i = 0; i < json_object_array_length(vols); i++) {
 		json_object *v = json_object_array_get_idx(vols, i);
 		if (zc_volume_has_target(v, dir)) {
 			*id = strdup(zc_volume_str(v, "id"));
-			return *id ? 0 : perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+			return *id ? 0 : zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 		}
 	}
 	return 0;
 }
 
-static int flex_unmount(struct csi_ctx *c, const char *dir, struct perr *e)
+static int flex_unmount(struct csi_ctx *c, const char *dir, struct zcfs_err *e)
 {
 	_cleanup_free_ char *id = NULL;
 	int r;
@@ -148,7 +148,7 @@ static int flex_unmount(struct csi_ctx *c, const char *dir, struct perr *e)
 
 int flex_main(struct csi_ctx *c, int argc, char **argv, json_object **out)
 {
-	struct perr e = { 0 };
+	struct zcfs_err e = { 0 };
 	json_object *caps;
 	int r;
 
@@ -168,7 +168,7 @@ int flex_main(struct csi_ctx *c, int argc, char **argv, json_object **out)
 	else if (!strcmp(argv[0], "unmount") && argc == 2)
 		r = flex_unmount(c, argv[1], &e);
 	else if (!strcmp(argv[0], "mount") || !strcmp(argv[0], "unmount") || !strcmp(argv[0], "init"))
-		r = perr_set(&e, -EINVAL, ZCFS_INVALID_ARGUMENT, "usage: init | mount DIR JSON | unmount DIR");
+		r = zcfs_fail(&e, ZCFS_INVALID_ARGUMENT, -EINVAL, "usage: init | mount DIR JSON | unmount DIR");
 	else {
 		*out = status("Not supported", "zcfs is an attach-less FlexVolume driver: init, mount DIR JSON, unmount DIR");
 		return 1;

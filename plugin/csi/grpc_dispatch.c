@@ -77,20 +77,20 @@ int csi_grpc_status(enum zcfs_code code)
 }
 
 int csi_grpc_decode(const struct csi_grpc_method *m, const uint8_t *buf, size_t len,
-		    json_object **req, struct perr *e)
+		    json_object **req, struct zcfs_err *e)
 {
 	return pb_decode_json(m->req, buf, len, req, e);
 }
 
 /* kubelet's GetInfo: who we are and where kubelet finds the CSI socket. */
-static int registration_info(const struct csi_serve_opts *o, json_object **resp, struct perr *e)
+static int registration_info(const struct csi_serve_opts *o, json_object **resp, struct zcfs_err *e)
 {
 	json_object *r = json_object_new_object(), *v = json_object_new_array();
 
 	if (!r || !v) {
 		json_object_put(r);
 		json_object_put(v);
-		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	}
 	json_object_object_add(r, "type", json_object_new_string(CSI_REGISTRATION_TYPE));
 	json_object_object_add(r, "name", json_object_new_string(CSI_DRIVER_NAME));
@@ -101,7 +101,7 @@ static int registration_info(const struct csi_serve_opts *o, json_object **resp,
 	return 0;
 }
 
-static int registration_status(json_object *req, json_object **resp, struct perr *e)
+static int registration_status(json_object *req, json_object **resp, struct zcfs_err *e)
 {
 	json_object *ok = NULL, *err = NULL;
 
@@ -114,14 +114,14 @@ static int registration_status(json_object *req, json_object **resp, struct perr
 		log_err("event=registration-failed driver=%s error=\"%.256s\"", CSI_DRIVER_NAME,
 			err ? json_object_get_string(err) : "");
 	*resp = json_object_new_object();
-	return *resp ? 0 : perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+	return *resp ? 0 : zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 }
 
 void csi_grpc_call(struct csi_ctx *c, const struct csi_serve_opts *o, const struct csi_grpc_method *m,
 		   const uint8_t *buf, size_t len, struct csi_grpc_result *res)
 {
 	_cleanup_json_ json_object *req = NULL, *resp = NULL;
-	struct perr e = { 0 };
+	struct zcfs_err e = { 0 };
 	int r;
 
 	memset(res, 0, sizeof(*res));
@@ -138,7 +138,7 @@ void csi_grpc_call(struct csi_ctx *c, const struct csi_serve_opts *o, const stru
 		r = pb_encode_json(m->resp, resp, &res->resp, &res->resp_len, &e);
 	if (r < 0) {
 		if (e.code == ZCFS_OK)
-			perr_set(&e, r, ZCFS_INTERNAL, "%s", strerror(-r));
+			zcfs_fail(&e, ZCFS_INTERNAL, r, "%s", strerror(-r));
 		res->status = csi_grpc_status(e.code);
 		snprintf(res->msg, sizeof(res->msg), "%s", e.msg);
 		free(res->resp);

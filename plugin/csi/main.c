@@ -53,7 +53,7 @@ static void print(json_object *o)
 	fflush(stdout);
 }
 
-static int answer_error(const struct perr *e)
+static int answer_error(const struct zcfs_err *e)
 {
 	json_object *o = json_object_new_object(), *err = json_object_new_object();
 
@@ -132,7 +132,7 @@ int main(int argc, char **argv)
 	_cleanup_json_ json_object *resp = NULL;
 	static struct utsname un;
 	struct csi_ctx c = { 0 };
-	struct perr e = { 0 };
+	struct zcfs_err e = { 0 };
 	const char *sock = NULL;
 	size_t len = 0;
 	int o, r;
@@ -168,14 +168,14 @@ int main(int argc, char **argv)
 		return r;
 	}
 	if (optind + 1 != argc) {
-		perr_set(&e, -EINVAL, ZCFS_INVALID_ARGUMENT, "one METHOD argument expected; the request goes on stdin");
+		zcfs_fail(&e, ZCFS_INVALID_ARGUMENT, -EINVAL, "one METHOD argument expected; the request goes on stdin");
 		return answer_error(&e) + 1;
 	}
 	r = pj_read_fd(STDIN_FILENO, CSI_REQUEST_MAX, &body, &len);
 	if (r == -EFBIG)
-		perr_set(&e, r, ZCFS_INVALID_ARGUMENT, "request larger than %d bytes", CSI_REQUEST_MAX);
+		zcfs_fail(&e, ZCFS_INVALID_ARGUMENT, r, "request larger than %d bytes", CSI_REQUEST_MAX);
 	else if (r < 0)
-		perr_set(&e, r, ZCFS_INVALID_ARGUMENT, "reading the request from stdin: %s", strerror(-r));
+		zcfs_fail(&e, ZCFS_INVALID_ARGUMENT, r, "reading the request from stdin: %s", strerror(-r));
 	else
 		r = csi_handle(&c, argv[optind], body, len, &resp, &e);
 	if (r < 0) {

@@ -115,7 +115,7 @@ static bool is_wrapper(const ProtobufCMessageDescriptor *d)
 
 struct dec {
 	struct dec_alloc *a;
-	struct perr *e;
+	struct zcfs_err *e;
 };
 
 static json_object *msg_to_json(struct dec *d, const ProtobufCMessage *m);
@@ -128,11 +128,11 @@ static int check_string(struct dec *d, const ProtobufCFieldDescriptor *f, const 
 		return 0;
 	bs = block_size(d->a, s);
 	if (bs && bs != strlen(s) + 1)
-		return perr_set(d->e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-				"field %s holds a NUL byte", f->name);
+		return zcfs_fail(d->e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "field %s holds a NUL byte", f->name);
 	if (!utf8_valid((const unsigned char *)s))
-		return perr_set(d->e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-				"field %s is not valid UTF-8", f->name);
+		return zcfs_fail(d->e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "field %s is not valid UTF-8", f->name);
 	return 0;
 }
 
@@ -182,8 +182,8 @@ static json_object *value_to_json(struct dec *d, const ProtobufCFieldDescriptor 
 	}
 	case PROTOBUF_C_TYPE_BYTES:
 	default:
-		perr_set(d->e, -EINVAL, ZCFS_INVALID_ARGUMENT, "field %s: bytes fields are not accepted",
-			 f->name);
+		zcfs_fail(d->e, ZCFS_INVALID_ARGUMENT, -EINVAL, "field %s: bytes fields are not accepted",
+			  f->name);
 		return NULL;
 	}
 }
@@ -240,8 +240,8 @@ static json_object *map_to_json(struct dec *d, const ProtobufCFieldDescriptor *f
 		goto oom;
 	if (ed->fields[0].type != PROTOBUF_C_TYPE_STRING) {
 		json_object_put(o);
-		perr_set(d->e, -EINVAL, ZCFS_INVALID_ARGUMENT, "field %s: only string map keys are accepted",
-			 f->name);
+		zcfs_fail(d->e, ZCFS_INVALID_ARGUMENT, -EINVAL, "field %s: only string map keys are accepted",
+			  f->name);
 		return NULL;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -261,7 +261,7 @@ static json_object *map_to_json(struct dec *d, const ProtobufCFieldDescriptor *f
 	}
 	return o;
 oom:
-	perr_set(d->e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+	zcfs_fail(d->e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 fail:
 	json_object_put(o);
 	return NULL;
@@ -273,7 +273,7 @@ static json_object *msg_to_json(struct dec *d, const ProtobufCMessage *m)
 	json_object *o = json_object_new_object();
 
 	if (!o) {
-		perr_set(d->e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		zcfs_fail(d->e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	for (unsigned i = 0; i < md->n_fields; i++) {
@@ -316,7 +316,7 @@ static json_object *msg_to_json(struct dec *d, const ProtobufCMessage *m)
 		}
 		if (!v) {
 			if (d->e->code == ZCFS_OK)
-				perr_set(d->e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+				zcfs_fail(d->e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 			json_object_put(o);
 			return NULL;
 		}
@@ -326,7 +326,7 @@ static json_object *msg_to_json(struct dec *d, const ProtobufCMessage *m)
 }
 
 int pb_decode_json(const ProtobufCMessageDescriptor *desc, const uint8_t *buf, size_t len,
-		   json_object **ret, struct perr *e)
+		   json_object **ret, struct zcfs_err *e)
 {
 	struct dec_alloc a = { 0 };
 	ProtobufCAllocator al = { .alloc = dec_alloc_fn, .free = dec_free_fn, .allocator_data = &a };
@@ -338,9 +338,9 @@ int pb_decode_json(const ProtobufCMessageDescriptor *desc, const uint8_t *buf, s
 	m = protobuf_c_message_unpack(desc, &al, len, buf);
 	if (!m) {
 		r = a.failed && a.used + 1024 > PB_DECODE_MEM_MAX ?
-			perr_set(e, -EFBIG, ZCFS_INVALID_ARGUMENT,
-				 "%s: the request unpacks to more than %u MiB", desc->name, PB_DECODE_MEM_MAX >> 20) :
-			perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "%s: malformed protobuf message", desc->name);
+			zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EFBIG,
+				  "%s: the request unpacks to more than %u MiB", desc->name, PB_DECODE_MEM_MAX >> 20) :
+			zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "%s: malformed protobuf message", desc->name);
 		/* protobuf-c freed what it had allocated */
 		free(a.blocks);
 		return r;
@@ -348,7 +348,7 @@ int pb_decode_json(const ProtobufCMessageDescriptor *desc, const uint8_t *buf, s
 	qsort(a.blocks, a.n, sizeof(*a.blocks), block_cmp);
 	*ret = msg_to_json(&d, m);
 	if (!*ret)
-		r = e->code == ZCFS_OK ? perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory") : -EINVAL;
+		r = e->code == ZCFS_OK ? zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory") : -EINVAL;
 	free(a.blocks);
 	a.blocks = NULL;
 	a.n = a.cap = 0;
@@ -362,7 +362,7 @@ int pb_decode_json(const ProtobufCMessageDescriptor *desc, const uint8_t *buf, s
 struct arena {
 	void **p;
 	size_t n, cap;
-	struct perr *e;
+	struct zcfs_err *e;
 };
 
 static void *arena_alloc(struct arena *a, size_t size)
@@ -395,7 +395,7 @@ static int json_to_msg(struct arena *a, const ProtobufCMessageDescriptor *md, js
 
 static int bad(struct arena *a, const ProtobufCFieldDescriptor *f, const char *why)
 {
-	return perr_set(a->e, -EPROTO, ZCFS_INTERNAL, "answer field %s: %s", f->name, why);
+	return zcfs_fail(a->e, ZCFS_INTERNAL, -EPROTO, "answer field %s: %s", f->name, why);
 }
 
 static int set_value(struct arena *a, const ProtobufCFieldDescriptor *f, json_object *v, void *p)
@@ -445,7 +445,7 @@ static int set_value(struct arena *a, const ProtobufCFieldDescriptor *f, json_ob
 			return bad(a, f, "not a string");
 		s = arena_alloc(a, (size_t)json_object_get_string_len(v) + 1);
 		if (!s)
-			return perr_set(a->e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+			return zcfs_fail(a->e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 		memcpy(s, json_object_get_string(v), (size_t)json_object_get_string_len(v));
 		*(char **)p = s;
 		return 0;
@@ -457,7 +457,7 @@ static int set_value(struct arena *a, const ProtobufCFieldDescriptor *f, json_ob
 		if (is_wrapper(sd) && !json_object_is_type(v, json_type_object)) {
 			sub = arena_alloc(a, sd->sizeof_message);
 			if (!sub)
-				return perr_set(a->e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+				return zcfs_fail(a->e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 			sd->message_init(sub);
 			r = set_value(a, &sd->fields[0], v, (char *)sub + sd->fields[0].offset);
 		} else {
@@ -489,11 +489,11 @@ static int set_repeated(struct arena *a, const ProtobufCFieldDescriptor *f, json
 			return bad(a, f, "a map must be an object");
 		entries = arena_alloc(a, sizeof(*entries) * (size_t)json_object_object_length(v));
 		if (!entries)
-			return perr_set(a->e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+			return zcfs_fail(a->e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 		json_object_object_foreach(v, key, val) {
 			ProtobufCMessage *en = arena_alloc(a, ed->sizeof_message);
 			if (!en)
-				return perr_set(a->e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+				return zcfs_fail(a->e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 			ed->message_init(en);
 			json_object *k = json_object_new_string(key);
 			r = k ? set_value(a, &ed->fields[0], k, (char *)en + ed->fields[0].offset) : -ENOMEM;
@@ -501,7 +501,7 @@ static int set_repeated(struct arena *a, const ProtobufCFieldDescriptor *f, json
 			if (r == 0)
 				r = set_value(a, &ed->fields[1], val, (char *)en + ed->fields[1].offset);
 			if (r < 0)
-				return r == -ENOMEM ? perr_set(a->e, r, ZCFS_INTERNAL, "out of memory") : r;
+				return r == -ENOMEM ? zcfs_fail(a->e, ZCFS_INTERNAL, r, "out of memory") : r;
 			entries[i++] = en;
 		}
 		*n = i;
@@ -512,7 +512,7 @@ static int set_repeated(struct arena *a, const ProtobufCFieldDescriptor *f, json
 		return bad(a, f, "a repeated field must be an array");
 	arr = arena_alloc(a, value_size(f) * json_object_array_length(v));
 	if (!arr)
-		return perr_set(a->e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		return zcfs_fail(a->e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	for (i = 0; i < json_object_array_length(v); i++) {
 		r = set_value(a, f, json_object_array_get_idx(v, i), arr + i * value_size(f));
 		if (r < 0)
@@ -530,13 +530,13 @@ static int json_to_msg(struct arena *a, const ProtobufCMessageDescriptor *md, js
 	int r;
 
 	if (!m)
-		return perr_set(a->e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		return zcfs_fail(a->e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	md->message_init(m);
 	json_object_object_foreach(o, key, v) {
 		const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field_by_name(md, key);
 		if (!f)
-			return perr_set(a->e, -EPROTO, ZCFS_INTERNAL, "answer field %s.%.64s is not in csi.proto",
-					md->name, key);
+			return zcfs_fail(a->e, ZCFS_INTERNAL, -EPROTO, "answer field %s.%.64s is not in csi.proto",
+					 md->name, key);
 		if (json_object_is_type(v, json_type_null))
 			continue;
 		if (f->label == PROTOBUF_C_LABEL_REPEATED)
@@ -553,7 +553,7 @@ static int json_to_msg(struct arena *a, const ProtobufCMessageDescriptor *md, js
 }
 
 int pb_encode_json(const ProtobufCMessageDescriptor *desc, json_object *o, uint8_t **ret,
-		   size_t *len, struct perr *e)
+		   size_t *len, struct zcfs_err *e)
 {
 	struct arena a = { .e = e };
 	ProtobufCMessage *m;
@@ -568,7 +568,7 @@ int pb_encode_json(const ProtobufCMessageDescriptor *desc, json_object *o, uint8
 		n = protobuf_c_message_get_packed_size(m);
 		buf = malloc(n ? n : 1);
 		if (!buf) {
-			r = perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+			r = zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 		} else {
 			*len = protobuf_c_message_pack(m, buf);
 			*ret = buf;

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <json-c/json.h>
 #include <protobuf-c/protobuf-c.h>
-#include "plugin_err.h"
+#include "daemon/common/zcfs_err.h"
 
 /* Memory one request may take once unpacked (protobuf-c allocates a
  * message per empty sub-message on the wire: about 20x the bytes). */
@@ -22,12 +22,12 @@
  * holding a NUL byte (C strings cannot carry it, so it would be cut
  * short silently), invalid UTF-8 or bytes fields: INVALID_ARGUMENT. */
 int pb_decode_json(const ProtobufCMessageDescriptor *desc, const uint8_t *buf, size_t len,
-		   json_object **ret, struct perr *e) _must_check_;
+		   json_object **ret, struct zcfs_err *e) _must_check_;
 
 /* Packs the JSON object O as a DESC message into *ret (malloc'ed, *len
  * bytes). A field the descriptor does not know, or a value of the wrong
  * type: -EPROTO with INTERNAL (our own answer does not fit csi.proto). */
 int pb_encode_json(const ProtobufCMessageDescriptor *desc, json_object *o, uint8_t **ret,
-		   size_t *len, struct perr *e) _must_check_;
+		   size_t *len, struct zcfs_err *e) _must_check_;
 
 #endif

@@ -80,7 +80,7 @@ int main(int argc, char **argv)
 	const char *listen_path = VP_DEFAULT_LISTEN, *sock = NULL, *state = VP_DEFAULT_STATE_DIR,
 		   *root = VP_DEFAULT_MOUNT_ROOT;
 	struct MHD_Daemon *d = NULL;
-	struct perr e = { 0 };
+	struct zcfs_err e = { 0 };
 	unsigned budget_ms = VP_ZCFSD_BUDGET_MS;
 	struct vp v;
 	sigset_t mask;

@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <json-c/json.h>
-#include "plugin_err.h"
+#include "daemon/common/zcfs_proto.h"
 
 #define VP_DEFAULT_LISTEN "/run/docker/plugins/zcfs.sock"
 #define VP_DEFAULT_STATE_DIR "/var/lib/zcfs/volume-plugin"
@@ -41,7 +41,7 @@ struct vp {
 /* Loads (or starts) the registry. A corrupt registry is an error: the
  * plugin refuses to start rather than forget volumes. */
 int vp_init(struct vp *v, const char *socket, const char *state_dir, const char *mount_root,
-	    struct perr *e) _must_check_;
+	    struct zcfs_err *e) _must_check_;
 void vp_done(struct vp *v);
 
 /* One request: POST ENDPOINT with BODY. Returns the HTTP status (200 or
@@ -49,8 +49,8 @@ void vp_done(struct vp *v);
 int vp_handle(struct vp *v, const char *endpoint, const char *body, size_t len, json_object **resp);
 
 /* Registry (vp_registry.c). */
-int vp_registry_load(struct vp *v, struct perr *e) _must_check_;
-int vp_registry_save(struct vp *v, struct perr *e) _must_check_;
+int vp_registry_load(struct vp *v, struct zcfs_err *e) _must_check_;
+int vp_registry_save(struct vp *v, struct zcfs_err *e) _must_check_;
 json_object *vp_registry_volumes(struct vp *v);
 /* The entry of NAME or NULL. */
 json_object *vp_registry_get(struct vp *v, const char *name);
@@ -65,7 +65,7 @@ bool vp_entry_del_id(json_object *entry, const char *id);
 /* HTTP front (vp_http.c): serves LISTEN_FD (a bound, listening unix
  * socket) until vp_http_stop. */
 struct MHD_Daemon;
-int vp_http_start(struct vp *v, int listen_fd, struct MHD_Daemon **ret, struct perr *e) _must_check_;
+int vp_http_start(struct vp *v, int listen_fd, struct MHD_Daemon **ret, struct zcfs_err *e) _must_check_;
 void vp_http_stop(struct MHD_Daemon *d);
 
 #endif

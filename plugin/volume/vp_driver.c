@@ -34,7 +34,7 @@ static bool has_key(const char *const *keys, const char *key)
  * Docker's own plugin helpers do (Docker adds fields, e.g. Labels). The
  * fields zcfs reads are checked strictly; Name must be a valid id. */
 static int parse_req(json_object *o, const char *const *keys, bool need_name, struct req *q,
-		     struct perr *e)
+		     struct zcfs_err *e)
 {
 	memset(q, 0, sizeof(*q));
 	if ((has_key(keys, "Name") && pj_string(o, "Name", need_name, &q->name, e) < 0) ||
@@ -42,14 +42,14 @@ static int parse_req(json_object *o, const char *const *keys, bool need_name, st
 	    (has_key(keys, "Opts") && pj_string_map(o, "Opts", &q->opts, e) < 0))
 		return -EINVAL;
 	if (q->name && !name_is_valid_id(q->name))
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-				"volume name '%.140s' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}", q->name);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "volume name '%.140s' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}", q->name);
 	if (q->id && strlen(q->id) > VP_ID_MAX)
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "ID longer than %d bytes", VP_ID_MAX);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "ID longer than %d bytes", VP_ID_MAX);
 	return 0;
 }
 
-static int check_opts(json_object *opts, struct perr *e)
+static int check_opts(json_object *opts, struct zcfs_err *e)
 {
 	uint64_t sz;
 
@@ -59,27 +59,27 @@ static int check_opts(json_object *opts, struct perr *e)
 		const char *s = json_object_get_string(val);
 		if (!strcmp(k, "tenant")) {
 			if (!name_is_valid_id(s))
-				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "tenant '%.140s' is not a valid tenant name", s);
+				return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "tenant '%.140s' is not a valid tenant name", s);
 		} else if (!strcmp(k, "transport")) {
 			if (strcmp(s, "auto") && strcmp(s, "devfuse") && strcmp(s, "uring"))
-				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-						"transport must be auto, devfuse or uring");
+				return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+						 "transport must be auto, devfuse or uring");
 		} else if (!strcmp(k, "size")) {
 			if (parse_size(s, 1, UINT64_MAX, &sz) < 0)
-				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-						"size '%.64s' must be a byte count, optionally with K, M or G", s);
+				return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+						 "size '%.64s' must be a byte count, optionally with K, M or G", s);
 		} else if (!strcmp(k, "uid") || !strcmp(k, "gid")) {
 			/* the volume root's owner, as in CSI's volume_context */
 			if (parse_u64(s, 0, UINT32_MAX - 1, &sz) < 0)
-				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-						"%s '%.32s' must be a number from 0 to 4294967294", k, s);
+				return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+						 "%s '%.32s' must be a number from 0 to 4294967294", k, s);
 		} else if (!strcmp(k, "mode")) {
 			if (!*s || strlen(s) > 5 || strspn(s, "01234567") != strlen(s))
-				return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-						"mode '%.16s' must be octal permission bits such as 0770", s);
+				return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+						 "mode '%.16s' must be octal permission bits such as 0770", s);
 		} else {
-			return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-					"unknown option '%.64s' (zcfs knows tenant, size, transport, uid, gid, mode)", k);
+			return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+					 "unknown option '%.64s' (zcfs knows tenant, size, transport, uid, gid, mode)", k);
 		}
 	}
 	return 0;
@@ -100,11 +100,11 @@ static json_object *ok_empty(void)
 	return o;
 }
 
-static int do_create(struct vp *v, struct req *q, json_object **resp, struct perr *e)
+static int do_create(struct vp *v, struct req *q, json_object **resp, struct zcfs_err *e)
 {
 	_cleanup_json_ json_object *vol = NULL, *res = NULL, *opts = NULL;
 	_cleanup_free_ char *mp = NULL;
-	struct perr ign = { 0 };
+	struct zcfs_err ign = { 0 };
 	json_object *ent, *params, *x;
 	const char *tenant;
 	int r;
@@ -112,21 +112,21 @@ static int do_create(struct vp *v, struct req *q, json_object **resp, struct per
 	if (check_opts(q->opts, e) < 0)
 		return -EINVAL;
 	if (q->opts ? json_object_deep_copy(q->opts, &opts, NULL) < 0 : !(opts = json_object_new_object()))
-		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	ent = vp_registry_get(v, q->name);
 	if (ent) {
 		json_object *old = NULL;
 		json_object_object_get_ex(ent, "opts", &old);
 		if (!json_object_equal(old, opts))
-			return perr_set(e, -EEXIST, ZCFS_ALREADY_EXISTS, "volume '%s' exists with other options",
-					q->name);
+			return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST, "volume '%s' exists with other options",
+					 q->name);
 		*resp = ok_empty();
 		return 0;
 	}
 	r = zc_volume_get(v->socket, q->name, &vol, e);
 	if (r == 0)
-		return perr_set(e, -EEXIST, ZCFS_ALREADY_EXISTS,
-				"zcfsd already has a volume '%s' that this plugin did not create", q->name);
+		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
+				 "zcfsd already has a volume '%s' that this plugin did not create", q->name);
 	if (r != -ENOENT)
 		return r;
 	params = json_object_new_object();
@@ -149,7 +149,7 @@ static int do_create(struct vp *v, struct req *q, json_object **resp, struct per
 		return r;
 	tenant = json_object_object_get_ex(res, "volume", &x) ? zc_volume_str(x, "tenant") : "";
 	if (!name_is_valid_id(tenant) || asprintf(&mp, "%s/%s/%s", v->mount_root, tenant, q->name) < 0) {
-		r = perr_set(e, -EPROTO, ZCFS_INTERNAL, "zcfsd sent no usable tenant for '%s'", q->name);
+		r = zcfs_fail(e, ZCFS_INTERNAL, -EPROTO, "zcfsd sent no usable tenant for '%s'", q->name);
 		goto undo;
 	}
 	ent = json_object_new_object();
@@ -171,7 +171,7 @@ undo:
 	return r;
 }
 
-static int do_remove(struct vp *v, struct req *q, json_object **resp, struct perr *e)
+static int do_remove(struct vp *v, struct req *q, json_object **resp, struct zcfs_err *e)
 {
 	json_object *ent = vp_registry_get(v, q->name), *ids;
 	_cleanup_free_ char *mp = NULL;
@@ -183,9 +183,9 @@ static int do_remove(struct vp *v, struct req *q, json_object **resp, struct per
 	}
 	ids = vp_entry_ids(ent);
 	if (json_object_array_length(ids) > 0)
-		return perr_set(e, -EBUSY, ZCFS_FAILED_PRECONDITION,
-				"volume '%s' is mounted (%zu caller IDs); unmount it first", q->name,
-				json_object_array_length(ids));
+		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY,
+				 "volume '%s' is mounted (%zu caller IDs); unmount it first", q->name,
+				 json_object_array_length(ids));
 	r = zc_call_id(v->socket, "volume.delete", q->name, NULL, e);
 	if (r < 0)
 		return r;
@@ -211,7 +211,7 @@ static json_object *with_mountpoint(const char *mp)
 /* volume.publish at the mountpoint. Its parent MOUNT_ROOT/TENANT is made
  * here (zcfsd creates only the last component) and removed again when
  * zcfsd refuses: a failed Mount changes nothing. */
-static int publish(struct vp *v, const char *name, json_object *ent, struct perr *e)
+static int publish(struct vp *v, const char *name, json_object *ent, struct zcfs_err *e)
 {
 	_cleanup_free_ char *dir = NULL, *made = NULL;
 	const char *mp = vp_entry_str(ent, "mountpoint");
@@ -219,16 +219,16 @@ static int publish(struct vp *v, const char *name, json_object *ent, struct perr
 	int r;
 
 	if (asprintf(&dir, "%s/%s", v->mount_root, vp_entry_str(ent, "tenant")) < 0)
-		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	r = mkdir_p_undoable(dir, 0755, &made);
 	if (r < 0) {
 		rmdir_created(dir, made);
-		return perr_set(e, r, ZCFS_INTERNAL, "mkdir %s: %s", dir, strerror(-r));
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "mkdir %s: %s", dir, strerror(-r));
 	}
 	params = json_object_new_object();
 	if (!params) {
 		rmdir_created(dir, made);
-		return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	}
 	json_object_object_add(params, "id", json_object_new_string(name));
 	json_object_object_add(params, "target", json_object_new_string(mp));
@@ -238,7 +238,7 @@ static int publish(struct vp *v, const char *name, json_object *ent, struct perr
 	return r;
 }
 
-static int unpublish(struct vp *v, const char *name, json_object *ent, struct perr *e)
+static int unpublish(struct vp *v, const char *name, json_object *ent, struct zcfs_err *e)
 {
 	json_object *params = json_object_new_object();
 
@@ -247,16 +247,16 @@ static int unpublish(struct vp *v, const char *name, json_object *ent, struct pe
 	return zc_call(v->socket, "volume.unpublish", params, NULL, e);
 }
 
-static int do_mount(struct vp *v, struct req *q, json_object **resp, struct perr *e)
+static int do_mount(struct vp *v, struct req *q, json_object **resp, struct zcfs_err *e)
 {
 	json_object *ent = vp_registry_get(v, q->name);
 	bool first, added;
 	int r;
 
 	if (!ent)
-		return perr_set(e, -ENOENT, ZCFS_NOT_FOUND, "no such volume '%s'", q->name);
+		return zcfs_fail(e, ZCFS_NOT_FOUND, -ENOENT, "no such volume '%s'", q->name);
 	if (!q->id)
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT, "ID is required");
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "ID is required");
 	first = json_object_array_length(vp_entry_ids(ent)) == 0;
 	/* Always ask zcfsd: publishing the same target again is a no-op for
 	 * it, and it re-mounts what a restart without re-adoption lost. */
@@ -267,7 +267,7 @@ static int do_mount(struct vp *v, struct req *q, json_object **resp, struct perr
 	if (added && (r = vp_registry_save(v, e)) < 0) {
 		vp_entry_del_id(ent, q->id);
 		if (first) {
-			struct perr ign = { 0 };
+			struct zcfs_err ign = { 0 };
 			(void)unpublish(v, q->name, ent, &ign);
 		}
 		return r;
@@ -276,7 +276,7 @@ static int do_mount(struct vp *v, struct req *q, json_object **resp, struct perr
 	return 0;
 }
 
-static int do_unmount(struct vp *v, struct req *q, json_object **resp, struct perr *e)
+static int do_unmount(struct vp *v, struct req *q, json_object **resp, struct zcfs_err *e)
 {
 	json_object *ent = vp_registry_get(v, q->name);
 	int r;
@@ -303,12 +303,12 @@ static const char *mounted_at(json_object *ent)
 	return json_object_array_length(vp_entry_ids(ent)) ? vp_entry_str(ent, "mountpoint") : "";
 }
 
-static int do_path(struct vp *v, struct req *q, json_object **resp, struct perr *e)
+static int do_path(struct vp *v, struct req *q, json_object **resp, struct zcfs_err *e)
 {
 	json_object *ent = vp_registry_get(v, q->name);
 
 	if (!ent)
-		return perr_set(e, -ENOENT, ZCFS_NOT_FOUND, "no such volume '%s'", q->name);
+		return zcfs_fail(e, ZCFS_NOT_FOUND, -ENOENT, "no such volume '%s'", q->name);
 	*resp = with_mountpoint(mounted_at(ent));
 	return 0;
 }
@@ -321,7 +321,7 @@ static json_object *status_of(struct vp *v, const char *name, json_object *ent)
 					      "transport", NULL };
 	_cleanup_json_ json_object *vol = NULL;
 	json_object *st = json_object_new_object(), *x, *opts;
-	struct perr e = { 0 };
+	struct zcfs_err e = { 0 };
 	int r;
 
 	json_object_object_add(st, "tenant", json_object_new_string(vp_entry_str(ent, "tenant")));
@@ -367,12 +367,12 @@ static json_object *volume_object(const char *name, json_object *ent)
 	return vo;
 }
 
-static int do_get(struct vp *v, struct req *q, json_object **resp, struct perr *e)
+static int do_get(struct vp *v, struct req *q, json_object **resp, struct zcfs_err *e)
 {
 	json_object *ent = vp_registry_get(v, q->name), *vo;
 
 	if (!ent)
-		return perr_set(e, -ENOENT, ZCFS_NOT_FOUND, "no such volume '%s'", q->name);
+		return zcfs_fail(e, ZCFS_NOT_FOUND, -ENOENT, "no such volume '%s'", q->name);
 	vo = volume_object(q->name, ent);
 	json_object_object_add(vo, "Status", status_of(v, q->name, ent));
 	*resp = ok_empty();
@@ -380,7 +380,7 @@ static int do_get(struct vp *v, struct req *q, json_object **resp, struct perr *
 	return 0;
 }
 
-static int do_list(struct vp *v, struct req *q, json_object **resp, struct perr *e)
+static int do_list(struct vp *v, struct req *q, json_object **resp, struct zcfs_err *e)
 {
 	json_object *a = json_object_new_array();
 
@@ -393,7 +393,7 @@ static int do_list(struct vp *v, struct req *q, json_object **resp, struct perr 
 	return 0;
 }
 
-static int do_activate(struct vp *v, struct req *q, json_object **resp, struct perr *e)
+static int do_activate(struct vp *v, struct req *q, json_object **resp, struct zcfs_err *e)
 {
 	json_object *a = json_object_new_array();
 
@@ -406,7 +406,7 @@ static int do_activate(struct vp *v, struct req *q, json_object **resp, struct p
 	return 0;
 }
 
-static int do_capabilities(struct vp *v, struct req *q, json_object **resp, struct perr *e)
+static int do_capabilities(struct vp *v, struct req *q, json_object **resp, struct zcfs_err *e)
 {
 	json_object *c = json_object_new_object();
 
@@ -428,7 +428,7 @@ static const struct {
 	const char *path;
 	const char *const *keys;
 	bool need_name;
-	int (*fn)(struct vp *v, struct req *q, json_object **resp, struct perr *e);
+	int (*fn)(struct vp *v, struct req *q, json_object **resp, struct zcfs_err *e);
 } endpoints[] = {
 	{ "/Plugin.Activate", k_none, false, do_activate },
 	{ "/VolumeDriver.Create", k_create, true, do_create },
@@ -444,7 +444,7 @@ static const struct {
 int vp_handle(struct vp *v, const char *endpoint, const char *body, size_t len, json_object **resp)
 {
 	_cleanup_json_ json_object *o = NULL;
-	struct perr e = { 0 };
+	struct zcfs_err e = { 0 };
 	struct req q = { 0 };
 	size_t i;
 	int r = -EINVAL;
@@ -454,9 +454,9 @@ int vp_handle(struct vp *v, const char *endpoint, const char *body, size_t len, 
 		if (!strcmp(endpoints[i].path, endpoint))
 			break;
 	if (i == ARRAY_SIZE(endpoints))
-		perr_set(&e, -ENOSYS, ZCFS_UNIMPLEMENTED, "unknown endpoint '%.64s'", endpoint);
+		zcfs_fail(&e, ZCFS_UNIMPLEMENTED, -ENOSYS, "unknown endpoint '%.64s'", endpoint);
 	else if (len > VP_BODY_MAX)
-		perr_set(&e, -EFBIG, ZCFS_INVALID_ARGUMENT, "request body larger than %d bytes", VP_BODY_MAX);
+		zcfs_fail(&e, ZCFS_INVALID_ARGUMENT, -EFBIG, "request body larger than %d bytes", VP_BODY_MAX);
 	else if (pj_parse_object(body, len, true, &o, &e) == 0 &&
 		 parse_req(o, endpoints[i].keys, endpoints[i].need_name, &q, &e) == 0) {
 		zc_set_budget_ms(v->zcfsd_budget_ms ? v->zcfsd_budget_ms : VP_ZCFSD_BUDGET_MS);
@@ -479,7 +479,7 @@ int vp_handle(struct vp *v, const char *endpoint, const char *body, size_t len, 
 }
 
 int vp_init(struct vp *v, const char *socket, const char *state_dir, const char *mount_root,
-	    struct perr *e)
+	    struct zcfs_err *e)
 {
 	memset(v, 0, sizeof(*v));
 	v->socket = socket;
@@ -487,8 +487,8 @@ int vp_init(struct vp *v, const char *socket, const char *state_dir, const char 
 	v->mount_root = mount_root;
 	pthread_mutex_init(&v->lock, NULL);
 	if (!path_is_normalized_absolute(mount_root) || !strcmp(mount_root, "/"))
-		return perr_set(e, -EINVAL, ZCFS_INVALID_ARGUMENT,
-				"mount root '%s' must be a normalized absolute path", mount_root);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "mount root '%s' must be a normalized absolute path", mount_root);
 	return vp_registry_load(v, e);
 }
 

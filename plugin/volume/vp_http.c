@@ -161,12 +161,12 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 	log_warn("event=http %s", line);
 }
 
-int vp_http_start(struct vp *v, int listen_fd, struct MHD_Daemon **ret, struct perr *e)
+int vp_http_start(struct vp *v, int listen_fd, struct MHD_Daemon **ret, struct zcfs_err *e)
 {
 	struct MHD_Daemon *d;
 
 	if (vp_conn_start() < 0)
-		return perr_set(e, -EAGAIN, ZCFS_INTERNAL, "cannot start the connection watchdog thread");
+		return zcfs_fail(e, ZCFS_INTERNAL, -EAGAIN, "cannot start the connection watchdog thread");
 	/* The connection limit leaves room for connections vp_conn.c closed
 	 * and libmicrohttpd has not reaped yet; vp_conn.c keeps the real one.
 	 * PER_IP_CONNECTION_LIMIT means nothing on a unix socket (no address):
@@ -183,7 +183,7 @@ int vp_http_start(struct vp *v, int listen_fd, struct MHD_Daemon **ret, struct p
 			     MHD_OPTION_END);
 	if (!d) {
 		vp_conn_stop();
-		return perr_set(e, -EIO, ZCFS_INTERNAL, "libmicrohttpd did not start on the listen socket");
+		return zcfs_fail(e, ZCFS_INTERNAL, -EIO, "libmicrohttpd did not start on the listen socket");
 	}
 	*ret = d;
 	return 0;

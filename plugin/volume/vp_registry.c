@@ -8,28 +8,28 @@
 #include "statefile.h"
 #include "vp.h"
 
-int vp_registry_load(struct vp *v, struct perr *e)
+int vp_registry_load(struct vp *v, struct zcfs_err *e)
 {
 	json_object *reg = NULL, *vols;
 	int r;
 
 	r = mkdir_p(v->state_dir, 0700);
 	if (r < 0)
-		return perr_set(e, r, ZCFS_INTERNAL, "state dir %s: %s", v->state_dir, strerror(-r));
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "state dir %s: %s", v->state_dir, strerror(-r));
 	r = sf_read_json(v->state_dir, VP_REGISTRY_FILE, VP_REGISTRY_MAX, &reg);
 	if (r == -ENOENT) {
 		reg = json_object_new_object();
 		if (!reg)
-			return perr_set(e, -ENOMEM, ZCFS_INTERNAL, "out of memory");
+			return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 		json_object_object_add(reg, "volumes", json_object_new_object());
 	} else if (r < 0) {
-		return perr_set(e, r, ZCFS_INTERNAL, "registry %s/%s: %s", v->state_dir, VP_REGISTRY_FILE,
-				r == -EBADMSG ? "not a JSON object" : strerror(-r));
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "registry %s/%s: %s", v->state_dir, VP_REGISTRY_FILE,
+				 r == -EBADMSG ? "not a JSON object" : strerror(-r));
 	} else if (!json_object_object_get_ex(reg, "volumes", &vols) ||
 		   !json_object_is_type(vols, json_type_object)) {
 		json_object_put(reg);
-		return perr_set(e, -EBADMSG, ZCFS_INTERNAL, "registry %s/%s has no \"volumes\" object",
-				v->state_dir, VP_REGISTRY_FILE);
+		return zcfs_fail(e, ZCFS_INTERNAL, -EBADMSG, "registry %s/%s has no \"volumes\" object",
+				 v->state_dir, VP_REGISTRY_FILE);
 	} else {
 		/* Every entry must be usable; a damaged one stops the start. */
 		json_object_object_foreach(vols, name, ent) {
@@ -39,9 +39,9 @@ int vp_registry_load(struct vp *v, struct perr *e)
 			    !path_is_normalized_absolute(vp_entry_str(ent, "mountpoint")) ||
 			    !json_object_object_get_ex(ent, "ids", &ids) ||
 			    !json_object_is_type(ids, json_type_array)) {
-				r = perr_set(e, -EBADMSG, ZCFS_INTERNAL,
-					     "registry %s/%s: entry '%.128s' is damaged", v->state_dir,
-					     VP_REGISTRY_FILE, name);
+				r = zcfs_fail(e, ZCFS_INTERNAL, -EBADMSG,
+					      "registry %s/%s: entry '%.128s' is damaged", v->state_dir,
+					      VP_REGISTRY_FILE, name);
 				json_object_put(reg);
 				return r;
 			}
@@ -53,13 +53,13 @@ int vp_registry_load(struct vp *v, struct perr *e)
 	return 0;
 }
 
-int vp_registry_save(struct vp *v, struct perr *e)
+int vp_registry_save(struct vp *v, struct zcfs_err *e)
 {
 	int r = sf_write_json(v->state_dir, VP_REGISTRY_FILE, v->reg);
 
 	if (r < 0)
-		return perr_set(e, r, ZCFS_INTERNAL, "saving registry %s/%s: %s", v->state_dir,
-				VP_REGISTRY_FILE, strerror(-r));
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "saving registry %s/%s: %s", v->state_dir,
+				 VP_REGISTRY_FILE, strerror(-r));
 	return 0;
 }
 

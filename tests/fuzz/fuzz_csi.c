@@ -43,7 +43,7 @@ static void setup_once(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct perr e = { 0 };
+	struct zcfs_err e = { 0 };
 	json_object *resp = NULL;
 	unsigned sel;
 	char *body;

@@ -35,7 +35,7 @@ static void remove_dir(void)
 static void setup_once(void)
 {
 	static char state[128], root[128];
-	struct perr e = { 0 };
+	struct zcfs_err e = { 0 };
 	json_object *reg;
 
 	if (reg_text)

@@ -38,7 +38,7 @@ static int teardown(void **state)
 
 static enum zcfs_code handle(const char *method, const char *body, json_object **resp)
 {
-	struct perr e = { 0 };
+	struct zcfs_err e = { 0 };
 	json_object *r = NULL;
 	int rc = csi_handle(&ctx, method, body, strlen(body), &r, &e);
 
@@ -52,7 +52,7 @@ static enum zcfs_code handle(const char *method, const char *body, json_object *
 
 static enum zcfs_code parse_pub(const char *body, struct csi_publish_req *p)
 {
-	struct perr e = { 0 };
+	struct zcfs_err e = { 0 };
 	json_object *o = NULL;
 	int r;
 
@@ -247,7 +247,7 @@ static void test_request_cap(void **state)
 {
 	size_t n = CSI_REQUEST_MAX + 16;
 	char *big = malloc(n + 1);
-	struct perr e = { 0 };
+	struct zcfs_err e = { 0 };
 	json_object *r = NULL;
 
 	(void)state;
@@ -264,7 +264,7 @@ static void test_request_cap(void **state)
 static enum zcfs_code flex(const char *dir, const char *opts, struct csi_publish_req *p, char *id)
 {
 	json_object *doc = NULL;
-	struct perr e = { 0 };
+	struct zcfs_err e = { 0 };
 	int r = flex_parse_mount(dir, opts, &doc, p, id, 256, &e);
 
 	if (docs[1])

@@ -64,7 +64,7 @@ static const char *err_of(json_object *r)
 
 static void test_handshake(void **state)
 {
-	struct perr e = { 0 };
+	struct zcfs_err e = { 0 };
 	struct vp v;
 	json_object *r;
 
@@ -108,7 +108,7 @@ static void test_refusals(void **state)
 		{ "/VolumeDriver.Nope", "{}", "UNIMPLEMENTED" },
 		{ "/../VolumeDriver.List", "{}", "UNIMPLEMENTED" },
 	};
-	struct perr e = { 0 };
+	struct zcfs_err e = { 0 };
 	struct vp v;
 	json_object *r;
 
@@ -132,7 +132,7 @@ static void test_body_cap(void **state)
 {
 	size_t n = VP_BODY_MAX + 1;
 	char *big = malloc(n + 1);
-	struct perr e = { 0 };
+	struct zcfs_err e = { 0 };
 	json_object *r = NULL;
 	struct vp v;
 
@@ -153,7 +153,7 @@ static void test_registry_restart(void **state)
 	const char *reg = "{\"volumes\":{\"v1\":{\"tenant\":\"t1\",\"mountpoint\":\"/mnt/zcfs/t1/v1\","
 			  "\"opts\":{\"tenant\":\"t1\"},\"ids\":[\"A\"],\"created_at\":1700000000}}}";
 	char path[256];
-	struct perr e = { 0 };
+	struct zcfs_err e = { 0 };
 	struct vp v;
 	json_object *r;
 	FILE *f;

@@ -152,7 +152,7 @@ static uint64_t node_memlock_limit(void)
 }
 
 int zcfsd_budget_check(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
-			uint64_t *pinned, struct zcfsd_err *e)
+			uint64_t *pinned, struct zcfs_err *e)
 {
 	uint64_t used = zcfsd_tenant_used(d, t->name), free_bytes, node = node_memlock_limit();
 	uint64_t node_free = node > used ? node - used : 0;
@@ -163,7 +163,7 @@ int zcfsd_budget_check(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 
 	r = zcfsd_pinned_bytes(d, v, t, pinned);
 	if (r < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, r, "computing pinned memory: %s", strerror(-r));
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "computing pinned memory: %s", strerror(-r));
 	free_bytes = t->memlock_budget > used ? t->memlock_budget - used : 0;
 	/* The server's RLIMIT_MEMLOCK is the tenant's total: it must be
 	 * settable, or the server could not pin what it was granted. */
@@ -178,19 +178,19 @@ int zcfsd_budget_check(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 	else
 		snprintf(hint, sizeof(hint), "no queue depth fits (queue_depth=0)");
 	if (node_bound)
-		return zcfsd_fail(e, ZCFS_RESOURCE_EXHAUSTED, -EDQUOT,
-				  "node memlock limit: volume '%s' needs %llu bytes pinned "
-				  "(queue_depth=%u, max_write=%u, %u queues) but zcfsd can grant tenant '%s' "
-				  "only %llu more (its hard RLIMIT_MEMLOCK is %llu and it lacks "
-				  "CAP_SYS_RESOURCE); %s",
-				  v->id, (unsigned long long)*pinned, v->queue_depth, v->max_write,
-				  d->ncpus, t->name, (unsigned long long)free_bytes,
-				  (unsigned long long)node, hint);
-	return zcfsd_fail(e, ZCFS_RESOURCE_EXHAUSTED, -EDQUOT,
-			  "tenant '%s' memlock budget: volume '%s' needs %llu bytes pinned "
-			  "(queue_depth=%u, max_write=%u, %u queues) but %llu of %llu are free; %s%s",
-			  t->name, v->id, (unsigned long long)*pinned, v->queue_depth, v->max_write,
-			  d->ncpus, (unsigned long long)free_bytes,
-			  (unsigned long long)t->memlock_budget, hint,
-			  fits ? "" : ": unpublish a volume or raise memlock_budget");
+		return zcfs_fail(e, ZCFS_RESOURCE_EXHAUSTED, -EDQUOT,
+				 "node memlock limit: volume '%s' needs %llu bytes pinned "
+				 "(queue_depth=%u, max_write=%u, %u queues) but zcfsd can grant tenant '%s' "
+				 "only %llu more (its hard RLIMIT_MEMLOCK is %llu and it lacks "
+				 "CAP_SYS_RESOURCE); %s",
+				 v->id, (unsigned long long)*pinned, v->queue_depth, v->max_write,
+				 d->ncpus, t->name, (unsigned long long)free_bytes,
+				 (unsigned long long)node, hint);
+	return zcfs_fail(e, ZCFS_RESOURCE_EXHAUSTED, -EDQUOT,
+			 "tenant '%s' memlock budget: volume '%s' needs %llu bytes pinned "
+			 "(queue_depth=%u, max_write=%u, %u queues) but %llu of %llu are free; %s%s",
+			 t->name, v->id, (unsigned long long)*pinned, v->queue_depth, v->max_write,
+			 d->ncpus, (unsigned long long)free_bytes,
+			 (unsigned long long)t->memlock_budget, hint,
+			 fits ? "" : ": unpublish a volume or raise memlock_budget");
 }

@@ -21,7 +21,7 @@ uint64_t zcfsd_tenant_used(struct zcfsd *d, const char *tenant);
  * grant as RLIMIT_MEMLOCK; *pinned: the bytes to charge. RESOURCE_EXHAUSTED
  * with the queue depth that would fit, if any. */
 int zcfsd_budget_check(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
-		       uint64_t *pinned, struct zcfsd_err *e);
+		       uint64_t *pinned, struct zcfs_err *e);
 unsigned zcfsd_possible_cpus(void);
 /* zcfs-serve --help mentions OPTION (features appear as options). */
 bool zcfsd_serve_has_option(const char *serve_bin, const char *option);

@@ -13,25 +13,25 @@ static bool spec_has_owner(const struct zcfsd_volume_spec *s)
 
 /* CreateVolume is idempotent: the same request succeeds again. */
 static int check_existing(const struct zcfsd_volume *old, const struct zcfsd_volume_spec *s,
-			  struct zcfsd_err *e)
+			  struct zcfs_err *e)
 {
 	if (spec_has_owner(s)) {
 		_cleanup_close_ int dfd = zcfsd_storage_open(s->tenant, s->id);
 		if (dfd < 0 || !zcfsd_root_owner_matches(dfd, &s->owner, -1))
-			return zcfsd_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
-					  "volume '%s' exists with another owner or mode of its root", s->id);
+			return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
+					 "volume '%s' exists with another owner or mode of its root", s->id);
 	}
 	if (strcmp(old->tenant, s->tenant->name) || old->queue_depth != s->queue_depth ||
 	    old->max_write != s->max_write || old->transport != s->transport ||
 	    old->read_only != s->read_only || old->size != s->size)
-		return zcfsd_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
-				  "volume '%s' exists with other parameters", s->id);
+		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
+				 "volume '%s' exists with other parameters", s->id);
 	return 0;
 }
 
 /* The root's ownership record is in place before any server reads the root. */
 static int apply_root_owner(const struct zcfsd_volume_spec *s, bool *created_storage,
-			    struct zcfsd_err *e)
+			    struct zcfs_err *e)
 {
 	_cleanup_close_ int dfd = -1;
 	int r;
@@ -40,7 +40,7 @@ static int apply_root_owner(const struct zcfsd_volume_spec *s, bool *created_sto
 	if (r < 0)
 		return r;
 	dfd = zcfsd_storage_open(s->tenant, s->id);
-	r = dfd < 0 ? zcfsd_fail(e, ZCFS_INTERNAL, dfd, "storage of '%s': %s", s->id, strerror(-dfd)) :
+	r = dfd < 0 ? zcfs_fail(e, ZCFS_INTERNAL, dfd, "storage of '%s': %s", s->id, strerror(-dfd)) :
 		      zcfsd_root_owner_apply(dfd, &s->owner, -1, e);
 	if (r < 0 && *created_storage)
 		zcfsd_storage_remove_dir(s->tenant, s->id);
@@ -81,7 +81,7 @@ static void log_created(const struct zcfsd_volume_spec *s)
 }
 
 int zcfsd_volume_create(struct zcfsd *d, const struct zcfsd_volume_spec *s,
-			struct zcfsd_volume **ret, struct zcfsd_err *e)
+			struct zcfsd_volume **ret, struct zcfs_err *e)
 {
 	struct zcfsd_volume *v, *old = zcfsd_volume_find(d, s->id);
 	bool created_storage = false;
@@ -94,9 +94,9 @@ int zcfsd_volume_create(struct zcfsd *d, const struct zcfsd_volume_spec *s,
 		return r;
 	}
 	if (zcfsd_tenant_volume_count(d, s->tenant->name) >= s->tenant->max_volumes)
-		return zcfsd_fail(e, ZCFS_RESOURCE_EXHAUSTED, -EDQUOT,
-				  "tenant '%s' already has %u volumes (max_volumes)", s->tenant->name,
-				  s->tenant->max_volumes);
+		return zcfs_fail(e, ZCFS_RESOURCE_EXHAUSTED, -EDQUOT,
+				 "tenant '%s' already has %u volumes (max_volumes)", s->tenant->name,
+				 s->tenant->max_volumes);
 	if (spec_has_owner(s)) {
 		r = apply_root_owner(s, &created_storage, e);
 		if (r < 0)
@@ -104,7 +104,7 @@ int zcfsd_volume_create(struct zcfsd *d, const struct zcfsd_volume_spec *s,
 	}
 	v = volume_new(s);
 	if (!v) {
-		r = zcfsd_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
+		r = zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	v->next = d->volumes;
@@ -113,7 +113,7 @@ int zcfsd_volume_create(struct zcfsd *d, const struct zcfsd_volume_spec *s,
 	if (r < 0) {
 		d->volumes = v->next;
 		zcfsd_volume_free(v);
-		zcfsd_fail(e, ZCFS_INTERNAL, r, "saving state: %s", strerror(-r));
+		zcfs_fail(e, ZCFS_INTERNAL, r, "saving state: %s", strerror(-r));
 		goto fail;
 	}
 	log_created(s);

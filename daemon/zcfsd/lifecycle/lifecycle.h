@@ -19,15 +19,15 @@ struct zcfsd_volume_spec {
 };
 
 int zcfsd_volume_create(struct zcfsd *d, const struct zcfsd_volume_spec *s,
-			struct zcfsd_volume **ret, struct zcfsd_err *e);
+			struct zcfsd_volume **ret, struct zcfs_err *e);
 /* TARGET read-only when READ_ONLY (or the volume is); MOUNT_GROUP >= 0
  * applied to the volume root (group, set-gid, group rwx) on the first
  * target; on a later one it must match. */
 int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
-			 bool read_only, int64_t mount_group, struct zcfsd_err *e);
+			 bool read_only, int64_t mount_group, struct zcfs_err *e);
 int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
-			   struct zcfsd_err *e);
-int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfsd_err *e);
+			   struct zcfs_err *e);
+int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e);
 
 /* orphans.c: after re-adoption, undo the fuse.zcfs mounts (and their
  * servers) zcfsd made but never recorded (killed during a publish). */
@@ -42,7 +42,7 @@ void zcfsd_clean_orphans(struct zcfsd *d);
 void zcfsd_upgrade_init(void);
 const char *zcfsd_upgrade_binary(void);
 const char *zcfsd_upgrade_blocker(struct zcfsd *d);
-int zcfsd_upgrade_request(struct zcfsd *d, const char *via, struct zcfsd_err *e);
+int zcfsd_upgrade_request(struct zcfsd *d, const char *via, struct zcfs_err *e);
 bool zcfsd_upgrade_due(struct zcfsd *d);
 int zcfsd_upgrade_exec(struct zcfsd *d, char **argv);
 

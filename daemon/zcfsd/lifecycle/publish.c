@@ -13,7 +13,7 @@
 #include "lifecycle.h"
 
 int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
-			       bool read_only, int64_t mount_group, struct zcfsd_err *e)
+			       bool read_only, int64_t mount_group, struct zcfs_err *e)
 {
 	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
 	_cleanup_close_ int tfd = -1, ready_fd = -1;
@@ -25,8 +25,8 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 	int r;
 
 	if (!t)
-		return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, -ENOENT,
-				  "tenant '%s' of volume '%s' is not in the policy any more", v->tenant, v->id);
+		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -ENOENT,
+				 "tenant '%s' of volume '%s' is not in the policy any more", v->tenant, v->id);
 	r = zcfsd_target_check(t, target, e);
 	if (r < 0)
 		return r;
@@ -34,8 +34,8 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 	if (owner == v)
 		return zcfsd_target_same(v, target, ro, e);	/* already done, if alike */
 	if (owner)
-		return zcfsd_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST, "target '%s' is used by volume '%s'",
-				  target, owner->id);
+		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST, "target '%s' is used by volume '%s'",
+				 target, owner->id);
 	if (first) {
 		r = zcfsd_budget_check(d, v, t, &pinned, e);
 		if (r < 0)
@@ -45,9 +45,9 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 		/* the running server has read the root's record: it stays */
 		_cleanup_close_ int dfd = zcfsd_storage_open(t, v->id);
 		if (dfd < 0 || !zcfsd_root_owner_matches(dfd, NULL, mount_group))
-			return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY,
-					  "volume '%s' is published with another group on its root than mount_group %lld",
-					  v->id, (long long)mount_group);
+			return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY,
+					 "volume '%s' is published with another group on its root than mount_group %lld",
+					 v->id, (long long)mount_group);
 	}
 	tfd = zcfsd_target_open(target, &created_target, e);
 	if (tfd < 0)
@@ -56,7 +56,7 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 		r = zcfsd_mount_bind(v, tfd, target, ro, e);
 		if (r == 0 && (r = zcfsd_volume_add_target(v, target)) < 0) {
 			(void)umount2(target, UMOUNT_NOFOLLOW | MNT_DETACH);
-			zcfsd_fail(e, ZCFS_INTERNAL, r, "out of memory");
+			zcfs_fail(e, ZCFS_INTERNAL, r, "out of memory");
 		}
 		goto out;
 	}
@@ -65,7 +65,7 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 		goto out;
 	if (mount_group >= 0) {
 		_cleanup_close_ int dfd = zcfsd_storage_open(t, v->id);
-		r = dfd < 0 ? zcfsd_fail(e, ZCFS_INTERNAL, dfd, "storage of '%s': %s", v->id, strerror(-dfd)) :
+		r = dfd < 0 ? zcfs_fail(e, ZCFS_INTERNAL, dfd, "storage of '%s': %s", v->id, strerror(-dfd)) :
 			      zcfsd_root_owner_apply(dfd, NULL, mount_group, e);
 		if (r < 0)
 			goto out;
@@ -75,7 +75,7 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 		goto out;
 	r = zcfsd_volume_add_target(v, target);
 	if (r < 0) {
-		zcfsd_fail(e, ZCFS_INTERNAL, r, "out of memory");
+		zcfs_fail(e, ZCFS_INTERNAL, r, "out of memory");
 		goto undo_mount;
 	}
 	v->pinned = pinned;	/* charged from here on: the spawn's rlimit counts it */
@@ -117,18 +117,18 @@ out:
 }
 
 int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
-			   struct zcfsd_err *e)
+			   struct zcfs_err *e)
 {
 	size_t i;
 	int r;
 
 	if (!target)
-		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.target is required");
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.target is required");
 	if (zcfsd_target_check_shape(target, e) < 0)
 		return -EINVAL;
 	if (!path_is_normalized_absolute(target))
-		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
-				  "target '%s' is not a normalized absolute path", target);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "target '%s' is not a normalized absolute path", target);
 	for (i = 0; i < v->n_targets; i++)
 		if (!strcmp(v->targets[i], target))
 			break;
@@ -142,10 +142,10 @@ int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *
 			zcfsd_volume_remove_target(v, i);
 	}
 	if (r < 0)
-		return zcfsd_fail(e, r == -ENOTUNIQ ? ZCFS_FAILED_PRECONDITION : ZCFS_UNAVAILABLE, r,
-				  "target '%s' of volume '%s' could not be unmounted (%s); it stays "
-				  "published, retry", target, v->id,
-				  r == -ENOTUNIQ ? "moved, and other targets moved too" : strerror(-r));
+		return zcfs_fail(e, r == -ENOTUNIQ ? ZCFS_FAILED_PRECONDITION : ZCFS_UNAVAILABLE, r,
+				 "target '%s' of volume '%s' could not be unmounted (%s); it stays "
+				 "published, retry", target, v->id,
+				 r == -ENOTUNIQ ? "moved, and other targets moved too" : strerror(-r));
 	r = zcfsd_state_save(d);
 	if (r < 0)
 		log_err("event=state-save-failed error=%s", strerror(-r));
@@ -153,7 +153,7 @@ int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *
 	return 0;
 }
 
-int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfsd_err *e)
+int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e)
 {
 	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
 	struct zcfsd_volume **pp;
@@ -161,14 +161,14 @@ int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfsd_er
 	int r;
 
 	if (v->n_targets)
-		return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY,
-				  "volume '%s' is published at %s; unpublish it first", v->id,
-				  v->targets[0]);
+		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY,
+				 "volume '%s' is published at %s; unpublish it first", v->id,
+				 v->targets[0]);
 	if (t) {
 		r = zcfsd_storage_delete(t, v->id);
 		if (r < 0)
-			return zcfsd_fail(e, ZCFS_INTERNAL, r, "removing %s/%s: %s", t->storage_root, v->id,
-					  strerror(-r));
+			return zcfs_fail(e, ZCFS_INTERNAL, r, "removing %s/%s: %s", t->storage_root, v->id,
+					 strerror(-r));
 	}
 	for (pp = &d->volumes; *pp != v; pp = &(*pp)->next)
 		;

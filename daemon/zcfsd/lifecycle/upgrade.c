@@ -38,12 +38,12 @@ const char *zcfsd_upgrade_blocker(struct zcfsd *d)
 	return NULL;
 }
 
-int zcfsd_upgrade_request(struct zcfsd *d, const char *via, struct zcfsd_err *e)
+int zcfsd_upgrade_request(struct zcfsd *d, const char *via, struct zcfs_err *e)
 {
 	if (!self_exe[0] || access(self_exe, X_OK) < 0)
-		return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, -ENOEXEC,
-				  "cannot exec zcfsd's binary '%s' again: %s", self_exe,
-				  self_exe[0] ? strerror(errno) : "unknown path");
+		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -ENOEXEC,
+				 "cannot exec zcfsd's binary '%s' again: %s", self_exe,
+				 self_exe[0] ? strerror(errno) : "unknown path");
 	d->upgrade = true;
 	log_info("event=upgrade-requested via=%s binary=%s", via, self_exe);
 	return 0;

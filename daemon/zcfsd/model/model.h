@@ -1,7 +1,7 @@
 /* zcfsd's in-memory model: the daemon, its volumes and their servers,
- * the error record of a request, the fd numbers a server gets. The layers
- * above (budget, mounts, broker, state, server, lifecycle, protocol) each
- * have a header of their own and include this one. */
+ * the fd numbers a server gets. The layers above (budget, mounts, broker,
+ * state, server, lifecycle, protocol) each have a header of their own and
+ * include this one. */
 #ifndef ZCFSD_MODEL_H
 #define ZCFSD_MODEL_H
 
@@ -28,12 +28,7 @@
 #define ZCFSD_SERVER_LOG_PARK_FD 9
 #define ZCFSD_SERVER_READY_FD 10	/* a publish's "serving" pipe (server/ready.c) */
 
-/* An error for the client: CSI code and a message a person can act on. */
-struct zcfsd_err {
-	enum zcfs_code code;
-	char msg[512];
-};
-int zcfsd_fail(struct zcfsd_err *e, enum zcfs_code code, int r, const char *fmt, ...) _printf_(4, 5);
+/* Requests fail with a struct zcfs_err (daemon/common/zcfs_err.h). */
 
 struct zcfsd_server {
 	pid_t pid;			/* 0: none running (stopped or waiting to restart) */

@@ -11,21 +11,21 @@
 
 /* target.c: a target's string (no control characters, NAME_MAX/PATH_MAX),
  * normalized absolute and under one of T's prefixes. */
-int zcfsd_target_check_shape(const char *target, struct zcfsd_err *e);
-int zcfsd_target_check(const struct policy_tenant *t, const char *target, struct zcfsd_err *e);
+int zcfsd_target_check_shape(const char *target, struct zcfs_err *e);
+int zcfsd_target_check(const struct policy_tenant *t, const char *target, struct zcfs_err *e);
 /* O_PATH fd of the target directory; creates the last component when
  * only it is missing (*created tells the caller to remove it on error). */
-int zcfsd_target_open(const char *target, bool *created, struct zcfsd_err *e);
+int zcfsd_target_open(const char *target, bool *created, struct zcfs_err *e);
 /* The first target: a new fuse connection (v->fuse_fd, v->conn) mounted
  * on the target fd TFD, read-only for this target alone when RO. */
 int zcfsd_mount_fuse(struct zcfsd *d, struct zcfsd_volume *v, int tfd, const char *target, bool ro,
-		     bool uring, struct zcfsd_err *e);
+		     bool uring, struct zcfs_err *e);
 /* A further target: a bind of the first target's mount with its own RO flag. */
 int zcfsd_mount_bind(struct zcfsd_volume *v, int tfd, const char *target, bool ro,
-		     struct zcfsd_err *e);
+		     struct zcfs_err *e);
 /* Publishing a target again succeeds when it is what is asked for. */
 int zcfsd_target_same(const struct zcfsd_volume *v, const char *target, bool ro,
-		      struct zcfsd_err *e);
+		      struct zcfs_err *e);
 /* Unmounts TARGET's mount of V's connection; 0 once it is gone. */
 int zcfsd_target_unmount(struct zcfsd_volume *v, const char *target, bool lazy);
 
@@ -56,7 +56,7 @@ int zcfsd_syncfs_reap_timeout_ms(void);
  * 0710 root (*created: made now); opened without following symlinks;
  * removed (an empty one, or the whole tree without crossing mounts). */
 int zcfsd_storage_ensure(const struct policy_tenant *t, const char *id, bool *created,
-			 struct zcfsd_err *e);
+			 struct zcfs_err *e);
 int zcfsd_storage_open(const struct policy_tenant *t, const char *id);
 void zcfsd_storage_remove_dir(const struct policy_tenant *t, const char *id);
 int zcfsd_storage_delete(const struct policy_tenant *t, const char *id);

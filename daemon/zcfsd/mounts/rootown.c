@@ -5,7 +5,7 @@
 #include "daemon/serve/backend/ownership.h"
 #include "rootown.h"
 
-static int id_param(json_object *params, const char *key, bool *has, uint32_t *ret, struct zcfsd_err *e)
+static int id_param(json_object *params, const char *key, bool *has, uint32_t *ret, struct zcfs_err *e)
 {
 	json_object *x;
 	int64_t i;
@@ -15,14 +15,14 @@ static int id_param(json_object *params, const char *key, bool *has, uint32_t *r
 		return 0;
 	i = json_object_get_int64(x);
 	if (!json_object_is_type(x, json_type_int) || i < 0 || i > (int64_t)UINT32_MAX - 1)
-		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
-				  "params.%s must be an integer from 0 to 4294967294", key);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "params.%s must be an integer from 0 to 4294967294", key);
 	*has = true;
 	*ret = (uint32_t)i;
 	return 0;
 }
 
-int zcfsd_root_owner_params(json_object *params, struct zcfsd_root_owner *o, struct zcfsd_err *e)
+int zcfsd_root_owner_params(json_object *params, struct zcfsd_root_owner *o, struct zcfs_err *e)
 {
 	uint32_t v;
 	uint64_t m;
@@ -45,20 +45,20 @@ int zcfsd_root_owner_params(json_object *params, struct zcfsd_root_owner *o, str
 		char *end = NULL;
 		/* octal digits only: strtoul would take signs and spaces */
 		if (!*s || strspn(s, "01234567") != strlen(s) || strlen(s) > 5)
-			return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
-					  "params.mode must be permission bits (an octal string such as \"0770\")");
+			return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+					 "params.mode must be permission bits (an octal string such as \"0770\")");
 		m = 0;
 		for (end = (char *)s; *end; end++)
 			m = m * 8 + (uint64_t)(*end - '0');
 		if (m > 07777)
-			return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.mode %s is above 07777", s);
+			return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.mode %s is above 07777", s);
 	}
 	o->has_mode = true;
 	o->mode = (mode_t)m;
 	return 0;
 }
 
-int zcfsd_mount_group_param(json_object *params, int64_t *gid, struct zcfsd_err *e)
+int zcfsd_mount_group_param(json_object *params, int64_t *gid, struct zcfs_err *e)
 {
 	uint32_t v;
 	bool has;
@@ -116,7 +116,7 @@ bool zcfsd_root_owner_matches(int dfd, const struct zcfsd_root_owner *o, int64_t
 }
 
 int zcfsd_root_owner_apply(int dfd, const struct zcfsd_root_owner *o, int64_t mount_group,
-			   struct zcfsd_err *e)
+			   struct zcfs_err *e)
 {
 	struct ovr_stat s;
 	char buf[OVR_MAXLEN + 1];
@@ -124,12 +124,12 @@ int zcfsd_root_owner_apply(int dfd, const struct zcfsd_root_owner *o, int64_t mo
 
 	r = current(dfd, &s);
 	if (r < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, r, "volume root: %s", strerror(-r));
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "volume root: %s", strerror(-r));
 	wanted(&s, o, mount_group);
 	n = ovr_format(&s, buf, sizeof(buf));
 	if (n < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, n, "volume root: record too long");
+		return zcfs_fail(e, ZCFS_INTERNAL, n, "volume root: record too long");
 	if (fsetxattr(dfd, OVR_XATTR, buf, (size_t)n, 0) < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "volume root: setting %s: %m", OVR_XATTR);
+		return zcfs_fail(e, ZCFS_INTERNAL, -errno, "volume root: setting %s: %m", OVR_XATTR);
 	return 0;
 }

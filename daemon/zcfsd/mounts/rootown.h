@@ -20,16 +20,16 @@ struct zcfsd_root_owner {
 
 /* volume.create params uid, gid (integers) and mode (an integer or an
  * octal string such as "0770"). None given: O is all false. */
-int zcfsd_root_owner_params(json_object *params, struct zcfsd_root_owner *o, struct zcfsd_err *e);
+int zcfsd_root_owner_params(json_object *params, struct zcfsd_root_owner *o, struct zcfs_err *e);
 /* volume.publish param mount_group (integer): *gid, or -1 when absent. */
-int zcfsd_mount_group_param(json_object *params, int64_t *gid, struct zcfsd_err *e);
+int zcfsd_mount_group_param(json_object *params, int64_t *gid, struct zcfs_err *e);
 
 /* Applies O and then MOUNT_GROUP (>= 0: that group, set-gid, group rwx,
  * as kubelet applies a pod's fsGroup) to the record of the storage
  * directory DFD; what is not given keeps its current value (the record's,
  * or the directory's own). Only while no server runs on it. */
 int zcfsd_root_owner_apply(int dfd, const struct zcfsd_root_owner *o, int64_t mount_group,
-			   struct zcfsd_err *e);
+			   struct zcfs_err *e);
 /* Whether the record of DFD already says what O and MOUNT_GROUP ask for. */
 bool zcfsd_root_owner_matches(int dfd, const struct zcfsd_root_owner *o, int64_t mount_group);
 

@@ -14,14 +14,14 @@
  * the tenant search it, or the server dies at start with EACCES. Mode bits only
  * (an ACL that grants more is not seen: the error then names a directory
  * that does work, which the operator can tell from its ACL). */
-static int check_tenant_traverse(const struct policy_tenant *t, struct zcfsd_err *e)
+static int check_tenant_traverse(const struct policy_tenant *t, struct zcfs_err *e)
 {
 	_cleanup_free_ char *p = strdup(t->storage_root);
 	struct stat st;
 	char *s;
 
 	if (!p)
-		return zcfsd_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	for (s = p;; s++) {
 		char c = *s;
 		mode_t need;
@@ -32,13 +32,13 @@ static int check_tenant_traverse(const struct policy_tenant *t, struct zcfsd_err
 		if (stat(*p ? p : "/", &st) == 0 && S_ISDIR(st.st_mode)) {
 			need = st.st_uid == t->uid ? S_IXUSR : st.st_gid == t->gid ? S_IXGRP : S_IXOTH;
 			if (!(st.st_mode & need))
-				return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, -EACCES,
-						  "tenant '%s' (uid %u) cannot reach its storage_root %s: "
-						  "directory %s (mode %04o, owner %u:%u) denies it search "
-						  "permission; fix: chmod o+x %s (or move storage_root)",
-						  t->name, (unsigned)t->uid, t->storage_root, *p ? p : "/",
-						  (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
-						  (unsigned)st.st_gid, *p ? p : "/");
+				return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EACCES,
+						 "tenant '%s' (uid %u) cannot reach its storage_root %s: "
+						 "directory %s (mode %04o, owner %u:%u) denies it search "
+						 "permission; fix: chmod o+x %s (or move storage_root)",
+						 t->name, (unsigned)t->uid, t->storage_root, *p ? p : "/",
+						 (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
+						 (unsigned)st.st_gid, *p ? p : "/");
 		}
 		*s = c;
 		if (!c)
@@ -52,7 +52,7 @@ static int check_tenant_traverse(const struct policy_tenant *t, struct zcfsd_err
  * the files inside (a client's chmod 1777 of the volume root lands on the
  * storage dir itself). */
 int zcfsd_storage_ensure(const struct policy_tenant *t, const char *id, bool *created,
-			  struct zcfsd_err *e)
+			  struct zcfs_err *e)
 {
 	_cleanup_close_ int rfd = -1, vfd = -1;
 	int r;
@@ -64,25 +64,25 @@ int zcfsd_storage_ensure(const struct policy_tenant *t, const char *id, bool *cr
 		return r;
 	r = mkdir_p(t->storage_root, 0711);
 	if (r < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, r, "storage_root %s: %s", t->storage_root, strerror(-r));
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "storage_root %s: %s", t->storage_root, strerror(-r));
 	rfd = open_nofollow(t->storage_root, O_RDONLY | O_DIRECTORY);
 	if (rfd < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, rfd, "storage_root %s: %s", t->storage_root,
-				  strerror(-rfd));
+		return zcfs_fail(e, ZCFS_INTERNAL, rfd, "storage_root %s: %s", t->storage_root,
+				 strerror(-rfd));
 	if (fchown(rfd, 0, t->gid) < 0 || fchmod(rfd, 0710) < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "storage_root %s: %m", t->storage_root);
+		return zcfs_fail(e, ZCFS_INTERNAL, -errno, "storage_root %s: %m", t->storage_root);
 	if (mkdirat(rfd, id, 0700) == 0)
 		*created = true;
 	else if (errno != EEXIST)
-		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "mkdir %s/%s: %m", t->storage_root, id);
+		return zcfs_fail(e, ZCFS_INTERNAL, -errno, "mkdir %s/%s: %m", t->storage_root, id);
 	vfd = RET_NERRNO(openat(rfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 	if (vfd < 0 || fchown(vfd, t->uid, t->gid) < 0 || fchmod(vfd, 0700) < 0) {
 		r = vfd < 0 ? vfd : -errno;
 		if (*created)
 			(void)unlinkat(rfd, id, AT_REMOVEDIR);
 		*created = false;
-		return zcfsd_fail(e, ZCFS_INTERNAL, r, "storage %s/%s: %s", t->storage_root, id,
-				  strerror(-r));
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "storage %s/%s: %s", t->storage_root, id,
+				 strerror(-r));
 	}
 	return 0;
 }

@@ -18,47 +18,47 @@
 /* Control characters would split log lines and the status table; a
  * component longer than NAME_MAX or a path beyond PATH_MAX can never be
  * a mount point (and made mkdir answer INTERNAL). */
-int zcfsd_target_check_shape(const char *target, struct zcfsd_err *e)
+int zcfsd_target_check_shape(const char *target, struct zcfs_err *e)
 {
 	size_t comp = 0, i;
 
 	for (i = 0; target[i]; i++) {
 		unsigned char ch = (unsigned char)target[i];
 		if (ch < 0x20 || ch == 0x7f)
-			return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
-					  "target contains a control character (byte %zu)", i);
+			return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+					 "target contains a control character (byte %zu)", i);
 		comp = ch == '/' ? 0 : comp + 1;
 		if (comp > NAME_MAX)
-			return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -ENAMETOOLONG,
-					  "target has a component longer than %d bytes", NAME_MAX);
+			return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -ENAMETOOLONG,
+					 "target has a component longer than %d bytes", NAME_MAX);
 	}
 	if (i >= PATH_MAX)
-		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -ENAMETOOLONG,
-				  "target longer than %d bytes", PATH_MAX - 1);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -ENAMETOOLONG,
+				 "target longer than %d bytes", PATH_MAX - 1);
 	return 0;
 }
 
 int zcfsd_target_check(const struct policy_tenant *t, const char *target,
-			       struct zcfsd_err *e)
+			       struct zcfs_err *e)
 {
 	if (!target)
-		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.target is required");
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.target is required");
 	if (zcfsd_target_check_shape(target, e) < 0)
 		return -EINVAL;
 	if (!path_is_normalized_absolute(target))
-		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
-				  "target '%s' is not a normalized absolute path", target);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "target '%s' is not a normalized absolute path", target);
 	for (size_t i = 0; i < t->n_prefixes; i++)
 		if (path_is_under(target, t->prefixes[i]))
 			return 0;
-	return zcfsd_fail(e, ZCFS_PERMISSION_DENIED, -EPERM,
-			  "target '%s' is not under any allowed_target_prefixes of tenant '%s'", target,
-			  t->name);
+	return zcfs_fail(e, ZCFS_PERMISSION_DENIED, -EPERM,
+			 "target '%s' is not under any allowed_target_prefixes of tenant '%s'", target,
+			 t->name);
 }
 
 /* O_PATH fd of the target directory; creates the last component when
  * only it is missing (*created tells the caller to remove it on error). */
-int zcfsd_target_open(const char *target, bool *created, struct zcfsd_err *e)
+int zcfsd_target_open(const char *target, bool *created, struct zcfs_err *e)
 {
 	_cleanup_free_ char *parent = NULL;
 	_cleanup_close_ int pfd = -1;
@@ -70,29 +70,29 @@ int zcfsd_target_open(const char *target, bool *created, struct zcfsd_err *e)
 	if (fd >= 0)
 		return fd;
 	if (fd == -ELOOP || fd == -EXDEV)
-		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, fd, "target '%s' contains a symlink", target);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, fd, "target '%s' contains a symlink", target);
 	if (fd == -ENOTDIR)
-		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, fd, "target '%s' is not a directory", target);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, fd, "target '%s' is not a directory", target);
 	if (fd != -ENOENT)
-		return zcfsd_fail(e, ZCFS_INTERNAL, fd, "target '%s': %s", target, strerror(-fd));
+		return zcfs_fail(e, ZCFS_INTERNAL, fd, "target '%s': %s", target, strerror(-fd));
 	parent = strdup(target);
 	if (!parent)
-		return zcfsd_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	leaf = strrchr(target, '/') + 1;
 	parent[leaf - target - 1 > 0 ? leaf - target - 1 : 1] = '\0';
 	pfd = open_nofollow(parent, O_PATH | O_DIRECTORY);
 	if (pfd == -ELOOP || pfd == -EXDEV)
-		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, pfd, "target '%s' contains a symlink", target);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, pfd, "target '%s' contains a symlink", target);
 	if (pfd < 0)
-		return zcfsd_fail(e, ZCFS_NOT_FOUND, pfd, "target's parent %s: %s", parent, strerror(-pfd));
+		return zcfs_fail(e, ZCFS_NOT_FOUND, pfd, "target's parent %s: %s", parent, strerror(-pfd));
 	if (mkdirat(pfd, leaf, 0750) < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "mkdir %s: %m", target);
+		return zcfs_fail(e, ZCFS_INTERNAL, -errno, "mkdir %s: %m", target);
 	*created = true;
 	fd = RET_NERRNO(openat(pfd, leaf, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 	if (fd < 0) {
 		(void)unlinkat(pfd, leaf, AT_REMOVEDIR);
 		*created = false;
-		return zcfsd_fail(e, ZCFS_INTERNAL, fd, "open %s: %s", target, strerror(-fd));
+		return zcfs_fail(e, ZCFS_INTERNAL, fd, "open %s: %s", target, strerror(-fd));
 	}
 	return fd;
 }
@@ -117,7 +117,7 @@ static int set_mount_ro(int mfd, bool ro)
 /* The first target: a new fuse connection mounted on the target fd,
  * read-only for this target alone when RO asks for it. */
 int zcfsd_mount_fuse(struct zcfsd *d, struct zcfsd_volume *v, int tfd, const char *target, bool ro,
-		      bool uring, struct zcfsd_err *e)
+		      bool uring, struct zcfs_err *e)
 {
 	_cleanup_close_ int fuse_fd = -1, mfd = -1;
 	char opts[256], tpath[64], source[160];
@@ -125,7 +125,7 @@ int zcfsd_mount_fuse(struct zcfsd *d, struct zcfsd_volume *v, int tfd, const cha
 
 	fuse_fd = RET_NERRNO(open("/dev/fuse", O_RDWR | O_CLOEXEC));
 	if (fuse_fd < 0)
-		return zcfsd_fail(e, ZCFS_UNAVAILABLE, fuse_fd, "open /dev/fuse: %s", strerror(-fuse_fd));
+		return zcfs_fail(e, ZCFS_UNAVAILABLE, fuse_fd, "open /dev/fuse: %s", strerror(-fuse_fd));
 	snprintf(opts, sizeof(opts),
 		 "fd=%d,rootmode=40000,user_id=0,group_id=0,default_permissions,allow_other,max_read=%u",
 		 fuse_fd, zcfs_mount_max_read(v->max_write, uring));
@@ -135,11 +135,11 @@ int zcfsd_mount_fuse(struct zcfsd *d, struct zcfsd_volume *v, int tfd, const cha
 	 * a path component was swapped since. */
 	if (mount(source, tpath, "fuse.zcfs", MS_NOSUID | MS_NODEV | (v->read_only ? MS_RDONLY : 0),
 		  opts) < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "mount %s: %m", target);
+		return zcfs_fail(e, ZCFS_INTERNAL, -errno, "mount %s: %m", target);
 	r = zcfsd_mount_conn_at(target, &v->conn);
 	if (r < 0) {
 		(void)umount2(tpath, MNT_DETACH);
-		return zcfsd_fail(e, ZCFS_INTERNAL, r, "mount %s not found in mountinfo", target);
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "mount %s not found in mountinfo", target);
 	}
 	/* The server caches writes back (exclusive volume); without this its
 	 * bdi keeps FUSE's strict 1% dirty share and throttles at a few MiB. */
@@ -156,7 +156,7 @@ int zcfsd_mount_fuse(struct zcfsd *d, struct zcfsd_volume *v, int tfd, const cha
 		r = mfd < 0 ? mfd : set_mount_ro(mfd, true);
 		if (r < 0) {
 			(void)umount2(tpath, MNT_DETACH);
-			return zcfsd_fail(e, ZCFS_INTERNAL, r, "making %s read-only: %s", target, strerror(-r));
+			return zcfs_fail(e, ZCFS_INTERNAL, r, "making %s read-only: %s", target, strerror(-r));
 		}
 	}
 	v->fuse_fd = TAKE_FD(fuse_fd);
@@ -167,7 +167,7 @@ int zcfsd_mount_fuse(struct zcfsd *d, struct zcfsd_volume *v, int tfd, const cha
  * this target's read-only flag (a clone inherits the first target's)
  * before it is attached, so it never appears with the wrong one. */
 int zcfsd_mount_bind(struct zcfsd_volume *v, int tfd, const char *target, bool ro,
-		       struct zcfsd_err *e)
+		       struct zcfs_err *e)
 {
 	_cleanup_close_ int sfd = -1, tree = -1;
 	unsigned conn;
@@ -175,33 +175,33 @@ int zcfsd_mount_bind(struct zcfsd_volume *v, int tfd, const char *target, bool r
 
 	sfd = open_nofollow(v->targets[0], O_PATH | O_DIRECTORY);
 	if (sfd < 0 || zcfsd_mount_conn_at(v->targets[0], &conn) < 0 || conn != v->conn)
-		return zcfsd_fail(e, ZCFS_INTERNAL, -ENOENT, "volume %s is no longer mounted at %s",
-				  v->id, v->targets[0]);
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOENT, "volume %s is no longer mounted at %s",
+				 v->id, v->targets[0]);
 	tree = RET_NERRNO(open_tree(sfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
 	if (tree < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, tree, "bind mount %s: open_tree: %s", target,
-				  strerror(-tree));
+		return zcfs_fail(e, ZCFS_INTERNAL, tree, "bind mount %s: open_tree: %s", target,
+				 strerror(-tree));
 	r = set_mount_ro(tree, ro);
 	if (r < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, r, "bind mount %s: read-%s: %s", target,
-				  ro ? "only" : "write", strerror(-r));
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "bind mount %s: read-%s: %s", target,
+				 ro ? "only" : "write", strerror(-r));
 	if (move_mount(tree, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "bind mount %s: %m", target);
+		return zcfs_fail(e, ZCFS_INTERNAL, -errno, "bind mount %s: %m", target);
 	return 0;
 }
 
 /* Publishing a target again succeeds when it is what is asked for. The
  * kernel's per-mount flag is the record: it survives zcfsd restarts. */
 int zcfsd_target_same(const struct zcfsd_volume *v, const char *target, bool ro,
-			     struct zcfsd_err *e)
+			     struct zcfs_err *e)
 {
 	struct mountinfo_top m;
 
 	if (mountinfo_top_at(target, &m) < 0 || strcmp(m.fstype, "fuse.zcfs") || m.read_only == ro)
 		return 0;
-	return zcfsd_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
-			  "volume '%s' is already published at %s read-%s; asked read-%s", v->id, target,
-			  m.read_only ? "only" : "write", ro ? "only" : "write");
+	return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
+			 "volume '%s' is already published at %s read-%s; asked read-%s", v->id, target,
+			 m.read_only ? "only" : "write", ro ? "only" : "write");
 }
 
 /* Unmounts TARGET's mount of our connection (unmount.c: by mount

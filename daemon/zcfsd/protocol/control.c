@@ -356,7 +356,7 @@ static int queue_line(struct client *c, char *line)
 /* The answer line to one request (malloc'ed). */
 static char *handle_request(struct zcfsd *d, struct client *c, const char *line, size_t len)
 {
-	struct zcfsd_err e = { .code = ZCFS_OK };
+	struct zcfs_err e = { .code = ZCFS_OK };
 	json_object *req = NULL, *m = NULL, *params = NULL, *result = NULL, *resp;
 	const char *method = "?";
 	char why[96], *s;
@@ -364,17 +364,17 @@ static char *handle_request(struct zcfsd *d, struct client *c, const char *line,
 	/* Duplicate keys, "\u0000" in a string, trailing data: refused, so a
 	 * request cannot mean something else to zcfsd than to its sender. */
 	if (zcfs_json_parse_strict(line, len, &req, why, sizeof(why)) < 0) {
-		zcfsd_fail(&e, ZCFS_INVALID_ARGUMENT, -EINVAL, "%s", why);
+		zcfs_fail(&e, ZCFS_INVALID_ARGUMENT, -EINVAL, "%s", why);
 	} else if (!json_object_is_type(req, json_type_object) ||
 		   !json_object_object_get_ex(req, "method", &m) ||
 		   !json_object_is_type(m, json_type_string)) {
-		zcfsd_fail(&e, ZCFS_INVALID_ARGUMENT, -EINVAL,
-			   "a request is an object {\"method\": STRING, \"params\": OBJECT}");
+		zcfs_fail(&e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+			  "a request is an object {\"method\": STRING, \"params\": OBJECT}");
 	} else if (json_object_object_length(req) > (json_object_object_get_ex(req, "params", &params) ? 2 : 1)) {
-		zcfsd_fail(&e, ZCFS_INVALID_ARGUMENT, -EINVAL,
-			   "unknown top-level field (only \"method\" and \"params\")");
+		zcfs_fail(&e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+			  "unknown top-level field (only \"method\" and \"params\")");
 	} else if (params && !json_object_is_type(params, json_type_object)) {
-		zcfsd_fail(&e, ZCFS_INVALID_ARGUMENT, -EINVAL, "\"params\" must be an object");
+		zcfs_fail(&e, ZCFS_INVALID_ARGUMENT, -EINVAL, "\"params\" must be an object");
 	} else {
 		json_object *empty = params ? NULL : json_object_new_object();
 		method = json_object_get_string(m);

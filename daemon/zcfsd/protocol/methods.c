@@ -20,12 +20,12 @@ const char *zcfsd_param_string(json_object *params, const char *key)
 	return json_object_get_string(v);
 }
 
-int zcfsd_only_params(json_object *params, const char *const *allowed, struct zcfsd_err *e)
+int zcfsd_only_params(json_object *params, const char *const *allowed, struct zcfs_err *e)
 {
 	const char *key = zcfs_json_unknown_key(params, allowed);
 
 	if (key)
-		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "unknown parameter '%.64s'", key);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "unknown parameter '%.64s'", key);
 	return 0;
 }
 
@@ -55,29 +55,29 @@ static bool peer_manages_volume(struct zcfsd *d, const struct zcfsd_peer *p, con
 	return p->uid == 0 || (t && zcfsd_peer_manages(p, t));
 }
 
-static int denied(struct zcfsd_err *e, const struct zcfsd_peer *p, const char *tenant)
+static int denied(struct zcfs_err *e, const struct zcfsd_peer *p, const char *tenant)
 {
-	return zcfsd_fail(e, ZCFS_PERMISSION_DENIED, -EPERM,
-			  "uid %u may not manage tenant '%s' (not in its admin_uids/admin_gids)",
-			  (unsigned)p->uid, tenant);
+	return zcfs_fail(e, ZCFS_PERMISSION_DENIED, -EPERM,
+			 "uid %u may not manage tenant '%s' (not in its admin_uids/admin_gids)",
+			 (unsigned)p->uid, tenant);
 }
 
 /* The volume named by params.id; codes for a bad or unknown id, or a
  * volume of a tenant the peer does not manage. */
 static struct zcfsd_volume *volume_param(struct zcfsd *d, const struct zcfsd_peer *p,
-					 json_object *params, struct zcfsd_err *e)
+					 json_object *params, struct zcfs_err *e)
 {
 	const char *id = zcfsd_param_string(params, "id");
 	struct zcfsd_volume *v;
 
 	if (!id || !name_is_valid_id(id)) {
-		zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
-			   "params.id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+		zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+			  "params.id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
 		return NULL;
 	}
 	v = zcfsd_volume_find(d, id);
 	if (!v) {
-		zcfsd_fail(e, ZCFS_NOT_FOUND, -ENOENT, "no volume '%s'", id);
+		zcfs_fail(e, ZCFS_NOT_FOUND, -ENOENT, "no volume '%s'", id);
 	} else if (!peer_manages_volume(d, p, v)) {
 		denied(e, p, v->tenant);
 		v = NULL;
@@ -94,7 +94,7 @@ static json_object *wrap_volume(struct zcfsd *d, struct zcfsd_volume *v)
 }
 
 static json_object *m_create(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
-			     struct zcfsd_err *e)
+			     struct zcfs_err *e)
 {
 	struct zcfsd_volume_spec spec;
 	struct zcfsd_volume *v;
@@ -111,7 +111,7 @@ static json_object *m_create(struct zcfsd *d, const struct zcfsd_peer *p, json_o
 }
 
 static json_object *m_publish(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
-			     struct zcfsd_err *e)
+			     struct zcfs_err *e)
 {
 	static const char *const keys[] = { "id", "target", "read_only", "mount_group", NULL };
 	struct zcfsd_volume *v;
@@ -122,7 +122,7 @@ static json_object *m_publish(struct zcfsd *d, const struct zcfsd_peer *p, json_
 	    zcfsd_mount_group_param(params, &group, e) < 0)
 		return NULL;
 	if (json_object_object_get_ex(params, "read_only", &ro) && !json_object_is_type(ro, json_type_boolean)) {
-		zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.read_only must be a boolean");
+		zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.read_only must be a boolean");
 		return NULL;
 	}
 	if (zcfsd_volume_publish(d, v, zcfsd_param_string(params, "target"),
@@ -132,7 +132,7 @@ static json_object *m_publish(struct zcfsd *d, const struct zcfsd_peer *p, json_
 }
 
 static json_object *m_unpublish(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
-			     struct zcfsd_err *e)
+			     struct zcfs_err *e)
 {
 	static const char *const keys[] = { "id", "target", NULL };
 	struct zcfsd_volume *v;
@@ -147,7 +147,7 @@ static json_object *m_unpublish(struct zcfsd *d, const struct zcfsd_peer *p, jso
 /* Planned restart of the volume's server: answered once asked; the new
  * server's pid shows in volume.get. */
 static json_object *m_restart(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
-			      struct zcfsd_err *e)
+			      struct zcfs_err *e)
 {
 	static const char *const keys[] = { "id", NULL };
 	struct zcfsd_volume *v;
@@ -159,7 +159,7 @@ static json_object *m_restart(struct zcfsd *d, const struct zcfsd_peer *p, json_
 }
 
 static json_object *m_delete(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
-			     struct zcfsd_err *e)
+			     struct zcfs_err *e)
 {
 	static const char *const keys[] = { "id", NULL };
 	struct zcfsd_volume *v;
@@ -186,7 +186,7 @@ static json_object *m_delete(struct zcfsd *d, const struct zcfsd_peer *p, json_o
 }
 
 static json_object *m_get(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
-			     struct zcfsd_err *e)
+			     struct zcfs_err *e)
 {
 	static const char *const keys[] = { "id", NULL };
 	struct zcfsd_volume *v;
@@ -243,7 +243,7 @@ static json_object *tenants_array(struct zcfsd *d, const struct zcfsd_peer *p)
 }
 
 static json_object *m_list(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
-			     struct zcfsd_err *e)
+			     struct zcfs_err *e)
 {
 	static const char *const keys[] = { NULL };
 	json_object *o;
@@ -256,7 +256,7 @@ static json_object *m_list(struct zcfsd *d, const struct zcfsd_peer *p, json_obj
 }
 
 static json_object *m_tenants(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
-			     struct zcfsd_err *e)
+			     struct zcfs_err *e)
 {
 	static const char *const keys[] = { NULL };
 	json_object *o;
@@ -285,7 +285,7 @@ static json_object *control_json(void)
 }
 
 static json_object *m_status(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
-			     struct zcfsd_err *e)
+			     struct zcfs_err *e)
 {
 	static const char *const keys[] = { NULL };
 	json_object *o, *dm;
@@ -307,7 +307,7 @@ static json_object *m_status(struct zcfsd *d, const struct zcfsd_peer *p, json_o
 	return o;
 }
 
-int zcfsd_policy_reload(struct zcfsd *d, struct zcfsd_err *e)
+int zcfsd_policy_reload(struct zcfsd *d, struct zcfs_err *e)
 {
 	struct policy_errors errs = { 0 };
 	struct policy *np = NULL;
@@ -315,8 +315,8 @@ int zcfsd_policy_reload(struct zcfsd *d, struct zcfsd_err *e)
 
 	r = policy_load(d->policy_path, &np, &errs);
 	if (r < 0) {
-		zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, r, "policy %s not reloaded (%zu problems; first: %s)",
-			   d->policy_path, errs.n, errs.n ? errs.msgs[0] : strerror(-r));
+		zcfs_fail(e, ZCFS_FAILED_PRECONDITION, r, "policy %s not reloaded (%zu problems; first: %s)",
+			  d->policy_path, errs.n, errs.n ? errs.msgs[0] : strerror(-r));
 		for (size_t i = 0; i < errs.n; i++)
 			log_err("event=policy-error %s", errs.msgs[i]);
 		policy_errors_clear(&errs);
@@ -334,7 +334,7 @@ int zcfsd_policy_reload(struct zcfsd *d, struct zcfsd_err *e)
 }
 
 static json_object *m_reload(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
-			     struct zcfsd_err *e)
+			     struct zcfs_err *e)
 {
 	static const char *const keys[] = { NULL };
 	json_object *o;
@@ -343,7 +343,7 @@ static json_object *m_reload(struct zcfsd *d, const struct zcfsd_peer *p, json_o
 		return NULL;
 	/* It changes what every tenant may do: root's. */
 	if (p->uid != 0) {
-		zcfsd_fail(e, ZCFS_PERMISSION_DENIED, -EPERM, "only root may reload the policy");
+		zcfs_fail(e, ZCFS_PERMISSION_DENIED, -EPERM, "only root may reload the policy");
 		return NULL;
 	}
 	if (zcfsd_policy_reload(d, e) < 0)
@@ -356,7 +356,7 @@ static json_object *m_reload(struct zcfsd *d, const struct zcfsd_peer *p, json_o
 /* zcfsd re-execs itself (lifecycle/upgrade.c) once every published
  * volume has a running server; answered first. */
 static json_object *m_upgrade(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
-			      struct zcfsd_err *e)
+			      struct zcfs_err *e)
 {
 	static const char *const keys[] = { NULL };
 	const char *busy;
@@ -366,7 +366,7 @@ static json_object *m_upgrade(struct zcfsd *d, const struct zcfsd_peer *p, json_
 		return NULL;
 	/* The daemon of every tenant: root's, like policy.reload. */
 	if (p->uid != 0) {
-		zcfsd_fail(e, ZCFS_PERMISSION_DENIED, -EPERM, "only root may upgrade zcfsd");
+		zcfs_fail(e, ZCFS_PERMISSION_DENIED, -EPERM, "only root may upgrade zcfsd");
 		return NULL;
 	}
 	if (zcfsd_upgrade_request(d, "control", e) < 0)
@@ -383,7 +383,7 @@ static json_object *m_upgrade(struct zcfsd *d, const struct zcfsd_peer *p, json_
 static const struct {
 	const char *name;
 	json_object *(*fn)(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
-			   struct zcfsd_err *e);
+			   struct zcfs_err *e);
 } methods[] = {
 	{ "volume.create", m_create },
 	{ "volume.publish", m_publish },
@@ -399,11 +399,11 @@ static const struct {
 };
 
 json_object *zcfsd_dispatch(struct zcfsd *d, const struct zcfsd_peer *peer, const char *method,
-			    json_object *params, struct zcfsd_err *e)
+			    json_object *params, struct zcfs_err *e)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(methods); i++)
 		if (!strcmp(methods[i].name, method))
 			return methods[i].fn(d, peer, params, e);
-	zcfsd_fail(e, ZCFS_UNIMPLEMENTED, -ENOSYS, "unknown method '%.64s'", method);
+	zcfs_fail(e, ZCFS_UNIMPLEMENTED, -ENOSYS, "unknown method '%.64s'", method);
 	return NULL;
 }

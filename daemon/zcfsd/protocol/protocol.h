@@ -48,16 +48,16 @@ struct zcfsd_peer {
  * holds its uid or whose admin_gids one of its groups (methods.c). */
 bool zcfsd_peer_manages(const struct zcfsd_peer *p, const struct policy_tenant *t);
 json_object *zcfsd_dispatch(struct zcfsd *d, const struct zcfsd_peer *peer, const char *method,
-			    json_object *params, struct zcfsd_err *e);
-int zcfsd_policy_reload(struct zcfsd *d, struct zcfsd_err *e);
+			    json_object *params, struct zcfs_err *e);
+int zcfsd_policy_reload(struct zcfsd *d, struct zcfs_err *e);
 
 /* methods.c: request parameter helpers. A string parameter, or NULL;
  * INVALID_ARGUMENT for any key not in allowed (NULL-terminated). */
 const char *zcfsd_param_string(json_object *params, const char *key);
-int zcfsd_only_params(json_object *params, const char *const *allowed, struct zcfsd_err *e);
+int zcfsd_only_params(json_object *params, const char *const *allowed, struct zcfs_err *e);
 
 /* volume_params.c: volume.create's params checked into *S. */
 int zcfsd_volume_spec_parse(struct zcfsd *d, json_object *params, struct zcfsd_volume_spec *s,
-			    struct zcfsd_err *e);
+			    struct zcfs_err *e);
 
 #endif

@@ -6,15 +6,15 @@
 #include "daemon/zcfsd/budget/budget.h"
 #include "protocol.h"
 
-static int parse_geometry(json_object *params, struct zcfsd_volume_spec *s, struct zcfsd_err *e)
+static int parse_geometry(json_object *params, struct zcfsd_volume_spec *s, struct zcfs_err *e)
 {
 	json_object *x;
 
 	if (json_object_object_get_ex(params, "queue_depth", &x)) {
 		int64_t i = json_object_get_int64(x);
 		if (!json_object_is_type(x, json_type_int) || i < 1 || i > 1024)
-			return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
-					  "params.queue_depth must be an integer from 1 to 1024");
+			return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+					 "params.queue_depth must be an integer from 1 to 1024");
 		s->queue_depth = (uint32_t)i;
 	}
 	if (json_object_object_get_ex(params, "max_write", &x)) {
@@ -24,14 +24,14 @@ static int parse_geometry(json_object *params, struct zcfsd_volume_spec *s, stru
 			  json_object_is_type(x, json_type_string) &&
 			  parse_size(json_object_get_string(x), 0, UINT64_MAX, &mw) == 0;
 		if (!ok || mw < 4096 || mw > (16u << 20) || mw % 4096)
-			return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
-					  "params.max_write must be a multiple of 4K from 4K to 16M");
+			return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+					 "params.max_write must be a multiple of 4K from 4K to 16M");
 		s->max_write = (uint32_t)mw;
 	}
 	return 0;
 }
 
-static int parse_transport(json_object *params, struct zcfsd_volume_spec *s, struct zcfsd_err *e)
+static int parse_transport(json_object *params, struct zcfsd_volume_spec *s, struct zcfs_err *e)
 {
 	const char *tr;
 	json_object *x;
@@ -46,21 +46,21 @@ static int parse_transport(json_object *params, struct zcfsd_volume_spec *s, str
 	else if (!strcmp(tr, "uring"))
 		s->transport = POLICY_TRANSPORT_URING;
 	else
-		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
-				  "params.transport must be auto, devfuse or uring");
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "params.transport must be auto, devfuse or uring");
 	if (s->transport == POLICY_TRANSPORT_URING && !s->tenant->io_uring)
-		return zcfsd_fail(e, ZCFS_PERMISSION_DENIED, -EPERM,
-				  "tenant '%s' may not use io_uring (data_paths.io_uring)", s->tenant->name);
+		return zcfs_fail(e, ZCFS_PERMISSION_DENIED, -EPERM,
+				 "tenant '%s' may not use io_uring (data_paths.io_uring)", s->tenant->name);
 	return 0;
 }
 
-static int parse_size_param(json_object *params, struct zcfsd_volume_spec *s, struct zcfsd_err *e)
+static int parse_size_param(json_object *params, struct zcfsd_volume_spec *s, struct zcfs_err *e)
 {
 	json_object *x;
 
 	if (json_object_object_get_ex(params, "read_only", &x)) {
 		if (!json_object_is_type(x, json_type_boolean))
-			return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.read_only must be a boolean");
+			return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.read_only must be a boolean");
 		s->read_only = json_object_get_boolean(x);
 	}
 	s->size = s->tenant->default_quota;
@@ -70,36 +70,36 @@ static int parse_size_param(json_object *params, struct zcfsd_volume_spec *s, st
 			  json_object_is_type(x, json_type_string) &&
 			  parse_size(json_object_get_string(x), 0, UINT64_MAX, &s->size) == 0;
 		if (!ok || (s->size && s->size < 4096) || s->size > (1ULL << 60))
-			return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
-					  "params.size must be a byte count from 4K (or a size like 10G), "
-					  "0 for no limit");
+			return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+					 "params.size must be a byte count from 4K (or a size like 10G), "
+					 "0 for no limit");
 	}
 	return 0;
 }
 
 /* The tenant named by params.tenant, or the only one of a single-tenant node. */
 static int parse_tenant(struct zcfsd *d, json_object *params, struct zcfsd_volume_spec *s,
-			struct zcfsd_err *e)
+			struct zcfs_err *e)
 {
 	const char *tenant = zcfsd_param_string(params, "tenant");
 
 	if (tenant)
 		s->tenant = policy_find_tenant(d->policy, tenant);
 	else if (json_object_object_get_ex(params, "tenant", NULL))
-		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.tenant must be a string");
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.tenant must be a string");
 	else if (d->policy->n_tenants == 1)
 		s->tenant = &d->policy->tenants[0];	/* single-tenant node: implied */
 	else
-		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
-				  "params.tenant is required (the policy has %zu tenants)",
-				  d->policy->n_tenants);
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "params.tenant is required (the policy has %zu tenants)",
+				 d->policy->n_tenants);
 	if (!s->tenant)
-		return zcfsd_fail(e, ZCFS_NOT_FOUND, -ENOENT, "no tenant '%s' in the policy", tenant);
+		return zcfs_fail(e, ZCFS_NOT_FOUND, -ENOENT, "no tenant '%s' in the policy", tenant);
 	return 0;
 }
 
 int zcfsd_volume_spec_parse(struct zcfsd *d, json_object *params, struct zcfsd_volume_spec *s,
-			    struct zcfsd_err *e)
+			    struct zcfs_err *e)
 {
 	static const char *const keys[] = { "id", "tenant", "queue_depth", "max_write", "transport",
 					    "read_only", "size", "uid", "gid", "mode", NULL };
@@ -115,8 +115,8 @@ int zcfsd_volume_spec_parse(struct zcfsd *d, json_object *params, struct zcfsd_v
 		return r;
 	s->id = zcfsd_param_string(params, "id");
 	if (!s->id || !name_is_valid_id(s->id))
-		return zcfsd_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
-				  "params.id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "params.id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
 	r = parse_tenant(d, params, s, e);
 	if (r >= 0)
 		r = parse_geometry(params, s, e);

@@ -88,7 +88,7 @@ void zcfsd_exit_describe(const siginfo_t *si, char *buf, size_t len)
 #define LEGACY_EXIT_WAIT_MS 200
 
 int zcfsd_server_wait_serving(struct zcfsd *d, struct zcfsd_volume *v, int ready_fd,
-			      struct zcfsd_err *e)
+			      struct zcfs_err *e)
 {
 	int64_t t0 = zcfsd_now_ms();
 	char how[96];
@@ -116,14 +116,14 @@ int zcfsd_server_wait_serving(struct zcfsd *d, struct zcfsd_volume *v, int ready
 		return 0;
 	case -ECHILD:
 		zcfsd_exit_describe(&si, how, sizeof(how));
-		return zcfsd_fail(e, ZCFS_INTERNAL, r,
-				  "zcfs-serve for volume '%s' exited before serving (%s); see %s/logs/%s.log",
-				  v->id, how, d->state_dir, v->id);
+		return zcfs_fail(e, ZCFS_INTERNAL, r,
+				 "zcfs-serve for volume '%s' exited before serving (%s); see %s/logs/%s.log",
+				 v->id, how, d->state_dir, v->id);
 	default:
-		return zcfsd_fail(e, ZCFS_INTERNAL, r,
-				  "zcfs-serve for volume '%s' did not signal readiness properly (%s); "
-				  "stopped, see %s/logs/%s.log", v->id,
-				  r == -EPROTO ? "bad or missing ready byte" : strerror(-r),
-				  d->state_dir, v->id);
+		return zcfs_fail(e, ZCFS_INTERNAL, r,
+				 "zcfs-serve for volume '%s' did not signal readiness properly (%s); "
+				 "stopped, see %s/logs/%s.log", v->id,
+				 r == -EPROTO ? "bad or missing ready byte" : strerror(-r),
+				 d->state_dir, v->id);
 	}
 }

@@ -9,11 +9,11 @@
 
 /* spawn.c */
 int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
-		       struct zcfsd_err *e);
+		       struct zcfs_err *e);
 /* The same; with READY_FD the server gets --ready-fd (when zcfs-serve has
  * it) and *READY_FD the read end (ready.c), else -1. */
 int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
-			     const struct policy_tenant *t, int *ready_fd, struct zcfsd_err *e);
+			     const struct policy_tenant *t, int *ready_fd, struct zcfs_err *e);
 unsigned long long zcfsd_proc_starttime(pid_t pid);
 pid_t zcfsd_proc_ppid(pid_t pid);	/* 0 when unknown */
 
@@ -47,7 +47,7 @@ void zcfsd_exit_describe(const siginfo_t *si, char *buf, size_t len);
  * fixed wait for an exit at once). 0 when it serves or is still starting
  * at the timeout (logged); -errno with E filled when it died or lied. */
 int zcfsd_server_wait_serving(struct zcfsd *d, struct zcfsd_volume *v, int ready_fd,
-			      struct zcfsd_err *e);
+			      struct zcfs_err *e);
 
 /* caps.c: whether the server starts with CAP_SYS_ADMIN (zero-copy
  * tenants on the ring only), and the child's switch to the tenant
@@ -75,7 +75,7 @@ int zcfsd_send_resend(int fuse_fd);
  * requests over and exit (zcfs-serve hand_over); its exit is restarted at
  * once, and a server still running after HANDOVER_TIMEOUT_MS is killed. */
 #define HANDOVER_TIMEOUT_MS 5000
-int zcfsd_server_handover(struct zcfsd *d, struct zcfsd_volume *v, struct zcfsd_err *e);
+int zcfsd_server_handover(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e);
 void zcfsd_readopt(struct zcfsd *d);
 int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v);
 

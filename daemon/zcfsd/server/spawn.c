@@ -255,13 +255,13 @@ static void spawn_record(struct zcfsd *d, struct zcfsd_volume *v, const struct p
 }
 
 int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
-		       struct zcfsd_err *e)
+		       struct zcfs_err *e)
 {
 	return zcfsd_spawn_server_ready(d, v, t, NULL, e);
 }
 
 int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
-			     const struct policy_tenant *t, int *ready_fd, struct zcfsd_err *e)
+			     const struct policy_tenant *t, int *ready_fd, struct zcfs_err *e)
 {
 	_cleanup_free_ char *src = NULL;
 	_cleanup_close_ int log_fd = -1, ready_r = -1, ready_w = -1;
@@ -276,35 +276,35 @@ int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
 	pid_t pid;
 
 	if (zcfsd_storage_path(d, v, &src) < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	r = check_storage(src, t);
 	if (r < 0)
-		return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, r,
-				  "storage %s of volume %s is %s", src, v->id,
-				  r == -ENOENT ? "gone" : "no longer a directory owned by the tenant "
-				  "(replaced, or a symlink)");
+		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, r,
+				 "storage %s of volume %s is %s", src, v->id,
+				 r == -ENOENT ? "gone" : "no longer a directory owned by the tenant "
+				 "(replaced, or a symlink)");
 	r = zcfsd_stats_ensure(v);
 	if (r < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, r, "request counters of volume %s: %s", v->id,
-				  strerror(-r));
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "request counters of volume %s: %s", v->id,
+				 strerror(-r));
 	/* Kept for the connection: a restarted server takes the ring over. */
 	if (zcfsd_uses_uring(v->transport, t)) {
 		r = zcfsd_ringfd_ensure(v);
 		if (r < 0)
-			return zcfsd_fail(e, ZCFS_INTERNAL, r, "ring memfd of volume %s: %s", v->id,
-					  strerror(-r));
+			return zcfs_fail(e, ZCFS_INTERNAL, r, "ring memfd of volume %s: %s", v->id,
+					 strerror(-r));
 	}
 	if (ready_fd && d->serve_can_signal_ready && (r = spawn_ready_pipe(&ready_r, &ready_w)) < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, r, "pipe: %s", strerror(-r));
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "pipe: %s", strerror(-r));
 	/* Its stdout and stderr: a pipe zcfsd drains into a capped file, so
 	 * the server never holds the file (it could fill or truncate it). */
 	r = zcfsd_srvlog_pipe(d, v, &log_fd);
 	if (r < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, r, "log pipe of volume %s: %s", v->id, strerror(-r));
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "log pipe of volume %s: %s", v->id, strerror(-r));
 	if (pipe2(p, O_CLOEXEC) < 0) {
 		r = -errno;
 		zcfsd_srvlog_close(d, v);
-		return zcfsd_fail(e, ZCFS_INTERNAL, r, "pipe: %s", strerror(-r));
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "pipe: %s", strerror(-r));
 	}
 	zcfsd_broker_prepare(d, v, t, src);
 	pid = fork();
@@ -314,7 +314,7 @@ int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
 		safe_close(p[0]);
 		safe_close(p[1]);
 		zcfsd_srvlog_close(d, v);
-		return zcfsd_fail(e, ZCFS_INTERNAL, r, "fork: %s", strerror(-r));
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "fork: %s", strerror(-r));
 	}
 	if (pid == 0)
 		child_exec(d, v, t, log_fd, p[1], ready_w, memlock, src);
@@ -334,8 +334,8 @@ int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
 		(void)waitpid(pid, NULL, 0);
 		zcfsd_broker_spawned(d, v, false);
 		zcfsd_srvlog_close(d, v);
-		return zcfsd_fail(e, ZCFS_INTERNAL, r, "starting %s for volume %s: %s", d->serve_bin,
-				  v->id, strerror(-r));
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "starting %s for volume %s: %s", d->serve_bin,
+				 v->id, strerror(-r));
 	}
 	spawn_record(d, v, t, pid, pidfd, memlock);
 	if (ready_fd)

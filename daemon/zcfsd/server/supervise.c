@@ -107,18 +107,18 @@ static bool conn_aborted(int fuse_fd)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLNVAL));
 }
 
-int zcfsd_server_handover(struct zcfsd *d, struct zcfsd_volume *v, struct zcfsd_err *e)
+int zcfsd_server_handover(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e)
 {
 	(void)d;
 	if (!v->n_targets || v->srv.pidfd < 0 || !v->srv.pid)
-		return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, -ESRCH,
-				  "volume '%s' has no running server (publish it first)", v->id);
+		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -ESRCH,
+				 "volume '%s' has no running server (publish it first)", v->id);
 	if (v->srv.handover_due_ms)
-		return zcfsd_fail(e, ZCFS_FAILED_PRECONDITION, -EALREADY,
-				  "volume '%s': a restart is already under way", v->id);
+		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EALREADY,
+				 "volume '%s': a restart is already under way", v->id);
 	if (syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGUSR2, NULL, 0) < 0)
-		return zcfsd_fail(e, ZCFS_INTERNAL, -errno, "signalling the server of '%s': %s", v->id,
-				  strerror(errno));
+		return zcfs_fail(e, ZCFS_INTERNAL, -errno, "signalling the server of '%s': %s", v->id,
+				 strerror(errno));
 	v->srv.handover_due_ms = zcfsd_now_ms() + HANDOVER_TIMEOUT_MS;
 	log_info("event=server-handover volume=%s pid=%d", v->id, (int)v->srv.pid);
 	return 0;
@@ -178,7 +178,7 @@ void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 static void restart(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
-	struct zcfsd_err e = { 0 };
+	struct zcfs_err e = { 0 };
 	int r;
 
 	v->srv.restart_due_ms = 0;
