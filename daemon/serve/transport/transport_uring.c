@@ -268,14 +268,14 @@ static int plan_extensions(struct zcfs_session *se, struct uring_transport *t, b
 		 * speak is treated at our level. */
 		.minor = se->proto_minor,
 		.offered = t->offered_flags,
-		.cap_sys_admin = uring_thread_has_cap(CAP_SYS_ADMIN),
+		.cap_sys_admin = zerocopy_thread_has_cap(CAP_SYS_ADMIN),
 		/* With the thread list kept open (caps_prepare) a sandboxed
 		 * server can drop it; with a broker passthrough needs no
 		 * CAP_SYS_ADMIN in the server. */
 		.sandbox = o->sandbox && !caps_drop_ready(),
 		.passthrough = o->passthrough && o->broker_fd < 0,
-		.memlock_ok = uring_memlock_allows((uint64_t)t->g.nr_queues *
-						   bufpool_bytes(pool_bufs, t->g.payload_size)),
+		.memlock_ok = zerocopy_memlock_allows((uint64_t)t->g.nr_queues *
+						      bufpool_bytes(pool_bufs, t->g.payload_size)),
 	};
 	int r = uring_ext_decide(o->buffer_pool, o->zero_copy, &f, &t->plan);
 

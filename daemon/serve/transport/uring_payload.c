@@ -94,7 +94,7 @@ static void pool_finish_reply(struct uring_queue *q, struct uring_entry *e, int 
 {
 	(void)error;
 	(void)len;
-	uring_ext_put_payload(q, e);
+	zerocopy_put_payload(q, e);
 }
 
 /* OPEN/CREATE replies say FOPEN_IO_URING_ZERO_COPY so the kernel sends
@@ -105,7 +105,7 @@ static void zero_copy_finish_reply(struct uring_queue *q, struct uring_entry *e,
 	    uring_zc_mark_open_reply(e->req.in.opcode, e->payload, len) < 0)
 		log_warn("op=%s: reply too short to mark FOPEN_IO_URING_ZERO_COPY",
 			 fuse_opcode_name(e->req.in.opcode));
-	uring_ext_put_payload(q, e);
+	zerocopy_put_payload(q, e);
 }
 
 const struct uring_payload_ops uring_payload_stock = {
@@ -116,16 +116,16 @@ const struct uring_payload_ops uring_payload_stock = {
 
 const struct uring_payload_ops uring_payload_pool = {
 	.name = "pool",
-	.prep_cmd = uring_ext_prep_cmd,
-	.take = uring_ext_take_payload,
+	.prep_cmd = zerocopy_prep_cmd,
+	.take = zerocopy_take_payload,
 	.start_io = copy_start_io,
 	.finish_reply = pool_finish_reply,
 };
 
 const struct uring_payload_ops uring_payload_zero_copy = {
 	.name = "zero_copy",
-	.prep_cmd = uring_ext_prep_cmd,
-	.take = uring_ext_take_payload,
+	.prep_cmd = zerocopy_prep_cmd,
+	.take = zerocopy_take_payload,
 	.start_io = zero_copy_start_io,
 	.finish_reply = zero_copy_finish_reply,
 };

@@ -37,7 +37,7 @@ extern const struct uring_payload_ops uring_payload_stock;
 extern const struct uring_payload_ops uring_payload_pool;
 extern const struct uring_payload_ops uring_payload_zero_copy;
 
-/* The table for what q registered with (uring_queue_ext_setup). */
+/* The table for what q registered with (zerocopy_queue_setup). */
 const struct uring_payload_ops *uring_payload_for(const struct uring_queue *q);
 /* e holds a READ or WRITE: begins it (file_io_begin), moves its data;
  * every failure is answered. */

@@ -421,7 +421,7 @@ static int register_entries(struct uring_queue *q)
 	unsigned held = 0;
 
 	/* Pools, zero-copy, or a layout change decided at INIT. */
-	r = uring_queue_ext_setup(q);
+	r = zerocopy_queue_setup(q);
 	q->pops = uring_payload_for(q);
 	for (i = 0; i < q->g->depth && r == 0; i++) {
 		struct uring_entry *e = &q->ents[i];
@@ -740,7 +740,7 @@ void uring_queue_stop(struct uring_queue *q)
 	if (q->ring_ok)
 		io_uring_queue_exit(&q->ring);
 	q->ring_ok = false;
-	uring_queue_ext_free(q);
+	zerocopy_queue_free(q);
 	if (q->mem && !q->rm)
 		munmap(q->mem, q->mem_size);
 	q->mem = NULL;

@@ -1,7 +1,7 @@
 /* Buffer pools and zero-copy on the queue ring (see uring_zerocopy.h).
  * Nothing here runs on a kernel without the 7.46 buffer-pool series:
  * uring_ext_decide() keeps q->ext->pool false there, and then only the
- * layout check of uring_queue_ext_setup() executes. */
+ * layout check of zerocopy_queue_setup() executes. */
 #include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,7 +44,7 @@ static int register_table(struct uring_queue *q, const struct iovec *pool_iov)
 	return r < 0 ? r : 0;
 }
 
-int uring_queue_ext_setup(struct uring_queue *q)
+int zerocopy_queue_setup(struct uring_queue *q)
 {
 	const struct uring_ext_plan *p = q->ext;
 	const struct uring_geometry *g = q->g;
@@ -73,7 +73,7 @@ int uring_queue_ext_setup(struct uring_queue *q)
 	r = fail_step(q, "ADD_QUEUE", uring_queue_run_sync(q, sqe));
 	/* The kernel checked CAP_SYS_ADMIN in ADD_QUEUE; this thread has no
 	 * use for it any more (the others follow in uring_caps_drop_all). */
-	if (p->zero_copy && uring_caps_drop_thread() < 0)
+	if (p->zero_copy && zerocopy_caps_drop_thread() < 0)
 		log_warn("qid=%u: could not drop CAP_SYS_ADMIN", q->qid);
 	if (r < 0)
 		return r;
@@ -97,7 +97,7 @@ int uring_queue_ext_setup(struct uring_queue *q)
 	return 0;
 }
 
-void uring_queue_ext_free(struct uring_queue *q)
+void zerocopy_queue_free(struct uring_queue *q)
 {
 	if (q->pool_on && q->pool.refused)
 		log_warn("qid=%u: pool: %llu delivered offsets refused", q->qid,
@@ -109,8 +109,8 @@ void uring_queue_ext_free(struct uring_queue *q)
 	q->pool_on = false;
 }
 
-void uring_ext_prep_cmd(struct uring_queue *q, struct uring_entry *e, struct io_uring_sqe *sqe,
-			uint32_t op)
+void zerocopy_prep_cmd(struct uring_queue *q, struct uring_entry *e, struct io_uring_sqe *sqe,
+		       uint32_t op)
 {
 	if (op == ZCFS_URING_CMD_REGISTER)
 		uring_cmd_register(cmd_area(sqe), (uint16_t)q->qid,
@@ -124,7 +124,7 @@ void uring_ext_prep_cmd(struct uring_queue *q, struct uring_entry *e, struct io_
 	}
 }
 
-int uring_ext_take_payload(struct uring_queue *q, struct uring_entry *e, uint32_t opcode)
+int zerocopy_take_payload(struct uring_queue *q, struct uring_entry *e, uint32_t opcode)
 {
 	const struct zcfs_uring_ent_in_out *io = &e->hdr->ring_ent_in_out;
 	unsigned id;
@@ -153,7 +153,7 @@ int uring_ext_take_payload(struct uring_queue *q, struct uring_entry *e, uint32_
 	return 0;
 }
 
-void uring_ext_put_payload(struct uring_queue *q, struct uring_entry *e)
+void zerocopy_put_payload(struct uring_queue *q, struct uring_entry *e)
 {
 	if (e->pool_id >= 0 && bufpool_release(&q->pool, (unsigned)e->pool_id) < 0)
 		log_warn("qid=%u entry=%u: pool buffer %d was not held", q->qid, e->index, e->pool_id);
@@ -162,7 +162,7 @@ void uring_ext_put_payload(struct uring_queue *q, struct uring_entry *e)
 
 /* ---- capabilities -------------------------------------------------- */
 
-bool uring_thread_has_cap(int cap)
+bool zerocopy_thread_has_cap(int cap)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
 	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
@@ -172,11 +172,11 @@ bool uring_thread_has_cap(int cap)
 	return d[CAP_TO_INDEX(cap)].effective & CAP_TO_MASK(cap);
 }
 
-bool uring_memlock_allows(uint64_t bytes)
+bool zerocopy_memlock_allows(uint64_t bytes)
 {
 	struct rlimit rl;
 
-	if (uring_thread_has_cap(CAP_IPC_LOCK))
+	if (zerocopy_thread_has_cap(CAP_IPC_LOCK))
 		return true;	/* io_uring does not charge such a task */
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0)
 		return false;
@@ -184,7 +184,7 @@ bool uring_memlock_allows(uint64_t bytes)
 }
 
 /* caps.c: safe under the sandbox (no /proc, no prctl). */
-int uring_caps_drop_thread(void)
+int zerocopy_caps_drop_thread(void)
 {
 	return caps_drop_self();
 }

@@ -11,26 +11,26 @@
 /* On the queue thread, before its REGISTERs: lay out for the geometry
  * decided at INIT and, when q->ext asks for it, register the fixed-buffer
  * table, ADD_QUEUE and ADD_BUFPOOL. Logs the step that failed. */
-int uring_queue_ext_setup(struct uring_queue *q) _must_check_;
-void uring_queue_ext_free(struct uring_queue *q);
+int zerocopy_queue_setup(struct uring_queue *q) _must_check_;
+void zerocopy_queue_free(struct uring_queue *q);
 /* Rewrites a REGISTER / COMMIT_AND_FETCH SQE of a pool queue in the 7.46
  * form (page slot, URING_CMD_FIXED + pool index). */
-void uring_ext_prep_cmd(struct uring_queue *q, struct uring_entry *e, struct io_uring_sqe *sqe,
-			uint32_t op);
+void zerocopy_prep_cmd(struct uring_queue *q, struct uring_entry *e, struct io_uring_sqe *sqe,
+		       uint32_t op);
 /* A request arrived in e on a pool queue: sets e->pkind and e->payload
  * (its pool buffer, or NULL). -EPROTO when the kernel's offset or flags
  * make no sense. */
-int uring_ext_take_payload(struct uring_queue *q, struct uring_entry *e, uint32_t opcode) _must_check_;
+int zerocopy_take_payload(struct uring_queue *q, struct uring_entry *e, uint32_t opcode) _must_check_;
 /* The reply is written: the pool buffer goes back. */
-void uring_ext_put_payload(struct uring_queue *q, struct uring_entry *e);
+void zerocopy_put_payload(struct uring_queue *q, struct uring_entry *e);
 
 /* Whether the calling thread has cap in its effective set. */
-bool uring_thread_has_cap(int cap);
+bool zerocopy_thread_has_cap(int cap);
 /* Whether pinning `bytes` more through io_uring registration fits
  * RLIMIT_MEMLOCK (or CAP_IPC_LOCK makes the limit moot). */
-bool uring_memlock_allows(uint64_t bytes);
+bool zerocopy_memlock_allows(uint64_t bytes);
 /* Drops CAP_SYS_ADMIN from the calling thread (caps_drop_self); the
  * whole process: caps_drop_sys_admin() in caps.h. */
-int uring_caps_drop_thread(void) _must_check_;
+int zerocopy_caps_drop_thread(void) _must_check_;
 
 #endif
