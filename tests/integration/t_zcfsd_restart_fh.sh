@@ -58,7 +58,7 @@ out=$(/usr/bin/python3 - "$TGT/a" <<-'PY' 2>&1
 	PY
 )
 echo "$out" | sed 's/^/# python: /'
-check "the writer ran through both restarts" test "$(echo "$out" | tail -n 1)" = done
+check "the writer ran through both restarts" test "$(echo "$out" | tail -n 1)" = "done"
 S=$STORE/t1/v1
 check "A (opened before the first kill) holds its own last write: $(cat "$S/A" 2>&1)" test "$(cat "$S/A" 2>&1)" = A2
 check "B (opened after it, still open when A closed) holds its last write: $(cat "$S/B" 2>&1)" test "$(cat "$S/B" 2>&1)" = B3
