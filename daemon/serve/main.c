@@ -360,6 +360,7 @@ int main(int argc, char **argv)
 	se.entry_timeout = se.attr_timeout = opts.cache == ZCFS_CACHE_EXCLUSIVE ? 86400.0 :
 					      opts.cache == ZCFS_CACHE_NONE ? 0.0 : 1.0;
 	se.keep_cache = opts.cache == ZCFS_CACHE_EXCLUSIVE;
+	se.backing_atime = source_mount_atime_flags(root_fd);
 	se.main_thread = pthread_self();
 	se.transport = choose_transport(&se);
 	resolve_geometry(&opts, se.transport == &transport_uring);

@@ -71,7 +71,14 @@ if [ "$path" = peer ] || [ "$path" = peerpt ]; then
 ulimit -n "\$(ulimit -Hn)" 2>/dev/null
 dev=\$1 mnt=\$2; shift 2; [ "\${1:-}" = -o ] && { opts=\$2; shift 2; }
 case ,\${opts:-}, in *,remount,*) exec mount -i "\$dev" "\$mnt" -o "\$opts";; esac
-exec "$PEER_BIN" $peer_opts -o fsname=\$dev,allow_other,dev "\${dev#source:}" "\$mnt" \${opts:+-o "\$opts"}
+# libfuse takes no relatime/strictatime ("fuse: unknown option"): they
+# are the mount's own flags, set on it afterwards (generic/003 runs)
+late= keep=
+IFS=,; for o in \${opts:-}; do
+	case \$o in relatime|norelatime|strictatime|nostrictatime) late=\$late,\$o;; *) keep=\$keep,\$o;; esac
+done; unset IFS
+"$PEER_BIN" $peer_opts -o fsname=\$dev,allow_other,dev "\${dev#source:}" "\$mnt" \${keep:+-o "\${keep#,}"} || exit
+[ -z "\$late" ] || exec mount -i -o "remount,bind\$late" "\$mnt"
 EOS
 else
 	sed -e "s|@BINDIR@|$ZCFS_BIN|" "$here/../../deploy/mount.fuse.zcfs" >"$helper"

@@ -3,7 +3,8 @@
 # the mount (dev, suid, noexec, noatime, strictatime, ro, fsname=,
 # subtype=), and the backing atime follows the mount's atime flags on
 # every path (SOURCE served from a clone mount with those flags: noatime
-# through kernel passthrough, strictatime, ro), zcfs's long options work as -o key=value, a bad -o is one line
+# through kernel passthrough, strictatime, ro; with the exclusive cache
+# an open whose read must move atime keeps no cached pages), zcfs's long options work as -o key=value, a bad -o is one line
 # and exit 2 with nothing mounted; deploy/mount.fuse.zcfs (mount(8)'s
 # helper) mounts SOURCE, source:/dir and -o source= forms; -o remount,ro
 # goes to mount(2). And a server only ever unmounts and aborts its own
@@ -64,6 +65,37 @@ cat "$M/old" >/dev/null; t0=$(stat -c %X "$S/old")
 sleep 1.1; cat "$M/old" >/dev/null
 check "a second read under strictatime updates atime again ($t0 -> $(stat -c %X "$S/old"))" test "$(stat -c %X "$S/old")" != "$t0"
 check "and the client sees it" test "$(stat -c %X "$M/old")" = "$(stat -c %X "$S/old")"
+zcfs_umount "$M"
+
+# The exclusive cache keeps pages across opens (FOPEN_KEEP_CACHE) and
+# FUSE inodes are S_NOATIME: a read the page cache answers moves no atime
+# anywhere. An open whose first read must move atime (strictatime: every
+# one; relatime: atime not past mtime and ctime, or a day old) drops the
+# cached pages, so that read reaches the server (generic/003 on exclusive).
+log "--cache=exclusive: reads that must move atime reach the server (generic/003)"
+# nanoseconds: the client's atime (%x), and READs the server was sent
+atime() { stat -c %x "$1"; }
+reads() { grep -c 'op=READ ' "$M.log"; }
+zcfs_mount "$S" "$M" -o strictatime,cache=exclusive --debug
+echo data >"$M/ex"; mkdir "$M/exd"; cat "$M/ex" >/dev/null; ls "$M/exd" >/dev/null
+t0=$(atime "$M/ex"); d0=$(atime "$M/exd")
+sleep 1.1; cat "$M/ex" >/dev/null; ls "$M/exd" >/dev/null; t1=$(atime "$M/ex"); d1=$(atime "$M/exd")
+check "strictatime: a second read moves the client's atime ($t0 -> $t1)" test "$t1" != "$t0"
+check "strictatime: a second listing moves the directory's ($d0 -> $d1)" test "$d1" != "$d0"
+sleep 1.1; cat "$M/ex" >/dev/null
+check "strictatime: and a third read ($t1 -> $(atime "$M/ex"))" test "$(atime "$M/ex")" != "$t1"
+zcfs_umount "$M"
+zcfs_mount "$S" "$M" -o cache=exclusive --debug
+echo data >"$M/rel"; t0=$(atime "$M/rel")
+sleep 1.1; cat "$M/rel" >/dev/null; t1=$(atime "$M/rel")
+# by a second at least: the kernel's view of a new file's times is a few
+# ms off the backing file's, which alone makes the atime seem to move
+later() { awk -v a="$(stat -c %.3X "$1")" -v b="$(date -d "$2" +%s.%N)" 'BEGIN { exit !(a >= b + 1) }'; }
+check "relatime: the first read after a write moves atime to the read's time ($t0 -> $t1)" later "$M/rel" "$t0"
+n=$(reads)
+sleep 1.1; cat "$M/rel" >/dev/null
+check "relatime: a second read leaves it ($(atime "$M/rel"))" test "$(atime "$M/rel")" = "$t1"
+check "relatime: the second read is the kept page cache's (READs $n -> $(reads))" test "$(reads)" = "$n"
 zcfs_umount "$M"
 
 log "-o noatime on the kernel-passthrough path: its reads, mmap and exec leave atime alone (generic/120)"

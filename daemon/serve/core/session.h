@@ -50,6 +50,7 @@ struct zcfs_session {
 	double entry_timeout;
 	double attr_timeout;
 	bool keep_cache;
+	unsigned long backing_atime;	/* source_mount_atime_flags() of SOURCE */
 	const struct zcfs_transport_ops *transport;
 	void *transport_priv;
 	char transport_desc[160];	/* for the one init log line */

@@ -50,6 +50,12 @@ int op_setxattr(struct zcfs_req *req);
 int op_listxattr(struct zcfs_req *req);
 int op_removexattr(struct zcfs_req *req);
 
+/* Whether an open of the backing file or directory fd (for reading) may
+ * keep the kernel's cached pages (FOPEN_KEEP_CACHE): with the exclusive
+ * cache, unless its first read has to move atime, which only a read that
+ * reaches the backing file does (source_read_moves_atime). */
+bool open_keeps_cache(struct zcfs_session *se, int fd);
+
 /* --resume: take the connection as already initialized (INIT was the
  * previous server's) and start the transport's post-INIT work. */
 int session_resume(struct zcfs_session *se) _must_check_;

@@ -21,6 +21,7 @@ int op_opendir(struct zcfs_req *req)
 	struct zcfs_inode *inode;
 	struct zcfs_open_out out;
 	struct zcfs_handle *h;
+	bool keep;
 	int fd, r;
 
 	r = req_inode(req, req->in.nodeid, &inode);
@@ -34,6 +35,7 @@ int op_opendir(struct zcfs_req *req)
 	req_inode_put(req, inode);
 	if (fd < 0)
 		return -errno;
+	keep = open_keeps_cache(se, fd);	/* a listing that moves atime reaches us */
 	r = handle_new(fd, true, &h);
 	if (r < 0) {
 		safe_close(fd);
@@ -46,7 +48,7 @@ int op_opendir(struct zcfs_req *req)
 		return r;
 	}
 	if (se->keep_cache)
-		out.open_flags = FOPEN_KEEP_CACHE | FOPEN_CACHE_DIR;
+		out.open_flags = (keep ? FOPEN_KEEP_CACHE : 0) | FOPEN_CACHE_DIR;
 	return reply_buf(req, &out, sizeof(out));
 }
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "daemon/serve/backend/backend.h"
 #include "daemon/serve/backend/handle.h"
@@ -14,6 +15,7 @@
 #include "daemon/serve/backend/passthrough.h"
 #include "daemon/serve/backend/quota.h"
 #include "daemon/serve/backend/resume.h"
+#include "daemon/serve/backend/source_mount.h"
 
 /* Flags for the backing open: the kernel's cache may read pages of a
  * write-only file and decides append offsets itself under writeback.
@@ -48,6 +50,23 @@ static uint32_t open_reply_flags(struct zcfs_session *se)
 	if (se->opts->cache == ZCFS_CACHE_NONE)
 		f |= FOPEN_DIRECT_IO;
 	return f;
+}
+
+bool open_keeps_cache(struct zcfs_session *se, int fd)
+{
+	struct timespec now;
+	struct stat st;
+
+	if (!se->keep_cache)
+		return false;
+	/* the client's noatime (O_NOATIME) and ro (no atime to show) */
+	if (se->opts->read_only || (se->opts->mount_flags & (MS_NOATIME | MS_RDONLY)))
+		return true;
+	if (fstat(fd, &st) < 0 || clock_gettime(CLOCK_REALTIME, &now) < 0)
+		return true;
+	if (S_ISDIR(st.st_mode) && (se->opts->mount_flags & MS_NODIRATIME))
+		return true;
+	return !source_read_moves_atime(se->backing_atime, &st, &now);
 }
 
 /* Registers an open of inode on fd and fills out; consumes fd only on
@@ -103,6 +122,7 @@ int op_open(struct zcfs_req *req)
 	struct zcfs_session *se = req->se;
 	struct zcfs_inode *inode;
 	struct zcfs_open_out out;
+	bool keep;
 	int fd, r;
 
 	if (se->opts->read_only && ((a->flags & O_ACCMODE) != O_RDONLY || (a->flags & O_TRUNC)))
@@ -119,8 +139,12 @@ int op_open(struct zcfs_req *req)
 		if (r > 0)
 			attrs_changed(se, inode->nodeid);
 	}
+	/* a read that must move atime has to reach us: no cached pages */
+	keep = (a->flags & O_ACCMODE) == O_WRONLY || (r >= 0 && open_keeps_cache(se, fd));
 	if (r >= 0)
 		r = new_file_handle(req, inode, fd, a->flags, &out);
+	if (r >= 0 && !keep)
+		out.open_flags &= ~FOPEN_KEEP_CACHE;
 	req_inode_put(req, inode);
 	if (r < 0) {
 		safe_close(fd);
