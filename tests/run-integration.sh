@@ -43,6 +43,10 @@ kmsg_check() {
 # without its traps (SIGKILL), they would fail every later run.
 zcfs_mount_ids() { awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "fuse.zcfs") print $1; break } }' /proc/self/mountinfo; }
 preexisting=" $(zcfs_mount_ids | tr '\n' ' ')"
+# Every test directory of this run: a mount under another run's test
+# directory (/tmp/zcfs-test.*, a concurrent run on a shared machine) is
+# that run's business, not a leftover of this one.
+run_dirs=$(mktemp /tmp/zcfs-run-dirs.XXXXXX)
 # sweep_test DIRS_FILE LOG: mounts and processes under the test's dirs.
 sweep_test() {
 	local d m p dev left=()
@@ -63,6 +67,7 @@ sweep_test() {
 		done
 		[ -d "$d" ] && ! mountpoint -q "$d" && rm -rf --one-file-system "$d" 2>/dev/null
 	done <"$1"
+	cat "$1" >>"$run_dirs"
 	rm -f "$1"
 	[ ${#left[@]} -eq 0 ] && return 0
 	{ echo "FAIL: the test left behind (now cleaned up by the runner):"; printf '  %s\n' "${left[@]}"; } >>"$2"
@@ -101,8 +106,13 @@ new_mounts=() old_mounts=0
 for id in $(zcfs_mount_ids); do
 	if [[ $preexisting == *" $id "* ]]; then old_mounts=$((old_mounts + 1)); continue; fi
 	line=$(awk -v id="$id" '$1 == id' /proc/self/mountinfo)	# gone meanwhile: not left
-	[ -n "$line" ] && new_mounts+=("$line")
+	[ -n "$line" ] || continue
+	mp=$(awk '{ print $5 }' <<<"$line") top=
+	[[ $mp == /tmp/zcfs-test.* ]] && top=${mp#/tmp/} && top=/tmp/${top%%/*}
+	[ -n "$top" ] && ! grep -qxF "$top" "$run_dirs" && continue
+	new_mounts+=("$line")
 done
+rm -f "$run_dirs"
 [ "$old_mounts" -gt 0 ] && echo "# $old_mounts fuse.zcfs mount(s) existed before this run: not counted"
 if [ ${#new_mounts[@]} -gt 0 ]; then
 	echo "FAIL: zcfs mounts left behind:"
