@@ -16,6 +16,9 @@
 
 /* The fds every server gets: the fuse connection (--fd=3), ... */
 #define ZCFSD_SERVER_FUSE_FD 3
+/* The spawn's error pipe (server/spawn.c): close-on-exec, so it is gone
+ * once zcfs-serve runs; a failure before exec writes its errno there. */
+#define ZCFSD_SERVER_ERR_FD 4
 #define ZCFSD_SERVER_STATS_FD 5	/* shared request counters (zcfs_stats.h) */
 /* Passthrough broker (broker/broker.h): the server's end, and zcfsd's end
  * parked in the server (never used there) so that a restarted zcfsd can

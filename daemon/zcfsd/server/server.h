@@ -17,6 +17,38 @@ int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
 unsigned long long zcfsd_proc_starttime(pid_t pid);
 pid_t zcfsd_proc_ppid(pid_t pid);	/* 0 when unknown */
 
+/* serve_argv.c: zcfs-serve's command line as zcfsd runs it
+ * (docs/supervision.md, Spawn). What a volume asks of its server: */
+struct zcfsd_serve_opts {
+	const char *serve_bin;
+	const char *source;		/* STORAGE_DIR, the last argument */
+	const char *transport;		/* --transport= */
+	uint32_t queue_depth;
+	uint32_t max_write;
+	uint64_t quota_bytes;		/* --quota-bytes=; 0: --count-inodes */
+	bool read_only;
+	bool ring_memfd;		/* --ring-memfd=ZCFSD_SERVER_RING_FD */
+	bool writeback;			/* false: --no-writeback */
+	bool broker;			/* --passthrough --broker-fd=ZCFSD_SERVER_BROKER_FD */
+	bool zero_copy;			/* --zero-copy=auto, else off */
+	bool ready_fd;			/* --ready-fd=ZCFSD_SERVER_READY_FD */
+	bool resume;
+};
+#define ZCFSD_SERVE_ARGV_MAX 26
+/* The argv and the strings it points to (besides the options' own). */
+struct zcfsd_serve_argv {
+	char *argv[ZCFSD_SERVE_ARGV_MAX];
+	char fd[32], stats[32], transport[32], depth[32], max_write[32], ring[32], broker[32],
+	     ready[32], quota[48];
+};
+/* V's options for its next server, started with SRC (its storage) and,
+ * with READY_FD, --ready-fd. */
+void zcfsd_serve_opts_of(const struct zcfsd *d, const struct zcfsd_volume *v,
+			 const struct policy_tenant *t, const char *src, bool ready_fd,
+			 struct zcfsd_serve_opts *o);
+/* Fills A->argv (NULL-terminated) from O alone; the number of arguments. */
+size_t zcfsd_serve_argv(const struct zcfsd_serve_opts *o, struct zcfsd_serve_argv *a);
+
 /* ready.c: a new server's readiness. zcfs-serve --ready-fd writes one
  * 'R' into a pipe and closes it once INIT is answered and its transport
  * serves, so a publish returns when the target serves instead of after a
