@@ -12,67 +12,55 @@
 #include "daemon/zcfsd/state/state.h"
 #include "lifecycle.h"
 
-int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
-			       bool read_only, int64_t mount_group, struct zcfs_err *e)
+/* A further target of a published volume: a bind mount of the first. */
+static int publish_bind(struct zcfsd_volume *v, int tfd, const char *target, bool ro,
+			struct zcfs_err *e)
 {
-	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
-	_cleanup_close_ int tfd = -1, ready_fd = -1;
-	struct zcfsd_volume *owner;
-	bool created_target = false, created_storage = false, first = v->n_targets == 0;
-	bool ro = read_only || v->read_only;	/* a read-only volume has no writable target */
-	uint64_t pinned = 0;
-	size_t idx;
-	int r;
+	int r = zcfsd_mount_bind(v, tfd, target, ro, e);
 
-	if (!t)
-		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -ENOENT,
-				 "tenant '%s' of volume '%s' is not in the policy any more", v->tenant, v->id);
-	r = zcfsd_target_check(t, target, e);
+	if (r == 0 && (r = zcfsd_volume_add_target(v, target)) < 0) {
+		(void)umount2(target, UMOUNT_NOFOLLOW | MNT_DETACH);
+		zcfs_fail(e, ZCFS_INTERNAL, r, "out of memory");
+	}
+	return r;
+}
+
+/* A further target with MOUNT_GROUP: the running server has read the
+ * root's record, so it stays; the target is refused unless it matches. */
+static int publish_group_kept(const struct policy_tenant *t, const struct zcfsd_volume *v,
+			      int64_t mount_group, struct zcfs_err *e)
+{
+	_cleanup_close_ int dfd = zcfsd_storage_open(t, v->id);
+
+	if (dfd < 0 || !zcfsd_root_owner_matches(dfd, NULL, mount_group))
+		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY,
+				 "volume '%s' is published with another group on its root than mount_group %lld",
+				 v->id, (long long)mount_group);
+	return 0;
+}
+
+/* The first target: storage (*CREATED_STORAGE when made here), the root's
+ * group, the fuse mount on TFD, the server, its wait until it serves.
+ * Undoes its own steps on failure, except the storage it made. */
+static int publish_first(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+			 int tfd, const char *target, bool ro, int64_t mount_group, uint64_t pinned,
+			 bool *created_storage, struct zcfs_err *e)
+{
+	_cleanup_close_ int ready_fd = -1;
+	int r = zcfsd_storage_ensure(t, v->id, created_storage, e);
+
 	if (r < 0)
 		return r;
-	owner = zcfsd_target_owner(d, target, &idx);
-	if (owner == v)
-		return zcfsd_target_same(v, target, ro, e);	/* already done, if alike */
-	if (owner)
-		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST, "target '%s' is used by volume '%s'",
-				 target, owner->id);
-	if (first) {
-		r = zcfsd_budget_check(d, v, t, &pinned, e);
-		if (r < 0)
-			return r;
-	}
-	if (!first && mount_group >= 0) {
-		/* the running server has read the root's record: it stays */
-		_cleanup_close_ int dfd = zcfsd_storage_open(t, v->id);
-		if (dfd < 0 || !zcfsd_root_owner_matches(dfd, NULL, mount_group))
-			return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY,
-					 "volume '%s' is published with another group on its root than mount_group %lld",
-					 v->id, (long long)mount_group);
-	}
-	tfd = zcfsd_target_open(target, &created_target, e);
-	if (tfd < 0)
-		return tfd;
-	if (!first) {
-		r = zcfsd_mount_bind(v, tfd, target, ro, e);
-		if (r == 0 && (r = zcfsd_volume_add_target(v, target)) < 0) {
-			(void)umount2(target, UMOUNT_NOFOLLOW | MNT_DETACH);
-			zcfs_fail(e, ZCFS_INTERNAL, r, "out of memory");
-		}
-		goto out;
-	}
-	r = zcfsd_storage_ensure(t, v->id, &created_storage, e);
-	if (r < 0)
-		goto out;
 	if (mount_group >= 0) {
 		_cleanup_close_ int dfd = zcfsd_storage_open(t, v->id);
 		r = dfd < 0 ? zcfs_fail(e, ZCFS_INTERNAL, dfd, "storage of '%s': %s", v->id, strerror(-dfd)) :
 			      zcfsd_root_owner_apply(dfd, NULL, mount_group, e);
 		if (r < 0)
-			goto out;
+			return r;
 	}
 	r = zcfsd_mount_fuse(d, v, tfd, target, ro, zcfsd_uses_uring(v->transport, t), e);
 	if (r < 0)
-		goto out;
+		return r;
 	r = zcfsd_volume_add_target(v, target);
 	if (r < 0) {
 		zcfs_fail(e, ZCFS_INTERNAL, r, "out of memory");
@@ -92,14 +80,51 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 		zcfsd_stop_server(d, v);
 		goto undo_target;
 	}
-	goto out;
+	return 0;
 undo_target:
 	zcfsd_volume_remove_target(v, v->n_targets - 1);
 undo_mount:
 	(void)zcfsd_target_unmount(v, target, true);
 	v->fuse_fd = safe_close(v->fuse_fd);
 	v->pinned = 0;
-out:
+	return r;
+}
+
+int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
+			       bool read_only, int64_t mount_group, struct zcfs_err *e)
+{
+	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
+	_cleanup_close_ int tfd = -1;
+	struct zcfsd_volume *owner;
+	bool created_target = false, created_storage = false, first = v->n_targets == 0;
+	bool ro = read_only || v->read_only;	/* a read-only volume has no writable target */
+	uint64_t pinned = 0;
+	size_t idx;
+	int r;
+
+	if (!t)
+		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -ENOENT,
+				 "tenant '%s' of volume '%s' is not in the policy any more", v->tenant, v->id);
+	r = zcfsd_target_check(t, target, e);
+	if (r < 0)
+		return r;
+	owner = zcfsd_target_owner(d, target, &idx);
+	if (owner == v)
+		return zcfsd_target_same(v, target, ro, e);	/* already done, if alike */
+	if (owner)
+		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST, "target '%s' is used by volume '%s'",
+				 target, owner->id);
+	if (first)
+		r = zcfsd_budget_check(d, v, t, &pinned, e);
+	else if (mount_group >= 0)
+		r = publish_group_kept(t, v, mount_group, e);
+	if (r < 0)
+		return r;
+	tfd = zcfsd_target_open(target, &created_target, e);
+	if (tfd < 0)
+		return tfd;
+	r = first ? publish_first(d, v, t, tfd, target, ro, mount_group, pinned, &created_storage, e)
+		  : publish_bind(v, tfd, target, ro, e);
 	if (r < 0) {
 		if (created_storage)
 			zcfsd_storage_remove_dir(t, v->id);
