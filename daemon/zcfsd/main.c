@@ -200,7 +200,9 @@ static int detach(void)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The command line into D; -1 to go on, else the exit status. */
+static int parse_options(int argc, char **argv, struct zcfsd *d, const char **socket_arg,
+			 bool *foreground)
 {
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, 'p' },
@@ -213,32 +215,168 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
-	struct zcfsd d = { .listen_fd = -1, .signal_fd = -1, .epoll_fd = -1,
-			   .state_dir = "/var/lib/zcfs" };
-	struct policy_errors errs = { 0 };
-	_cleanup_free_ char *serve = NULL, *logs = NULL;
-	const char *socket_arg = NULL;
-	bool foreground = false, state_ok = false;
-	int c, r, status = 1;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'p': d.policy_path = optarg; break;
-		case 's': d.state_dir = optarg; break;
-		case 'S': socket_arg = optarg; break;
-		case 'x': d.serve_bin = optarg; break;
-		case 'f': foreground = true; break;
+		case 'p': d->policy_path = optarg; break;
+		case 's': d->state_dir = optarg; break;
+		case 'S': *socket_arg = optarg; break;
+		case 'x': d->serve_bin = optarg; break;
+		case 'f': *foreground = true; break;
 		case 'd': log_set_level(LOG_DEBUG); break;
 		case 'h': usage(); return 0;
 		case 'V': zcfs_print_version("zcfsd"); return 0;
 		default: fprintf(stderr, "zcfsd: bad arguments (see --help)\n"); return 2;
 		}
 	}
-	if (!d.policy_path || optind != argc) {
+	if (!d->policy_path || optind != argc) {
 		fprintf(stderr, "zcfsd: %s (see --help)\n",
-			d.policy_path ? "unexpected argument" : "--policy PATH is required");
+			d->policy_path ? "unexpected argument" : "--policy PATH is required");
 		return 2;
 	}
+	return -1;
+}
+
+/* D's policy, or every problem with it logged: -EINVAL and the like. */
+static int load_policy(struct zcfsd *d)
+{
+	struct policy_errors errs = { 0 };
+	int r = policy_load(d->policy_path, &d->policy, &errs);
+
+	if (r < 0) {
+		for (size_t i = 0; i < errs.n; i++)
+			log_err("event=policy-error %s", errs.msgs[i]);
+		log_err("event=policy-invalid path=%s problems=%zu error=%s", d->policy_path, errs.n,
+			strerror(-r));
+		policy_errors_clear(&errs);
+	}
+	return r;
+}
+
+/* STATE_DIR and STATE_DIR/logs, made if missing. */
+static int make_state_dir(const struct zcfsd *d)
+{
+	_cleanup_free_ char *logs = NULL;
+
+	if (asprintf(&logs, "%s/logs", d->state_dir) < 0)
+		return -ENOMEM;
+	if ((mkdir(d->state_dir, 0700) < 0 && errno != EEXIST) || (mkdir(logs, 0700) < 0 && errno != EEXIST)) {
+		int r = -errno;
+
+		log_err("event=state-dir-failed path=%s error=%m", d->state_dir);
+		return r;
+	}
+	return 0;
+}
+
+/* Everything before the event loop runs: state dir, probes, signals,
+ * state (re-adoption, orphans), the control socket, detaching. *STATE_OK
+ * once the state is loaded: from then on it is saved at exit. */
+static int start(struct zcfsd *d, bool foreground, bool *state_ok)
+{
+	int r = make_state_dir(d);
+
+	if (r < 0)
+		return r;
+	r = zcfsd_fusectl_ensure();
+	if (r < 0)
+		log_warn("event=fusectl-unavailable error=%s effect=\"no connection aborts; stops fall back to SIGKILL\"",
+			 strerror(-r));
+	d->ncpus = zcfsd_possible_cpus();
+	d->serve_can_resume = zcfsd_serve_has_option(d->serve_bin, "--resume");
+	d->serve_can_signal_ready = zcfsd_serve_has_option(d->serve_bin, "--ready-fd");
+	d->started_at = zcfsd_wall();
+	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	r = d->epoll_fd < 0 ? -errno : setup_signals(d);
+	if (r < 0) {
+		log_err("event=setup-failed error=%m");
+		return r;
+	}
+	r = zcfsd_state_load(d);
+	if (r < 0) {
+		log_err("event=state-load-failed error=%s", strerror(-r));
+		return r;
+	}
+	*state_ok = true;
+	zcfsd_readopt(d);
+	zcfsd_clean_orphans(d);
+	r = zcfsd_control_listen(d);
+	if (r < 0) {
+		log_err("event=listen-failed socket=%s error=%s", d->socket_path, strerror(-r));
+		return r;
+	}
+	if (!foreground && !getenv("ZCFSD_UPGRADED") && (r = detach()) < 0)
+		return r;
+	(void)unsetenv("ZCFSD_UPGRADED");
+	return 0;
+}
+
+/* Metrics (after detaching; a failure leaves the volumes serving), the
+ * ready line, and READY=1: re-adoption is done and the socket listens,
+ * so units ordered after zcfsd (the volume plugin, kubelet, Podman) may
+ * start. MAINPID: we may have detached. */
+static void announce_ready(struct zcfsd *d)
+{
+	char ready[48];
+	int r = zcfsd_metrics_start(d);
+
+	if (r < 0)
+		log_err("event=metrics-failed socket=%s error=%s", d->policy->metrics_listen, strerror(-r));
+	log_info("event=ready pid=%d socket=%s state_dir=%s policy=%s tenants=%zu serve=%s cpus=%u default_pinned=%llu resume=%s",
+		 (int)getpid(), d->socket_path, d->state_dir, d->policy_path, d->policy->n_tenants,
+		 d->serve_bin, d->ncpus, (unsigned long long)uring_default_pinned_bytes(d->ncpus),
+		 d->serve_can_resume ? "yes" : "no");
+	snprintf(ready, sizeof(ready), "READY=1\nMAINPID=%d\n", (int)getpid());
+	notify_status(d, ready);
+}
+
+/* The way out, STATUS so far: servers keep running (the next zcfsd
+ * re-adopts them), an upgrade re-execs. The exit status. */
+static int finish(struct zcfsd *d, int status, bool state_ok, char **argv)
+{
+	bool upgrading = status == 0 && d->upgrade;
+
+	zcfsd_metrics_stop(d);
+	zcfsd_scope_done();
+	if (upgrading) {
+		zcfsd_control_flush(d);
+		(void)sd_notify(0, "RELOADING=1\nSTATUS=upgrading: re-executing zcfsd");
+	}
+	if (d->listen_fd >= 0 && !upgrading) {
+		(void)unlink(d->socket_path);
+		safe_close(d->listen_fd);
+	}
+	if (state_ok && zcfsd_state_save(d) < 0)
+		log_err("event=state-save-failed");
+	while (d->volumes) {
+		struct zcfsd_volume *v = d->volumes;
+		d->volumes = v->next;
+		/* Ids stay registered: the next zcfsd adopts the broker. */
+		zcfsd_broker_free(v->broker);
+		zcfsd_volume_free(v);
+	}
+	policy_free(d->policy);
+	safe_close(d->signal_fd);
+	safe_close(d->epoll_fd);
+	if (upgrading && zcfsd_upgrade_exec(d, argv) < 0)
+		status = 1;
+	log_info("event=exit status=%d", status);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct zcfsd d = { .listen_fd = -1, .signal_fd = -1, .epoll_fd = -1,
+			   .state_dir = "/var/lib/zcfs" };
+	_cleanup_free_ char *serve = NULL;
+	const char *socket_arg = NULL;
+	bool foreground = false, state_ok = false;
+	int r;
+
+	r = parse_options(argc, argv, &d, &socket_arg, &foreground);
+	if (r >= 0)
+		return r;
 	log_set_ident("zcfsd");
 	zcfsd_upgrade_init();
 	d.socket_path = zcfs_socket_path(socket_arg);
@@ -246,98 +384,15 @@ int main(int argc, char **argv)
 		serve = default_serve_bin();
 		d.serve_bin = serve;
 	}
-	r = policy_load(d.policy_path, &d.policy, &errs);
-	if (r < 0) {
-		for (size_t i = 0; i < errs.n; i++)
-			log_err("event=policy-error %s", errs.msgs[i]);
-		log_err("event=policy-invalid path=%s problems=%zu error=%s", d.policy_path, errs.n,
-			strerror(-r));
-		policy_errors_clear(&errs);
+	if (load_policy(&d) < 0)
 		return 2;
-	}
-	if (asprintf(&logs, "%s/logs", d.state_dir) < 0)
-		goto out;
-	if ((mkdir(d.state_dir, 0700) < 0 && errno != EEXIST) || (mkdir(logs, 0700) < 0 && errno != EEXIST)) {
-		log_err("event=state-dir-failed path=%s error=%m", d.state_dir);
-		goto out;
-	}
-	r = zcfsd_fusectl_ensure();
-	if (r < 0)
-		log_warn("event=fusectl-unavailable error=%s effect=\"no connection aborts; stops fall back to SIGKILL\"",
-			 strerror(-r));
-	d.ncpus = zcfsd_possible_cpus();
-	d.serve_can_resume = zcfsd_serve_has_option(d.serve_bin, "--resume");
-	d.serve_can_signal_ready = zcfsd_serve_has_option(d.serve_bin, "--ready-fd");
-	d.started_at = zcfsd_wall();
-	d.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (d.epoll_fd < 0 || (r = setup_signals(&d)) < 0) {
-		log_err("event=setup-failed error=%m");
-		goto out;
-	}
-	r = zcfsd_state_load(&d);
-	if (r < 0) {
-		log_err("event=state-load-failed error=%s", strerror(-r));
-		goto out;
-	}
-	state_ok = true;
-	zcfsd_readopt(&d);
-	zcfsd_clean_orphans(&d);
-	r = zcfsd_control_listen(&d);
-	if (r < 0) {
-		log_err("event=listen-failed socket=%s error=%s", d.socket_path, strerror(-r));
-		goto out;
-	}
-	if (!foreground && !getenv("ZCFSD_UPGRADED") && detach() < 0)
-		goto out;
-	(void)unsetenv("ZCFSD_UPGRADED");
-	/* After detaching; a metrics failure leaves the volumes serving. */
-	r = zcfsd_metrics_start(&d);
-	if (r < 0)
-		log_err("event=metrics-failed socket=%s error=%s", d.policy->metrics_listen, strerror(-r));
-	log_info("event=ready pid=%d socket=%s state_dir=%s policy=%s tenants=%zu serve=%s cpus=%u default_pinned=%llu resume=%s",
-		 (int)getpid(), d.socket_path, d.state_dir, d.policy_path, d.policy->n_tenants,
-		 d.serve_bin, d.ncpus, (unsigned long long)uring_default_pinned_bytes(d.ncpus),
-		 d.serve_can_resume ? "yes" : "no");
-	/* Re-adoption done and the socket listening: units ordered after
-	 * zcfsd (the volume plugin, kubelet, Podman) may start. MAINPID: we
-	 * may have detached. */
-	{
-		char ready[48];
-		snprintf(ready, sizeof(ready), "READY=1\nMAINPID=%d\n", (int)getpid());
-		notify_status(&d, ready);
-	}
+	if (start(&d, foreground, &state_ok) < 0)
+		return finish(&d, 1, state_ok, argv);
+	announce_ready(&d);
 	r = run(&d);
 	if (r < 0) {
 		log_err("event=loop-failed error=%s", strerror(-r));
-		goto out;
+		return finish(&d, 1, state_ok, argv);
 	}
-	status = 0;
-out:
-	zcfsd_metrics_stop(&d);
-	zcfsd_scope_done();
-	if (status == 0 && d.upgrade) {
-		zcfsd_control_flush(&d);
-		(void)sd_notify(0, "RELOADING=1\nSTATUS=upgrading: re-executing zcfsd");
-	}
-	/* Servers keep running: the next zcfsd re-adopts them. */
-	if (d.listen_fd >= 0 && !(status == 0 && d.upgrade)) {
-		(void)unlink(d.socket_path);
-		safe_close(d.listen_fd);
-	}
-	if (state_ok && zcfsd_state_save(&d) < 0)
-		log_err("event=state-save-failed");
-	while (d.volumes) {
-		struct zcfsd_volume *v = d.volumes;
-		d.volumes = v->next;
-		/* Ids stay registered: the next zcfsd adopts the broker. */
-		zcfsd_broker_free(v->broker);
-		zcfsd_volume_free(v);
-	}
-	policy_free(d.policy);
-	safe_close(d.signal_fd);
-	safe_close(d.epoll_fd);
-	if (status == 0 && d.upgrade && zcfsd_upgrade_exec(&d, argv) < 0)
-		status = 1;
-	log_info("event=exit status=%d", status);
-	return status;
+	return finish(&d, 0, state_ok, argv);
 }
