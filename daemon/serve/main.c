@@ -267,17 +267,23 @@ static int map_stats(struct zcfs_session *se, int fd)
 	return r;
 }
 
+/* The signals main waits for; every other thread has them blocked. */
+static void server_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGUSR2);
+}
+
 static void wait_for_end(struct zcfs_session *se, struct zcfs_mount *m)
 {
 	sigset_t set;
 	int sig;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGUSR2);
+	server_signals(&set);
 	while (!atomic_load(&se->exiting)) {
 		if (sigwait(&set, &sig) != 0)
 			continue;
@@ -308,6 +314,155 @@ static void leave_inherited_connection(struct zcfs_session *se)
 	_exit(0);
 }
 
+/* What the command line settles before anything is opened: -1 to go on,
+ * else the exit status. */
+static int settle_options(struct zcfs_options *o)
+{
+	if (o->help) {
+		options_usage("zcfs-serve");
+		return 0;
+	}
+	if (o->version) {
+		zcfs_print_version("zcfs-serve");
+		return 0;
+	}
+	log_set_ident("zcfs-serve");
+	if (o->debug)
+		log_set_level(LOG_DEBUG);
+	if (o->ownership == ZCFS_OWNERSHIP_DEFAULT)
+		o->ownership = geteuid() == 0 ? ZCFS_OWNERSHIP_NATIVE : ZCFS_OWNERSHIP_XATTR;
+	if (o->ownership == ZCFS_OWNERSHIP_NATIVE && geteuid() != 0)
+		return usage_error("--ownership=native needs root to chown; use --ownership=xattr");
+	/* Ours alone: nothing we may start (fusermount3) holds it open. */
+	if (o->ready_fd >= 0 && fcntl(o->ready_fd, F_SETFD, FD_CLOEXEC) < 0) {
+		fprintf(stderr, "zcfs-serve: --ready-fd=%d: %m\n", o->ready_fd);
+		return 2;
+	}
+	return -1;
+}
+
+/* The session's settings from the options, its transport and geometry
+ * (se->transport NULL: none possible, said on stderr). */
+static void session_setup(struct zcfs_session *se, struct zcfs_options *o, int root_fd)
+{
+	se->opts = o;
+	se->ready_fd = o->ready_fd;
+	se->root_fd = root_fd;
+	se->xattr_owner = o->ownership == ZCFS_OWNERSHIP_XATTR;
+	se->server_uid = geteuid();
+	se->nthreads = o->threads ? (int)o->threads : get_nprocs();
+	se->entry_timeout = se->attr_timeout = o->cache == ZCFS_CACHE_EXCLUSIVE ? 86400.0 :
+					       o->cache == ZCFS_CACHE_NONE ? 0.0 : 1.0;
+	se->keep_cache = o->cache == ZCFS_CACHE_EXCLUSIVE;
+	se->backing_atime = source_mount_atime_flags(root_fd);
+	se->main_thread = pthread_self();
+	se->transport = choose_transport(se);
+	resolve_geometry(o, se->transport == &transport_uring);
+	se->max_write = o->max_write;
+	se->max_pages = o->max_write / 4096;
+	se->bufsize = o->max_write + 4096;
+}
+
+/* Inode and handle tables (the inode table owns *ROOT_FD from then on:
+ * -1), quota; logged. */
+static int session_tables(struct zcfs_session *se, int *root_fd)
+{
+	const struct zcfs_options *o = se->opts;
+	int r = inode_table_new(*root_fd, &se->inodes);
+
+	if (r == 0)
+		r = handle_table_new(&se->handles);
+	if (r < 0) {
+		log_err("setup: %s", strerror(-r));
+		return r;
+	}
+	*root_fd = -1;
+	if (o->quota_bytes || o->count_inodes) {
+		r = quota_init(se, o->quota_bytes);
+		if (r < 0) {
+			log_err("--quota-bytes: counting what %s holds: %s", o->source, strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* The connection: zcfsd's (--fd) or a mount of our own (*MNT); logged. */
+static int connect_fuse(struct zcfs_session *se, struct zcfs_mount **mnt)
+{
+	const struct zcfs_options *o = se->opts;
+	int r;
+
+	if (o->fuse_fd >= 0) {
+		se->fuse_fd = o->fuse_fd;
+		return 0;
+	}
+	r = zcfs_mount(o, zcfs_mount_max_read(o->max_write, se->transport == &transport_uring),
+		       mnt, &se->fuse_fd);
+	if (r < 0) {
+		fprintf(stderr, "zcfs-serve: mount %s: %s\n", o->mountpoint, strerror(-r));
+		return r;
+	}
+	/* FUSE's default 1% strict dirty share throttles a writeback mount
+	 * after a few MiB (measured: 4 KiB random writes at 0.2x of what a
+	 * 1G limit allows). */
+	if (o->writeback && o->dirty_limit) {
+		r = zcfs_mount_set_dirty_limit(*mnt, o->dirty_limit);
+		if (r < 0)
+			log_warn("--dirty-limit: %s; the kernel's default limit stays", strerror(-r));
+	}
+	return 0;
+}
+
+/* Between the connection and the transport: zcfsd's counters, privileges,
+ * the sandbox, --resume's index; logged. */
+static int session_confine(struct zcfs_session *se)
+{
+	const struct zcfs_options *o = se->opts;
+	int r;
+
+	if (o->stats_fd >= 0) {
+		r = map_stats(se, o->stats_fd);
+		if (r < 0) {
+			log_err("--stats-fd=%d: %s", o->stats_fd, strerror(-r));
+			return r;
+		}
+	}
+	r = setup_privileges(se);
+	if (r < 0) {
+		log_err("privileges: %s", strerror(-r));
+		return r;
+	}
+	if (o->sandbox) {
+		r = enter_sandbox(se);
+		if (r < 0) {
+			log_err("sandbox: %s", strerror(-r));
+			return r;
+		}
+	}
+	return o->resume ? resume_index_new(&se->resume) : 0;
+}
+
+/* The prune thread and the transport, then --resume's adoption. */
+static int session_start(struct zcfs_session *se)
+{
+	int r = prune_start(se, &se->prune);
+
+	if (r == 0)
+		r = se->transport->start(se);
+	/* The transport seals as soon as its rings exist (before any request
+	 * is read); this catches a start path that did not. */
+	if (r == 0 && se->opts->sandbox && se->transport == &transport_uring && !sandbox_rings_sealed()) {
+		log_warn("sandbox: io_uring transport started without sealing ring creation; sealing now");
+		r = sandbox_seal_rings();
+	}
+	if (r == 0 && se->opts->resume)
+		r = session_resume(se);
+	if (r < 0)
+		log_err("transport %s: %s", se->transport->name, strerror(-r));
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	struct zcfs_options opts;
@@ -321,27 +476,9 @@ int main(int argc, char **argv)
 
 	if (options_parse(argc, argv, &opts, err, sizeof(err)) < 0)
 		return usage_error(err);
-	if (opts.help) {
-		options_usage("zcfs-serve");
-		return 0;
-	}
-	if (opts.version) {
-		zcfs_print_version("zcfs-serve");
-		return 0;
-	}
-	log_set_ident("zcfs-serve");
-	if (opts.debug)
-		log_set_level(LOG_DEBUG);
-	if (opts.ownership == ZCFS_OWNERSHIP_DEFAULT)
-		opts.ownership = geteuid() == 0 ? ZCFS_OWNERSHIP_NATIVE : ZCFS_OWNERSHIP_XATTR;
-	if (opts.ownership == ZCFS_OWNERSHIP_NATIVE && geteuid() != 0)
-		return usage_error("--ownership=native needs root to chown; use --ownership=xattr");
-	/* Ours alone: nothing we may start (fusermount3) holds it open. */
-	if (opts.ready_fd >= 0 && fcntl(opts.ready_fd, F_SETFD, FD_CLOEXEC) < 0) {
-		fprintf(stderr, "zcfs-serve: --ready-fd=%d: %m\n", opts.ready_fd);
-		return 2;
-	}
-	se.ready_fd = opts.ready_fd;
+	r = settle_options(&opts);
+	if (r >= 0)
+		return r;
 	root_fd = open_source(&opts);
 	if (root_fd < 0)
 		return 2;
@@ -349,114 +486,27 @@ int main(int argc, char **argv)
 	if (r < 0)
 		log_info("backing atime and read-only follow %s's own mount: a mount with this mount's "
 			 "flags (open_tree): %s", opts.source, strerror(-r));
-
 	umask(0);	/* the kernel already applied the client's umask */
 	raise_nofile();
-	se.opts = &opts;
-	se.root_fd = root_fd;
-	se.xattr_owner = opts.ownership == ZCFS_OWNERSHIP_XATTR;
-	se.server_uid = geteuid();
-	se.nthreads = opts.threads ? (int)opts.threads : get_nprocs();
-	se.entry_timeout = se.attr_timeout = opts.cache == ZCFS_CACHE_EXCLUSIVE ? 86400.0 :
-					      opts.cache == ZCFS_CACHE_NONE ? 0.0 : 1.0;
-	se.keep_cache = opts.cache == ZCFS_CACHE_EXCLUSIVE;
-	se.backing_atime = source_mount_atime_flags(root_fd);
-	se.main_thread = pthread_self();
-	se.transport = choose_transport(&se);
-	resolve_geometry(&opts, se.transport == &transport_uring);
-	se.max_write = opts.max_write;
-	se.max_pages = opts.max_write / 4096;
-	se.bufsize = opts.max_write + 4096;
+	session_setup(&se, &opts, root_fd);
 	if (!se.transport || opts.print_pinned) {
 		status = se.transport ? print_pinned(&se) : 1;
 		safe_close(root_fd);
 		return status;
 	}
-	r = inode_table_new(root_fd, &se.inodes);
-	if (r == 0)
-		r = handle_table_new(&se.handles);
-	if (r < 0) {
-		log_err("setup: %s", strerror(-r));
+	if (session_tables(&se, &root_fd) < 0)
 		goto out;
-	}
-	root_fd = -1;	/* owned by the inode table now */
-	if (opts.quota_bytes || opts.count_inodes) {
-		r = quota_init(&se, opts.quota_bytes);
-		if (r < 0) {
-			log_err("--quota-bytes: counting what %s holds: %s", opts.source, strerror(-r));
-			goto out;
-		}
-	}
-
 	if (!opts.foreground && daemonize(&notify_fd) < 0) {
 		log_err("daemonize: %m");
 		goto out;
 	}
 	/* Signals go to main only: workers inherit the blocked mask. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGUSR2);
+	server_signals(&set);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
-
-	if (opts.fuse_fd >= 0) {
-		se.fuse_fd = opts.fuse_fd;
-	} else {
-		r = zcfs_mount(&opts, zcfs_mount_max_read(opts.max_write, se.transport == &transport_uring),
-			       &mnt, &se.fuse_fd);
-		if (r < 0) {
-			fprintf(stderr, "zcfs-serve: mount %s: %s\n", opts.mountpoint, strerror(-r));
-			goto out;
-		}
-		/* FUSE's default 1% strict dirty share throttles a writeback
-		 * mount after a few MiB (measured: 4 KiB random writes at 0.2x
-		 * of what a 1G limit allows). */
-		if (opts.writeback && opts.dirty_limit) {
-			r = zcfs_mount_set_dirty_limit(mnt, opts.dirty_limit);
-			if (r < 0)
-				log_warn("--dirty-limit: %s; the kernel's default limit stays", strerror(-r));
-		}
-	}
-	if (opts.stats_fd >= 0) {
-		r = map_stats(&se, opts.stats_fd);
-		if (r < 0) {
-			log_err("--stats-fd=%d: %s", opts.stats_fd, strerror(-r));
-			goto out;
-		}
-	}
-	r = setup_privileges(&se);
-	if (r < 0) {
-		log_err("privileges: %s", strerror(-r));
+	if (connect_fuse(&se, &mnt) < 0 || session_confine(&se) < 0)
 		goto out;
-	}
-	if (opts.sandbox) {
-		r = enter_sandbox(&se);
-		if (r < 0) {
-			log_err("sandbox: %s", strerror(-r));
-			goto out;
-		}
-	}
-	if (opts.resume) {
-		r = resume_index_new(&se.resume);
-		if (r < 0)
-			goto out;
-	}
-	r = prune_start(&se, &se.prune);
-	if (r == 0)
-		r = se.transport->start(&se);
-	/* The transport seals as soon as its rings exist (before any request
-	 * is read); this catches a start path that did not. */
-	if (r == 0 && opts.sandbox && se.transport == &transport_uring && !sandbox_rings_sealed()) {
-		log_warn("sandbox: io_uring transport started without sealing ring creation; sealing now");
-		r = sandbox_seal_rings();
-	}
-	if (r == 0 && opts.resume)
-		r = session_resume(&se);
-	if (r < 0) {
-		log_err("transport %s: %s", se.transport->name, strerror(-r));
+	if (session_start(&se) < 0) {
 		atomic_store(&se.exiting, true);
 		zcfs_unmount(mnt);
 		goto stop;
