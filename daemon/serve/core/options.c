@@ -2,6 +2,7 @@
  * main turns that into exit code 2. */
 #include <getopt.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,139 +319,146 @@ static int expand_o(int argc, char **argv, struct zcfs_options *o, char ***ret, 
 	return 0;
 }
 
-static int parse_enum(const char *val, const char *const *names, int n, int *ret)
-{
-	int i;
+/* The options a table can parse: a number or size into a field, one of
+ * a few names into an enum field, a flag. Each field is stored through
+ * memcpy of its own size (FIELD), so one table holds unsigned, uint32_t,
+ * uint64_t, int, enum and bool fields alike. */
+#define FIELD(f) offsetof(struct zcfs_options, f), sizeof(((struct zcfs_options *)0)->f)
 
-	for (i = 0; i < n; i++)
-		if (!strcmp(val, names[i])) {
-			*ret = i;
-			return 0;
-		}
-	return -EINVAL;
+static void store_field(struct zcfs_options *o, size_t off, size_t size, uint64_t v)
+{
+	char *p = (char *)o + off;
+	uint32_t v32 = (uint32_t)v;
+	bool b = v != 0;
+
+	_Static_assert(sizeof(enum zcfs_cache) == sizeof(uint32_t), "enum fields are 32 bits");
+	if (size == sizeof(bool))
+		memcpy(p, &b, sizeof(b));
+	else if (size == sizeof(v32))
+		memcpy(p, &v32, sizeof(v32));
+	else
+		memcpy(p, &v, sizeof(v));
 }
 
-static int parse_args(int argc, char **argv, struct zcfs_options *o, char *errbuf, size_t errlen)
-{
-	static const char *const transports[] = { "auto", "devfuse", "uring" };
-	static const char *const ownerships[] = { "default", "native", "xattr" };
-	static const char *const caches[] = { "default", "exclusive", "shared", "none" };
-	static const char *const pools[] = { "auto", "on", "registered", "off" };
-	static const char *const zcs[] = { "auto", "on", "off" };
-	uint64_t v;
-	int c, e, npos, wb = -1;
+static const struct num_opt {
+	int opt;
+	const char *name;
+	bool size;		/* parse_size (K, M, G suffixes), else parse_u64 */
+	uint64_t min, max, align;
+	const char *what;	/* "--NAME: 'ARG' is not WHAT" */
+	size_t off, len;
+} num_opts[] = {
+	{ OPT_THREADS, "threads", false, 1, 256, 1, "a number from 1 to 256", FIELD(threads) },
+	{ OPT_QUEUE_DEPTH, "queue-depth", false, 1, 1024, 1, "a number from 1 to 1024",
+	  FIELD(queue_depth) },
+	{ OPT_MAX_WRITE, "max-write", true, 4096, 16u << 20, 4096,
+	  "a multiple of 4K from 4K to 16M", FIELD(max_write) },
+	{ OPT_PINNED_BUDGET, "pinned-budget", true, 1u << 20, 1ULL << 40, 1,
+	  "a size from 1M to 1T", FIELD(pinned_budget) },
+	{ OPT_POOL_BUFFERS, "pool-buffers", false, 1, 1024, 1, "a number from 1 to 1024",
+	  FIELD(pool_buffers) },
+	{ OPT_FD, "fd", false, 0, 1 << 20, 1, "a file descriptor number", FIELD(fuse_fd) },
+	{ OPT_RING_MEMFD, "ring-memfd", false, 0, 1 << 20, 1, "a file descriptor number",
+	  FIELD(ring_memfd) },
+	{ OPT_BROKER_FD, "broker-fd", false, 0, 1 << 20, 1, "a file descriptor number",
+	  FIELD(broker_fd) },
+	{ OPT_QUOTA_BYTES, "quota-bytes", true, 4096, 1ULL << 60, 1,
+	  "a size of at least 4K (K, M, G suffixes)", FIELD(quota_bytes) },
+	{ OPT_DIRTY_LIMIT, "dirty-limit", true, 0, 1ULL << 50, 1, "a size (K, M, G suffixes)",
+	  FIELD(dirty_limit) },
+	{ OPT_STATS_FD, "stats-fd", false, 0, 1 << 20, 1, "a file descriptor number",
+	  FIELD(stats_fd) },
+	{ OPT_READY_FD, "ready-fd", false, 0, 1 << 20, 1, "a file descriptor number",
+	  FIELD(ready_fd) },
+};
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":fdhV", long_opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_TRANSPORT:
-			if (parse_enum(optarg, transports, 3, &e) < 0)
-				return fail(errbuf, errlen, "--transport: '%s' is not auto, devfuse or uring", optarg);
-			o->transport = (enum zcfs_transport_kind)e;
-			break;
-		case OPT_THREADS:
-			if (parse_u64(optarg, 1, 256, &v) < 0)
-				return fail(errbuf, errlen, "--threads: '%s' is not a number from 1 to 256", optarg);
-			o->threads = (unsigned)v;
-			break;
-		case OPT_QUEUE_DEPTH:
-			if (parse_u64(optarg, 1, 1024, &v) < 0)
-				return fail(errbuf, errlen, "--queue-depth: '%s' is not a number from 1 to 1024", optarg);
-			o->queue_depth = (unsigned)v;
-			break;
-		case OPT_MAX_WRITE:
-			if (parse_size(optarg, 4096, 16u << 20, &v) < 0 || v % 4096)
-				return fail(errbuf, errlen, "--max-write: '%s' is not a multiple of 4K from 4K to 16M", optarg);
-			o->max_write = (uint32_t)v;
-			break;
-		case OPT_PINNED_BUDGET:
-			if (parse_size(optarg, 1u << 20, 1ULL << 40, &v) < 0)
-				return fail(errbuf, errlen, "--pinned-budget: '%s' is not a size from 1M to 1T", optarg);
-			o->pinned_budget = v;
-			break;
-		case OPT_OWNERSHIP:
-			if (parse_enum(optarg, ownerships, 3, &e) < 0 || e == 0)
-				return fail(errbuf, errlen, "--ownership: '%s' is not native or xattr", optarg);
-			o->ownership = (enum zcfs_ownership)e;
-			break;
-		case OPT_CACHE:
-			if (parse_enum(optarg, caches, 4, &e) < 0 || e == 0)
-				return fail(errbuf, errlen, "--cache: '%s' is not exclusive, shared or none", optarg);
-			o->cache = (enum zcfs_cache)e;
-			break;
-		case OPT_BUFFER_POOL:
-			if (parse_enum(optarg, pools, 4, &e) < 0)
-				return fail(errbuf, errlen, "--buffer-pool: '%s' is not auto, on, registered or off", optarg);
-			o->buffer_pool = (enum zcfs_bufpool_mode)e;
-			break;
-		case OPT_ZERO_COPY:
-			if (parse_enum(optarg, zcs, 3, &e) < 0)
-				return fail(errbuf, errlen, "--zero-copy: '%s' is not auto, on or off", optarg);
-			o->zero_copy = (enum zcfs_zerocopy_mode)e;
-			break;
-		case OPT_POOL_BUFFERS:
-			if (parse_u64(optarg, 1, 1024, &v) < 0)
-				return fail(errbuf, errlen, "--pool-buffers: '%s' is not a number from 1 to 1024", optarg);
-			o->pool_buffers = (unsigned)v;
-			break;
-		case OPT_FD:
-			if (parse_u64(optarg, 0, 1 << 20, &v) < 0)
-				return fail(errbuf, errlen, "--fd: '%s' is not a file descriptor number", optarg);
-			o->fuse_fd = (int)v;
-			break;
-		case OPT_RING_MEMFD:
-			if (parse_u64(optarg, 0, 1 << 20, &v) < 0)
-				return fail(errbuf, errlen, "--ring-memfd: '%s' is not a file descriptor number", optarg);
-			o->ring_memfd = (int)v;
-			break;
-		case OPT_BROKER_FD:
-			if (parse_u64(optarg, 0, 1 << 20, &v) < 0)
-				return fail(errbuf, errlen, "--broker-fd: '%s' is not a file descriptor number", optarg);
-			o->broker_fd = (int)v;
-			break;
-		case OPT_QUOTA_BYTES:
-			if (parse_size(optarg, 4096, 1ULL << 60, &v) < 0)
-				return fail(errbuf, errlen, "--quota-bytes: '%s' is not a size of at least 4K (K, M, G suffixes)", optarg);
-			o->quota_bytes = v;
-			break;
-		case OPT_COUNT_INODES: o->count_inodes = true; break;
-		case OPT_READ_ONLY: o->read_only = true; break;
-		case OPT_WRITEBACK: wb = 1; break;
-		case OPT_NO_WRITEBACK: wb = 0; break;
-		case OPT_DIRTY_LIMIT:
-			if (parse_size(optarg, 0, 1ULL << 50, &v) < 0)
-				return fail(errbuf, errlen, "--dirty-limit: '%s' is not a size (K, M, G suffixes)", optarg);
-			o->dirty_limit = v;
-			break;
-		case OPT_PASSTHROUGH: o->passthrough = true; break;
-		case OPT_PRINT_PINNED: o->print_pinned = true; break;
-		case OPT_SANDBOX: o->sandbox = true; break;
-		case OPT_RESUME: o->resume = true; break;
-		case OPT_STATS_FD:
-			if (parse_u64(optarg, 0, 1 << 20, &v) < 0)
-				return fail(errbuf, errlen, "--stats-fd: '%s' is not a file descriptor number", optarg);
-			o->stats_fd = (int)v;
-			break;
-		case OPT_READY_FD:
-			if (parse_u64(optarg, 0, 1 << 20, &v) < 0)
-				return fail(errbuf, errlen, "--ready-fd: '%s' is not a file descriptor number", optarg);
-			o->ready_fd = (int)v;
-			break;
-		case OPT_NO_ACL: o->no_acl = true; break;
-		case OPT_ALLOW_OTHER: o->allow_other = true; break;
-		case OPT_NO_ALLOW_OTHER: o->allow_other = false; break;
-		case 'f': o->foreground = true; break;
-		case 'd': o->debug = true; break;
-		case 'h': o->help = true; return 0;
-		case 'V': o->version = true; return 0;
-		case ':':
-			return fail(errbuf, errlen, "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return fail(errbuf, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
-		}
+static const struct enum_opt {
+	int opt;
+	const char *name;
+	const char *const *names;	/* NULL-terminated, in the enum's order */
+	bool no_first;			/* names[0] is the enum's "not given" */
+	const char *what;
+	size_t off, len;
+} enum_opts[] = {
+	{ OPT_TRANSPORT, "transport", (const char *const[]){ "auto", "devfuse", "uring", NULL },
+	  false, "auto, devfuse or uring", FIELD(transport) },
+	{ OPT_OWNERSHIP, "ownership", (const char *const[]){ "default", "native", "xattr", NULL },
+	  true, "native or xattr", FIELD(ownership) },
+	{ OPT_CACHE, "cache", (const char *const[]){ "default", "exclusive", "shared", "none", NULL },
+	  true, "exclusive, shared or none", FIELD(cache) },
+	{ OPT_BUFFER_POOL, "buffer-pool",
+	  (const char *const[]){ "auto", "on", "registered", "off", NULL }, false,
+	  "auto, on, registered or off", FIELD(buffer_pool) },
+	{ OPT_ZERO_COPY, "zero-copy", (const char *const[]){ "auto", "on", "off", NULL }, false,
+	  "auto, on or off", FIELD(zero_copy) },
+};
+
+static const struct flag_opt {
+	int opt;
+	bool value;
+	size_t off, len;
+} flag_opts[] = {
+	{ OPT_COUNT_INODES, true, FIELD(count_inodes) },
+	{ OPT_READ_ONLY, true, FIELD(read_only) },
+	{ OPT_PASSTHROUGH, true, FIELD(passthrough) },
+	{ OPT_PRINT_PINNED, true, FIELD(print_pinned) },
+	{ OPT_SANDBOX, true, FIELD(sandbox) },
+	{ OPT_RESUME, true, FIELD(resume) },
+	{ OPT_NO_ACL, true, FIELD(no_acl) },
+	{ OPT_ALLOW_OTHER, true, FIELD(allow_other) },
+	{ OPT_NO_ALLOW_OTHER, false, FIELD(allow_other) },
+	{ 'f', true, FIELD(foreground) },
+	{ 'd', true, FIELD(debug) },
+};
+
+/* Option C with ARG through the tables: 0 stored, -EINVAL with the
+ * message in errbuf, -ENOENT when no table has C. */
+static int table_option(int c, const char *arg, struct zcfs_options *o, char *errbuf,
+			size_t errlen)
+{
+	uint64_t v;
+
+	for (size_t i = 0; i < ARRAY_SIZE(num_opts); i++) {
+		const struct num_opt *n = &num_opts[i];
+
+		if (n->opt != c)
+			continue;
+		if ((n->size ? parse_size(arg, n->min, n->max, &v) : parse_u64(arg, n->min, n->max, &v)) < 0 ||
+		    v % n->align)
+			return fail(errbuf, errlen, "--%s: '%s' is not %s", n->name, arg, n->what);
+		store_field(o, n->off, n->len, v);
+		return 0;
 	}
-	npos = argc - optind;
+	for (size_t i = 0; i < ARRAY_SIZE(enum_opts); i++) {
+		const struct enum_opt *en = &enum_opts[i];
+
+		if (en->opt != c)
+			continue;
+		for (v = en->no_first; en->names[v] && strcmp(arg, en->names[v]); v++)
+			;
+		if (!en->names[v])
+			return fail(errbuf, errlen, "--%s: '%s' is not %s", en->name, arg, en->what);
+		store_field(o, en->off, en->len, v);
+		return 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(flag_opts); i++)
+		if (flag_opts[i].opt == c) {
+			store_field(o, flag_opts[i].off, flag_opts[i].len, flag_opts[i].value);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* What the options ask together, once all are read: the positional
+ * arguments, the combinations that cannot work, the defaults that
+ * depend on others (WB: --writeback 1, --no-writeback 0, neither -1). */
+static int check_args(int argc, char **argv, struct zcfs_options *o, int wb, char *errbuf,
+		      size_t errlen)
+{
+	int npos = argc - optind;
+	bool ring_only = o->buffer_pool == ZCFS_BUFPOOL_ON ||
+			 o->buffer_pool == ZCFS_BUFPOOL_REGISTERED || o->zero_copy == ZCFS_ZEROCOPY_ON;
+
 	if (npos < 1 || (npos < 2 && o->fuse_fd < 0))
 		return fail(errbuf, errlen, "missing %s (usage: zcfs-serve [options] SOURCE MOUNTPOINT)",
 			    npos < 1 ? "SOURCE and MOUNTPOINT" : "MOUNTPOINT");
@@ -465,16 +473,12 @@ static int parse_args(int argc, char **argv, struct zcfs_options *o, char *errbu
 		return fail(errbuf, errlen, "--resume needs --fd=N (the live connection to take over)");
 	/* Pools and zero-copy exist only on the ring, and zero-copy pages
 	 * are delivered only to queues that have a pool. */
-	if (o->transport == ZCFS_TRANSPORT_DEVFUSE &&
-	    (o->buffer_pool == ZCFS_BUFPOOL_ON || o->buffer_pool == ZCFS_BUFPOOL_REGISTERED ||
-	     o->zero_copy == ZCFS_ZEROCOPY_ON))
+	if (o->transport == ZCFS_TRANSPORT_DEVFUSE && ring_only)
 		return fail(errbuf, errlen, "--buffer-pool/--zero-copy=on need the io_uring transport, "
 			    "not --transport=devfuse");
 	/* Demanding a ring extension demands the ring: auto must not
 	 * quietly settle for /dev/fuse. */
-	if (o->transport == ZCFS_TRANSPORT_AUTO &&
-	    (o->buffer_pool == ZCFS_BUFPOOL_ON || o->buffer_pool == ZCFS_BUFPOOL_REGISTERED ||
-	     o->zero_copy == ZCFS_ZEROCOPY_ON))
+	if (o->transport == ZCFS_TRANSPORT_AUTO && ring_only)
 		o->transport = ZCFS_TRANSPORT_URING;
 	if (o->zero_copy == ZCFS_ZEROCOPY_ON && o->buffer_pool == ZCFS_BUFPOOL_OFF)
 		return fail(errbuf, errlen, "--zero-copy=on needs a buffer pool (--buffer-pool=off given)");
@@ -486,6 +490,33 @@ static int parse_args(int argc, char **argv, struct zcfs_options *o, char *errbu
 	 * writes back (docs/caching.md). Passthrough excludes it. */
 	o->writeback = wb >= 0 ? wb == 1 : o->cache == ZCFS_CACHE_EXCLUSIVE && !o->passthrough;
 	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct zcfs_options *o, char *errbuf, size_t errlen)
+{
+	int c, r, wb = -1;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":fdhV", long_opts, NULL)) != -1) {
+		r = table_option(c, optarg, o, errbuf, errlen);
+		if (r != -ENOENT) {
+			if (r < 0)
+				return r;
+			continue;
+		}
+		switch (c) {
+		case OPT_WRITEBACK: wb = 1; break;
+		case OPT_NO_WRITEBACK: wb = 0; break;
+		case 'h': o->help = true; return 0;
+		case 'V': o->version = true; return 0;
+		case ':':
+			return fail(errbuf, errlen, "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return fail(errbuf, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
+		}
+	}
+	return check_args(argc, argv, o, wb, errbuf, errlen);
 }
 
 int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, size_t errlen)
