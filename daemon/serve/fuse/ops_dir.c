@@ -104,6 +104,100 @@ static unsigned client_dtype(struct zcfs_session *se, DIR *dir, const struct dir
 	return IFTODT(o.mode & S_IFMT);
 }
 
+/* Moves H's stream to the kernel's OFFSET unless it is there already. */
+static void dir_seek(struct zcfs_handle *h, uint64_t offset)
+{
+	if ((off_t)offset == h->dir_off)
+		return;
+	if (offset == 0)
+		rewinddir(h->dir);
+	else
+		seekdir(h->dir, (long)offset);
+	h->dir_off = (off_t)offset;
+	h->pending = NULL;
+}
+
+/* READDIRPLUS's entry for D (of DIR, whose inode is DIR_INODE) at DP,
+ * ENTLEN bytes, with the attributes of a lookup; -ENOENT when it
+ * vanished since readdir (the caller skips it). */
+static int fill_direntplus(struct zcfs_session *se, struct zcfs_inode *dir_inode, DIR *dir,
+			   const struct dirent *d, struct fuse_direntplus *dp, size_t entlen)
+{
+	size_t namelen = strlen(d->d_name);
+
+	memset(dp, 0, entlen);
+	if (strcmp(d->d_name, ".") && strcmp(d->d_name, "..")) {
+		int lr = do_lookup(se, dir_inode, d->d_name, &dp->entry_out);
+
+		if (lr == -ENOENT)
+			return -ENOENT;
+		if (lr < 0) {
+			/* Out of descriptors, say: the name without attributes
+			 * (node id 0), the kernel looks it up when it is used. */
+			memset(&dp->entry_out, 0, sizeof(dp->entry_out));
+			dp->dirent.type = client_dtype(se, dir, d);
+		} else {
+			dp->dirent.type = (dp->entry_out.attr.mode & S_IFMT) >> 12;
+		}
+	} else {
+		dp->dirent.type = DT_DIR;
+	}
+	dp->dirent.ino = d->d_ino;
+	dp->dirent.off = (uint64_t)d->d_off;
+	dp->dirent.namelen = (uint32_t)namelen;
+	memcpy(dp->dirent.name, d->d_name, namelen);
+	return 0;
+}
+
+/* READDIR's entry for D at DE, ENTLEN bytes. */
+static void fill_dirent(struct zcfs_session *se, DIR *dir, const struct dirent *d,
+			struct fuse_dirent *de, size_t entlen)
+{
+	size_t namelen = strlen(d->d_name);
+
+	memset(de, 0, entlen);
+	de->ino = d->d_ino;
+	de->off = (uint64_t)d->d_off;
+	de->namelen = (uint32_t)namelen;
+	de->type = client_dtype(se, dir, d);
+	memcpy(de->name, d->d_name, namelen);
+}
+
+/* Entries of H's stream (locked) into BUF, at most SIZE bytes: *USED of
+ * them. An entry that does not fit stays pending for the next call. */
+static int dir_fill(struct zcfs_session *se, struct zcfs_handle *h, struct zcfs_inode *dir_inode,
+		    bool plus, char *buf, size_t size, size_t *used)
+{
+	for (;;) {
+		struct dirent *d = h->pending;
+		size_t namelen, entlen;
+
+		if (!d) {
+			errno = 0;
+			d = readdir(h->dir);
+			if (!d)
+				return errno && *used == 0 ? -errno : 0;
+		}
+		namelen = strlen(d->d_name);
+		entlen = plus ? FUSE_DIRENTPLUS_SIZE(&(struct fuse_direntplus){ .dirent.namelen = (uint32_t)namelen })
+			      : FUSE_DIRENT_SIZE(&(struct fuse_dirent){ .namelen = (uint32_t)namelen });
+		if (*used + entlen > size) {
+			h->pending = d;
+			return 0;
+		}
+		h->pending = NULL;
+		if (!plus)
+			fill_dirent(se, h->dir, d, (struct fuse_dirent *)(buf + *used), entlen);
+		else if (fill_direntplus(se, dir_inode, h->dir, d,
+					 (struct fuse_direntplus *)(buf + *used), entlen) == -ENOENT) {
+			h->dir_off = d->d_off;	/* vanished since readdir: skipped */
+			continue;
+		}
+		*used += entlen;
+		h->dir_off = d->d_off;
+	}
+}
+
 static int do_readdir(struct zcfs_req *req, bool plus)
 {
 	const struct fuse_read_in *a = req->arg;
@@ -128,73 +222,8 @@ static int do_readdir(struct zcfs_req *req, bool plus)
 			return r;
 	}
 	pthread_mutex_lock(&h->dir_lock);
-	if ((off_t)a->offset != h->dir_off) {
-		if (a->offset == 0)
-			rewinddir(h->dir);
-		else
-			seekdir(h->dir, (long)a->offset);
-		h->dir_off = (off_t)a->offset;
-		h->pending = NULL;
-	}
-	for (;;) {
-		struct dirent *d = h->pending;
-		size_t namelen, entlen;
-
-		if (!d) {
-			errno = 0;
-			d = readdir(h->dir);
-			if (!d) {
-				if (errno && used == 0)
-					r = -errno;
-				break;
-			}
-		}
-		namelen = strlen(d->d_name);
-		entlen = plus ? FUSE_DIRENTPLUS_SIZE(&(struct fuse_direntplus){ .dirent.namelen = (uint32_t)namelen })
-			      : FUSE_DIRENT_SIZE(&(struct fuse_dirent){ .namelen = (uint32_t)namelen });
-		if (used + entlen > size) {
-			h->pending = d;
-			break;
-		}
-		h->pending = NULL;
-		if (plus) {
-			struct fuse_direntplus *dp = (struct fuse_direntplus *)(buf + used);
-			memset(dp, 0, entlen);
-			if (strcmp(d->d_name, ".") && strcmp(d->d_name, "..")) {
-				int lr = do_lookup(se, dir_inode, d->d_name, &dp->entry_out);
-				if (lr == -ENOENT) {
-					/* Vanished since readdir: skip it. */
-					h->dir_off = d->d_off;
-					continue;
-				}
-				if (lr < 0) {
-					/* Out of descriptors, say: the name without
-					 * attributes (node id 0), the kernel looks
-					 * it up when it is used. */
-					memset(&dp->entry_out, 0, sizeof(dp->entry_out));
-					dp->dirent.type = client_dtype(se, h->dir, d);
-				} else {
-					dp->dirent.type = (dp->entry_out.attr.mode & S_IFMT) >> 12;
-				}
-			} else {
-				dp->dirent.type = DT_DIR;
-			}
-			dp->dirent.ino = d->d_ino;
-			dp->dirent.off = (uint64_t)d->d_off;
-			dp->dirent.namelen = (uint32_t)namelen;
-			memcpy(dp->dirent.name, d->d_name, namelen);
-		} else {
-			struct fuse_dirent *de = (struct fuse_dirent *)(buf + used);
-			memset(de, 0, entlen);
-			de->ino = d->d_ino;
-			de->off = (uint64_t)d->d_off;
-			de->namelen = (uint32_t)namelen;
-			de->type = client_dtype(se, h->dir, d);
-			memcpy(de->name, d->d_name, namelen);
-		}
-		used += entlen;
-		h->dir_off = d->d_off;
-	}
+	dir_seek(h, a->offset);
+	r = dir_fill(se, h, dir_inode, plus, buf, size, &used);
 	pthread_mutex_unlock(&h->dir_lock);
 	if (dir_inode)
 		req_inode_put(req, dir_inode);
