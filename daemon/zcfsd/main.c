@@ -140,6 +140,7 @@ static int run(struct zcfsd *d)
 		int ct = zcfsd_control_timeout_ms();
 		int rt = zcfsd_syncfs_reap_timeout_ms();
 		int lt = zcfsd_srvlog_timeout_ms(d);
+		int ut = zcfsd_unpublish_timeout_ms(d);
 		int n;
 
 		if (mt >= 0 && (timeout < 0 || mt < timeout))
@@ -152,6 +153,8 @@ static int run(struct zcfsd *d)
 			timeout = rt;	/* abandoned syncfs children */
 		if (lt >= 0 && (timeout < 0 || lt < timeout))
 			timeout = lt;	/* flooding servers' logs are watched again */
+		if (ut >= 0 && (timeout < 0 || ut < timeout))
+			timeout = ut;	/* unpublishes under way */
 		n = epoll_wait(d->epoll_fd, evs, ARRAY_SIZE(evs), timeout);
 
 		if (n < 0 && errno != EINTR)
@@ -179,6 +182,7 @@ static int run(struct zcfsd *d)
 		zcfsd_srvlog_tick(d);
 		zcfsd_run_due_restarts(d);
 		zcfsd_check_stalls(d);
+		zcfsd_unpublish_tick(d);
 		zcfsd_syncfs_reap();
 		if (zcfsd_upgrade_due(d))
 			d->quit = true;

@@ -24,7 +24,7 @@ PROBE_PID=$!
 # zcfsd's answer time to `status`, ms, one line per call: one client that
 # stays connected (on a loaded 2-CPU machine starting a process alone
 # takes 100+ ms, which is not zcfsd's)
-python3 -u - "$SOCK" >"$W/status.ms" 2>"$W/status.err" <<-'PY' &
+/usr/bin/python3 -u - "$SOCK" >"$W/status.ms" 2>"$W/status.err" <<-'PY' &
 	import json, socket, sys, time
 	s = socket.socket(socket.AF_UNIX)
 	s.connect(sys.argv[1])

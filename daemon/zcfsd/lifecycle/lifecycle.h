@@ -27,6 +27,13 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 			 bool read_only, int64_t mount_group, struct zcfs_err *e);
 int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
 			   struct zcfs_err *e);
+/* Its steps, for the deferred unpublish (protocol/unpublish.c): the
+ * index of TARGET among v's targets (n_targets: not published there) or
+ * -errno with E set; E for a failed unmount R; state saved and logged. */
+int zcfsd_unpublish_target_index(const struct zcfsd_volume *v, const char *target,
+				 struct zcfs_err *e) _must_check_;
+int zcfsd_unpublish_failed(const struct zcfsd_volume *v, const char *target, int r, struct zcfs_err *e);
+void zcfsd_unpublish_done(struct zcfsd *d, const struct zcfsd_volume *v, const char *target);
 int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e);
 
 /* orphans.c: after re-adoption, undo the fuse.zcfs mounts (and their

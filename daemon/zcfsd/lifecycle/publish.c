@@ -141,11 +141,9 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 	return 0;
 }
 
-int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
-			   struct zcfs_err *e)
+int zcfsd_unpublish_target_index(const struct zcfsd_volume *v, const char *target, struct zcfs_err *e)
 {
 	size_t i;
-	int r;
 
 	if (!target)
 		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.target is required");
@@ -157,24 +155,45 @@ int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *
 	for (i = 0; i < v->n_targets; i++)
 		if (!strcmp(v->targets[i], target))
 			break;
-	if (i == v->n_targets)
+	return (int)i;
+}
+
+int zcfsd_unpublish_failed(const struct zcfsd_volume *v, const char *target, int r, struct zcfs_err *e)
+{
+	return zcfs_fail(e, r == -ENOTUNIQ ? ZCFS_FAILED_PRECONDITION : ZCFS_UNAVAILABLE, r,
+			  "target '%s' of volume '%s' could not be unmounted (%s); it stays "
+			  "published, retry", target, v->id,
+			  r == -ENOTUNIQ ? "moved, and other targets moved too" : strerror(-r));
+}
+
+void zcfsd_unpublish_done(struct zcfsd *d, const struct zcfsd_volume *v, const char *target)
+{
+	int r = zcfsd_state_save(d);
+
+	if (r < 0)
+		log_err("event=state-save-failed error=%s", strerror(-r));
+	log_info("event=unpublish volume=%s target=%s targets=%zu", v->id, target, v->n_targets);
+}
+
+int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
+			   struct zcfs_err *e)
+{
+	int i = zcfsd_unpublish_target_index(v, target, e), r;
+
+	if (i < 0)
+		return i;
+	if ((size_t)i == v->n_targets)
 		return 0;	/* not published there: nothing to do */
 	if (v->n_targets == 1) {
 		r = zcfsd_volume_teardown(d, v, false);
 	} else {
 		r = zcfsd_target_unmount(v, target, false);
 		if (r == 0)
-			zcfsd_volume_remove_target(v, i);
+			zcfsd_volume_remove_target(v, (size_t)i);
 	}
 	if (r < 0)
-		return zcfs_fail(e, r == -ENOTUNIQ ? ZCFS_FAILED_PRECONDITION : ZCFS_UNAVAILABLE, r,
-				 "target '%s' of volume '%s' could not be unmounted (%s); it stays "
-				 "published, retry", target, v->id,
-				 r == -ENOTUNIQ ? "moved, and other targets moved too" : strerror(-r));
-	r = zcfsd_state_save(d);
-	if (r < 0)
-		log_err("event=state-save-failed error=%s", strerror(-r));
-	log_info("event=unpublish volume=%s target=%s targets=%zu", v->id, target, v->n_targets);
+		return zcfsd_unpublish_failed(v, target, r, e);
+	zcfsd_unpublish_done(d, v, target);
 	return 0;
 }
 

@@ -98,8 +98,20 @@ struct zcfsd_volume {
 		uint64_t dropped_unreported;	/* not yet said in the file */
 		char served_transport[16];	/* from the server's "serving ..." line */
 	} log;
+	/* An unpublish of the last target under way, answered when done
+	 * (protocol/unpublish.c): no wait on a server blocks the loop. */
+	struct zcfsd_unpublish {
+		int phase;			/* ZCFSD_UNPUB_*: 0 none */
+		uint64_t token;			/* its deferred answer (zcfsd_control_defer) */
+		int sync_pidfd;			/* the syncfs child; -1: none */
+		int64_t due_ms;			/* monotonic deadline of the phase */
+		bool killed;			/* the server was sent SIGKILL */
+		char *target;
+	} unpub;
 	struct zcfsd_volume *next;
 };
+#define ZCFSD_UNPUB_SYNCING 1	/* dirty pages written back (syncfs child, 10 s) */
+#define ZCFSD_UNPUB_STOPPING 2	/* unmounted; the server exits (1.5 s, then SIGKILL) */
 
 struct zcfsd {
 	struct policy *policy;

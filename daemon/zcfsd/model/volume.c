@@ -23,6 +23,7 @@ struct zcfsd_volume *zcfsd_volume_alloc(void)
 	v->ring_fd = -1;
 	v->log.rfd = -1;
 	v->log.file_fd = -1;
+	v->unpub.sync_pidfd = -1;
 	return v;
 }
 
@@ -42,6 +43,8 @@ void zcfsd_volume_free(struct zcfsd_volume *v)
 	free(v->tenant);
 	safe_close(v->fuse_fd);
 	safe_close(v->srv.pidfd);
+	safe_close(v->unpub.sync_pidfd);
+	free(v->unpub.target);
 	free(v);
 }
 

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "daemon/common/log.h"
@@ -40,40 +41,57 @@ int zcfsd_syncfs_reap_timeout_ms(void)
 	return n_abandoned ? 250 : -1;
 }
 
-int zcfsd_syncfs_bounded(const char *target, int timeout_ms)
+int zcfsd_syncfs_start(const char *target, int *pidfd)
 {
-	struct pollfd p = { .events = POLLIN };
-	int status, r;
 	pid_t pid;
+	int fd;
 
 	pid = fork();
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		int fd = open(target, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		_exit(fd >= 0 && syncfs(fd) == 0 ? 0 : 1);
+		int dfd = open(target, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		_exit(dfd >= 0 && syncfs(dfd) == 0 ? 0 : 1);
 	}
-	p.fd = pidfd_open(pid, 0);
-	if (p.fd < 0) {
-		r = -errno;
+	fd = pidfd_open(pid, 0);
+	if (fd < 0) {
+		int r = -errno;
 		(void)kill(pid, SIGKILL);
 		(void)waitpid(pid, NULL, 0);
 		return r;
 	}
-	r = poll(&p, 1, timeout_ms);
-	if (r <= 0) {
-		/* Still writing: the abort that follows ends its requests and
-		 * the child exits; waiting for it here could block as long as
-		 * the server, so the event loop reaps it later. */
-		(void)kill(pid, SIGKILL);
-		if (n_abandoned < MAX_ABANDONED)
-			abandoned[n_abandoned++] = p.fd;
-		else
-			close(p.fd);	/* stays a zombie: 64 hung unpublishes at once */
-		return -ETIMEDOUT;
+	*pidfd = fd;
+	return 0;
+}
+
+int zcfsd_syncfs_finish(int pidfd, bool give_up)
+{
+	siginfo_t si = { 0 };
+
+	if (waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG) == 0 && si.si_pid) {
+		close(pidfd);
+		return si.si_code == CLD_EXITED && si.si_status == 0 ? 0 : -EIO;
 	}
-	close(p.fd);
-	if (waitpid(pid, &status, 0) < 0)
-		return -errno;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
+	if (!give_up)
+		return -EINPROGRESS;
+	/* Still writing: the abort that follows ends its requests and the
+	 * child exits; waiting for it could take as long as the server, so
+	 * the event loop reaps it later. */
+	(void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+	if (n_abandoned < MAX_ABANDONED)
+		abandoned[n_abandoned++] = pidfd;
+	else
+		close(pidfd);	/* stays a zombie: 64 hung unpublishes at once */
+	return -ETIMEDOUT;
+}
+
+int zcfsd_syncfs_bounded(const char *target, int timeout_ms)
+{
+	struct pollfd p = { .events = POLLIN };
+	int r = zcfsd_syncfs_start(target, &p.fd);
+
+	if (r < 0)
+		return r;
+	(void)poll(&p, 1, timeout_ms);
+	return zcfsd_syncfs_finish(p.fd, true);
 }

@@ -42,11 +42,15 @@ struct client {
 	char *out;
 	size_t out_len, out_off;
 	bool close_after_out;	/* framing lost or dropped: hang up once out is sent */
+	uint64_t deferred;	/* the answer comes later (zcfsd_control_complete); 0: none */
+	const char *deferred_method;
 	char buf[ZCFS_REQUEST_MAX + 1];
 };
 
 static struct client *clients[CONTROL_MAX_CLIENTS];
 static struct zcfsd_control_counts counts;
+static struct client *serving;	/* whose request is being dispatched */
+static uint64_t defer_seq;
 
 const struct zcfsd_control_counts *zcfsd_control_counts(void)
 {
@@ -353,11 +357,44 @@ static int queue_line(struct client *c, char *line)
 	return 0;
 }
 
-/* The answer line to one request (malloc'ed). */
+/* The answer line (malloc'ed) to a request of C: RESULT (taken) or E. */
+static char *answer_line(const struct client *c, const char *method, json_object *result,
+			 const struct zcfs_err *e)
+{
+	json_object *resp = json_object_new_object();
+	char *s;
+
+	if (e->code == ZCFS_OK) {
+		json_object_object_add(resp, "result", result ? result : json_object_new_object());
+	} else {
+		json_object *err = json_object_new_object();
+		json_object_put(result);
+		json_object_object_add(err, "code", json_object_new_string(zcfs_code_name(e->code)));
+		json_object_object_add(err, "message", json_object_new_string(e->msg));
+		json_object_object_add(resp, "error", err);
+		log_info("event=request-failed uid=%u pid=%d method=%.64s code=%s message=\"%s\"",
+			 (unsigned)c->uid, (int)c->pid, method, zcfs_code_name(e->code), e->msg);
+	}
+	s = strdup(json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN));
+	json_object_put(resp);
+	return s;
+}
+
+uint64_t zcfsd_control_defer(const char *method)
+{
+	if (!serving)
+		return 0;
+	serving->deferred = ++defer_seq;
+	serving->deferred_method = method;
+	return serving->deferred;
+}
+
+/* The answer line to one request (malloc'ed); NULL with c->deferred set
+ * when the method answers later. */
 static char *handle_request(struct zcfsd *d, struct client *c, const char *line, size_t len)
 {
 	struct zcfs_err e = { .code = ZCFS_OK };
-	json_object *req = NULL, *m = NULL, *params = NULL, *result = NULL, *resp;
+	json_object *req = NULL, *m = NULL, *params = NULL, *result = NULL;
 	const char *method = "?";
 	char why[96], *s;
 
@@ -378,23 +415,17 @@ static char *handle_request(struct zcfsd *d, struct client *c, const char *line,
 	} else {
 		json_object *empty = params ? NULL : json_object_new_object();
 		method = json_object_get_string(m);
+		serving = c;
 		result = zcfsd_dispatch(d, &c->peer, method, params ? params : empty, &e);
+		serving = NULL;
 		json_object_put(empty);
 	}
-	resp = json_object_new_object();
-	if (e.code == ZCFS_OK) {
-		json_object_object_add(resp, "result", result ? result : json_object_new_object());
-	} else {
-		json_object *err = json_object_new_object();
+	if (c->deferred) {
 		json_object_put(result);
-		json_object_object_add(err, "code", json_object_new_string(zcfs_code_name(e.code)));
-		json_object_object_add(err, "message", json_object_new_string(e.msg));
-		json_object_object_add(resp, "error", err);
-		log_info("event=request-failed uid=%u pid=%d method=%.64s code=%s message=\"%s\"",
-			 (unsigned)c->uid, (int)c->pid, method, zcfs_code_name(e.code), e.msg);
+		json_object_put(req);
+		return NULL;
 	}
-	s = strdup(json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN));
-	json_object_put(resp);
+	s = answer_line(c, method, result, &e);
 	json_object_put(req);
 	return s;
 }
@@ -405,14 +436,15 @@ static bool serve_lines(struct zcfsd *d, struct client *c, int max)
 {
 	char *nl;
 
-	while (!c->out && max > 0 && (nl = memchr(c->buf, '\n', c->len))) {
+	while (!c->out && !c->deferred && max > 0 && (nl = memchr(c->buf, '\n', c->len))) {
 		size_t used = (size_t)(nl - c->buf) + 1, len = (size_t)(nl - c->buf);
 		*nl = '\0';
 		if (nl > c->buf && nl[-1] == '\r')
 			nl[-1] = '\0', len--;
 		if (len) {
+			char *answer = handle_request(d, c, c->buf, len);
 			max--;
-			if (queue_line(c, handle_request(d, c, c->buf, len)) < 0) {
+			if ((answer || !c->deferred) && queue_line(c, answer) < 0) {
 				client_drop(d, c, &counts.dropped_error, "out-of-memory", 0, NULL);
 				return false;
 			}
@@ -446,15 +478,40 @@ static bool serve_lines(struct zcfsd *d, struct client *c, int max)
 	}
 	/* Reading waits while an answer is not taken: no request piles up
 	 * behind it, and no answer either. */
-	client_watch(d, c, c->out ? EPOLLOUT : EPOLLIN);
+	client_watch(d, c, c->out ? EPOLLOUT : c->deferred ? 0 : EPOLLIN);
 	return true;
+}
+
+void zcfsd_control_complete(struct zcfsd *d, uint64_t token, json_object *result,
+			    const struct zcfs_err *e)
+{
+	struct client *c = NULL;
+
+	for (int i = 0; i < CONTROL_MAX_CLIENTS && token && !c; i++)
+		if (clients[i] && clients[i]->deferred == token)
+			c = clients[i];
+	if (!c) {	/* gone meanwhile */
+		json_object_put(result);
+		return;
+	}
+	c->deferred = 0;
+	if (queue_line(c, answer_line(c, c->deferred_method, result, e)) < 0) {
+		client_drop(d, c, &counts.dropped_error, "out-of-memory", 0, NULL);
+		return;
+	}
+	int r = flush_out(c);
+	if (r < 0 && r != -EAGAIN) {
+		client_close(d, c);
+		return;
+	}
+	(void)serve_lines(d, c, CONTROL_REQUESTS_PER_WAKEUP);
 }
 
 /* Requests already read that wait for their turn (fairness: a few per
  * client per wakeup). */
 static bool has_ready(const struct client *c)
 {
-	return !c->out && c->len && memchr(c->buf, '\n', c->len);
+	return !c->out && !c->deferred && c->len && memchr(c->buf, '\n', c->len);
 }
 
 static struct client *client_of_fd(int fd)
@@ -472,6 +529,13 @@ void zcfsd_control_client_event(struct zcfsd *d, int fd, uint32_t events)
 
 	if (!c)
 		return;
+	if (c->deferred) {
+		/* Nothing is read before its answer; a hang-up ends it (the
+		 * operation goes on, its answer is dropped). */
+		if (events & (EPOLLHUP | EPOLLERR))
+			client_close(d, c);
+		return;
+	}
 	if (c->out) {
 		int r = flush_out(c);
 		if (r == -EAGAIN && !(events & (EPOLLERR | EPOLLHUP)))
@@ -515,7 +579,7 @@ int zcfsd_control_timeout_ms(void)
 	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		const struct client *c = clients[i];
 		int64_t due;
-		if (!c)
+		if (!c || c->deferred)
 			continue;
 		if (has_ready(c))
 			return 0;
@@ -538,7 +602,7 @@ void zcfsd_control_tick(struct zcfsd *d)
 
 	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		struct client *c = clients[i];
-		if (!c)
+		if (!c || c->deferred)
 			continue;
 		if (c->out && now - c->out_since_ms >= CONTROL_WRITE_MS) {
 			client_drop(d, c, &counts.dropped_write, "answer-not-taken", 0, NULL);

@@ -85,6 +85,16 @@ static struct zcfsd_volume *volume_param(struct zcfsd *d, const struct zcfsd_pee
 	return v;
 }
 
+/* volume_param for the methods that change what is mounted: not while
+ * an unpublish of the volume is under way (unpublish.c). */
+static struct zcfsd_volume *idle_volume_param(struct zcfsd *d, const struct zcfsd_peer *p,
+					      json_object *params, struct zcfs_err *e)
+{
+	struct zcfsd_volume *v = volume_param(d, p, params, e);
+
+	return v && zcfsd_unpublishing(v, e) ? NULL : v;
+}
+
 static json_object *wrap_volume(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	json_object *o = json_object_new_object();
@@ -118,7 +128,7 @@ static json_object *m_publish(struct zcfsd *d, const struct zcfsd_peer *p, json_
 	json_object *ro = NULL;
 	int64_t group;
 
-	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, p, params, e)) ||
+	if (zcfsd_only_params(params, keys, e) < 0 || !(v = idle_volume_param(d, p, params, e)) ||
 	    zcfsd_mount_group_param(params, &group, e) < 0)
 		return NULL;
 	if (json_object_object_get_ex(params, "read_only", &ro) && !json_object_is_type(ro, json_type_boolean)) {
@@ -137,10 +147,13 @@ static json_object *m_unpublish(struct zcfsd *d, const struct zcfsd_peer *p, jso
 	static const char *const keys[] = { "id", "target", NULL };
 	struct zcfsd_volume *v;
 
-	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, p, params, e)))
+	int r;
+
+	if (zcfsd_only_params(params, keys, e) < 0 || !(v = idle_volume_param(d, p, params, e)))
 		return NULL;
-	if (zcfsd_volume_unpublish(d, v, zcfsd_param_string(params, "target"), e) < 0)
-		return NULL;
+	r = zcfsd_unpublish_begin(d, v, zcfsd_param_string(params, "target"), e);
+	if (r != 0)
+		return NULL;	/* failed, or answered when done (unpublish.c) */
 	return wrap_volume(d, v);
 }
 
@@ -152,7 +165,7 @@ static json_object *m_restart(struct zcfsd *d, const struct zcfsd_peer *p, json_
 	static const char *const keys[] = { "id", NULL };
 	struct zcfsd_volume *v;
 
-	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, p, params, e)) ||
+	if (zcfsd_only_params(params, keys, e) < 0 || !(v = idle_volume_param(d, p, params, e)) ||
 	    zcfsd_server_handover(d, v, e) < 0)
 		return NULL;
 	return wrap_volume(d, v);
@@ -167,7 +180,7 @@ static json_object *m_delete(struct zcfsd *d, const struct zcfsd_peer *p, json_o
 
 	if (zcfsd_only_params(params, keys, e) < 0)
 		return NULL;
-	v = volume_param(d, p, params, e);
+	v = idle_volume_param(d, p, params, e);
 	if (!v && e->code != ZCFS_NOT_FOUND)
 		return NULL;
 	o = json_object_new_object();

@@ -33,6 +33,21 @@ unsigned zcfsd_control_clients(void);
  * no client), and the event loop's call to enforce them. */
 int zcfsd_control_timeout_ms(void);
 void zcfsd_control_tick(struct zcfsd *d);
+/* A method that answers later calls defer while it runs (the token of
+ * the request being dispatched; 0 outside one) and returns; complete
+ * sends the answer (RESULT taken, or E) to that client if it is still
+ * connected. Meanwhile nothing more is read from it. */
+uint64_t zcfsd_control_defer(const char *method);
+void zcfsd_control_complete(struct zcfsd *d, uint64_t token, json_object *result,
+			    const struct zcfs_err *e);
+/* unpublish.c: volume.unpublish without a wait in the event loop. begin:
+ * 0 done (E untouched), 1 deferred (answered by the tick), -errno (E).
+ * unpublishing: true (E: UNAVAILABLE) while one is under way. */
+int zcfsd_unpublish_begin(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
+			  struct zcfs_err *e);
+bool zcfsd_unpublishing(const struct zcfsd_volume *v, struct zcfs_err *e);
+void zcfsd_unpublish_tick(struct zcfsd *d);
+int zcfsd_unpublish_timeout_ms(struct zcfsd *d);
 /* Answers still queued are sent (at most ~100 ms each): before an exec. */
 void zcfsd_control_flush(struct zcfsd *d);
 /* Who sent a request (SO_PEERCRED, SO_PEERGROUPS at accept). */

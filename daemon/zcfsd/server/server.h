@@ -89,6 +89,12 @@ int zcfsd_server_identity(const struct policy_tenant *t, bool sys_admin);
 
 /* supervise.c */
 int zcfsd_stop_server(struct zcfsd *d, struct zcfsd_volume *v);
+/* Its first step, which never waits: broker stopped, connection aborted,
+ * our dup closed. The server's exit then comes as an ordinary pidfd event
+ * (no restart: no targets). zcfsd_server_forget: unwatched, reaped,
+ * logged as stopped (nothing if already gone). */
+void zcfsd_stop_server_begin(struct zcfsd *d, struct zcfsd_volume *v);
+void zcfsd_server_forget(struct zcfsd *d, struct zcfsd_volume *v);
 void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v);
 void zcfsd_run_due_restarts(struct zcfsd *d);
 /* The delay before restarting a server that exited: none when it served
@@ -146,5 +152,8 @@ void zcfsd_srvlog_tick(struct zcfsd *d);
 /* teardown.c: unmounts every target and stops the server (unpublish of
  * the last target; cleanup when re-adoption fails: LAZY). */
 int zcfsd_volume_teardown(struct zcfsd *d, struct zcfsd_volume *v, bool lazy);
+/* Its unmounting part: every target and whatever else of the connection
+ * is mounted; the server is left running. */
+int zcfsd_volume_unmount_all(struct zcfsd_volume *v, bool lazy) _must_check_;
 
 #endif

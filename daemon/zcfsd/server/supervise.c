@@ -73,10 +73,8 @@ int zcfsd_send_resend(int fuse_fd)
 	return write(fuse_fd, &oh, sizeof(oh)) == (ssize_t)sizeof(oh) ? 0 : -errno;
 }
 
-int zcfsd_stop_server(struct zcfsd *d, struct zcfsd_volume *v)
+void zcfsd_stop_server_begin(struct zcfsd *d, struct zcfsd_volume *v)
 {
-	struct pollfd p = { .fd = v->srv.pidfd, .events = POLLIN };
-
 	/* While the connection is still ours to close them on. */
 	zcfsd_broker_stop(d, v);
 	/* After the last unmount the kernel already aborted the connection;
@@ -85,6 +83,21 @@ int zcfsd_stop_server(struct zcfsd *d, struct zcfsd_volume *v)
 		(void)zcfsd_conn_abort(v->conn);
 	v->fuse_fd = safe_close(v->fuse_fd);
 	v->srv.restart_due_ms = 0;
+}
+
+void zcfsd_server_forget(struct zcfsd *d, struct zcfsd_volume *v)
+{
+	if (v->srv.pidfd < 0)
+		return;
+	log_info("event=server-stop volume=%s pid=%d", v->id, (int)v->srv.pid);
+	server_forget(d, v, NULL);
+}
+
+int zcfsd_stop_server(struct zcfsd *d, struct zcfsd_volume *v)
+{
+	struct pollfd p = { .fd = v->srv.pidfd, .events = POLLIN };
+
+	zcfsd_stop_server_begin(d, v);
 	if (v->srv.pidfd >= 0) {
 		if (poll(&p, 1, 1500) <= 0) {
 			log_warn("event=server-kill volume=%s pid=%d reason=no-exit-after-abort", v->id,
@@ -92,8 +105,7 @@ int zcfsd_stop_server(struct zcfsd *d, struct zcfsd_volume *v)
 			(void)syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0);
 			(void)poll(&p, 1, 3000);
 		}
-		log_info("event=server-stop volume=%s pid=%d", v->id, (int)v->srv.pid);
-		server_forget(d, v, NULL);
+		zcfsd_server_forget(d, v);
 	}
 	return 0;
 }

@@ -16,6 +16,19 @@ int zcfsd_volume_teardown(struct zcfsd *d, struct zcfsd_volume *v, bool lazy)
 		if (r < 0)
 			log_warn("event=sync-failed volume=%s error=\"%s\"", v->id, strerror(-r));
 	}
+	r = zcfsd_volume_unmount_all(v, lazy);
+	if (r < 0)
+		return r;
+	zcfsd_stop_server(d, v);
+	zcfsd_ringfd_release(v);	/* the next publish is a new connection */
+	v->pinned = 0;
+	return 0;
+}
+
+int zcfsd_volume_unmount_all(struct zcfsd_volume *v, bool lazy)
+{
+	int r;
+
 	/* Binds first: the fuse mount at targets[0] goes last. A target
 	 * whose mount cannot be removed stays recorded (so does the server
 	 * and its budget), and a later unpublish tries again. */
@@ -39,8 +52,5 @@ int zcfsd_volume_teardown(struct zcfsd *d, struct zcfsd_volume *v, bool lazy)
 		if (r < 0 && zcfsd_conn_exists(v->conn))
 			(void)zcfsd_conn_abort(v->conn);
 	}
-	zcfsd_stop_server(d, v);
-	zcfsd_ringfd_release(v);	/* the next publish is a new connection */
-	v->pinned = 0;
 	return 0;
 }

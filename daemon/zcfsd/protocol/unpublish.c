@@ -1,0 +1,144 @@
+/* Unpublish of a volume's last target without blocking the event loop.
+ * Its waits are on things a server controls (writeback of dirty pages,
+ * the server's exit), so each is a phase the loop polls, and the request
+ * is answered when the last one ends (zcfsd_control_defer/complete);
+ * every other request is served meanwhile. SYNCING: a syncfs child
+ * writes the kernel's dirty pages back, given up on after 10 s (killed,
+ * reaped later). Then the targets are unmounted at once. STOPPING: the
+ * connection is aborted and the server's exit awaited as an ordinary
+ * pidfd event, SIGKILL after 1.5 s, forgotten 3 s after that. While it
+ * runs, the volume's publish, unpublish, restart and delete answer
+ * UNAVAILABLE. */
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "daemon/common/log.h"
+#include "daemon/zcfsd/mounts/mounts.h"
+#include "daemon/zcfsd/server/server.h"
+#include "daemon/zcfsd/state/state.h"
+#include "protocol.h"
+
+#define UNPUB_SYNC_MS 10000
+#define UNPUB_EXIT_MS 1500
+#define UNPUB_KILL_MS 3000
+#define UNPUB_POLL_MS 20
+
+static void answer(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfs_err *e)
+{
+	json_object *o = NULL;
+
+	if (e->code == ZCFS_OK) {
+		o = json_object_new_object();
+		json_object_object_add(o, "volume", zcfsd_volume_json(d, v, false));
+	}
+	zcfsd_control_complete(d, v->unpub.token, o, e);
+	v->unpub.phase = 0;
+	v->unpub.token = 0;
+	v->unpub.killed = false;
+	free(v->unpub.target);
+	v->unpub.target = NULL;
+}
+
+int zcfsd_unpublish_begin(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
+			  struct zcfs_err *e)
+{
+	int i = zcfsd_unpublish_target_index(v, target, e), r;
+
+	if (i < 0)
+		return i;
+	/* Not the last target, or nothing that could block: at once. */
+	if ((size_t)i == v->n_targets || v->n_targets != 1 || !v->srv.pid)
+		return zcfsd_volume_unpublish(d, v, target, e);
+	v->unpub.target = strdup(target);
+	if (!v->unpub.target)
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
+	r = zcfsd_syncfs_start(v->targets[0], &v->unpub.sync_pidfd);
+	if (r < 0) {
+		log_warn("event=sync-failed volume=%s error=\"%s\"", v->id, strerror(-r));
+		v->unpub.sync_pidfd = -1;
+	}
+	v->unpub.token = zcfsd_control_defer("volume.unpublish");
+	v->unpub.phase = ZCFSD_UNPUB_SYNCING;
+	v->unpub.due_ms = zcfsd_now_ms() + UNPUB_SYNC_MS;
+	return 1;
+}
+
+bool zcfsd_unpublishing(const struct zcfsd_volume *v, struct zcfs_err *e)
+{
+	if (!v->unpub.phase)
+		return false;
+	zcfs_fail(e, ZCFS_UNAVAILABLE, -EBUSY,
+		   "volume '%s' is being unpublished from %s (its server is slow to write back or to exit); retry",
+		   v->id, v->unpub.target ? v->unpub.target : "its last target");
+	return true;
+}
+
+/* Syncfs over (or given up on): unmount, then let the server go. */
+static void after_sync(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
+{
+	struct zcfs_err e = { .code = ZCFS_OK };
+	int r;
+
+	if (v->unpub.sync_pidfd >= 0) {
+		r = zcfsd_syncfs_finish(v->unpub.sync_pidfd, now >= v->unpub.due_ms);
+		if (r == -EINPROGRESS)
+			return;
+		v->unpub.sync_pidfd = -1;
+		if (r < 0)
+			log_warn("event=sync-failed volume=%s error=\"%s\"", v->id, strerror(-r));
+	}
+	r = zcfsd_volume_unmount_all(v, false);
+	if (r < 0) {
+		/* Still published, server and all: a later unpublish retries. */
+		zcfsd_unpublish_failed(v, v->unpub.target, r, &e);
+		answer(d, v, &e);
+		return;
+	}
+	zcfsd_stop_server_begin(d, v);
+	v->unpub.phase = ZCFSD_UNPUB_STOPPING;
+	v->unpub.due_ms = now + UNPUB_EXIT_MS;
+}
+
+static void stopping(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
+{
+	struct zcfs_err e = { .code = ZCFS_OK };
+
+	if (v->srv.pidfd >= 0 && now >= v->unpub.due_ms) {
+		if (v->unpub.killed) {
+			zcfsd_server_forget(d, v);	/* not ours to wait for any longer */
+		} else {
+			log_warn("event=server-kill volume=%s pid=%d reason=no-exit-after-abort", v->id,
+				 (int)v->srv.pid);
+			(void)syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0);
+			v->unpub.killed = true;
+			v->unpub.due_ms = now + UNPUB_KILL_MS;
+		}
+	}
+	if (v->srv.pidfd >= 0)
+		return;	/* its exit is a pidfd event (zcfsd_on_server_exit forgets it) */
+	zcfsd_ringfd_release(v);	/* the next publish is a new connection */
+	v->pinned = 0;
+	zcfsd_unpublish_done(d, v, v->unpub.target);
+	answer(d, v, &e);
+}
+
+void zcfsd_unpublish_tick(struct zcfsd *d)
+{
+	int64_t now = zcfsd_now_ms();
+
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
+		if (v->unpub.phase == ZCFSD_UNPUB_SYNCING)
+			after_sync(d, v, now);
+		if (v->unpub.phase == ZCFSD_UNPUB_STOPPING)
+			stopping(d, v, now);
+	}
+}
+
+int zcfsd_unpublish_timeout_ms(struct zcfsd *d)
+{
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+		if (v->unpub.phase)
+			return UNPUB_POLL_MS;
+	return -1;
+}
