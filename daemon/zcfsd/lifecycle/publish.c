@@ -3,7 +3,6 @@
 #include <string.h>
 #include <sys/mount.h>
 #include "daemon/common/log.h"
-#include "daemon/common/names.h"
 #include "daemon/common/parse.h"
 #include "daemon/zcfsd/budget/budget.h"
 #include "daemon/zcfsd/mounts/mounts.h"
@@ -145,13 +144,8 @@ int zcfsd_unpublish_target_index(const struct zcfsd_volume *v, const char *targe
 {
 	size_t i;
 
-	if (!target)
-		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.target is required");
 	if (zcfsd_target_check_shape(target, e) < 0)
 		return -EINVAL;
-	if (!path_is_normalized_absolute(target))
-		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
-				 "target '%s' is not a normalized absolute path", target);
 	for (i = 0; i < v->n_targets; i++)
 		if (!strcmp(v->targets[i], target))
 			break;

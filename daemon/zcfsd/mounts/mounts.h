@@ -9,8 +9,9 @@
 
 /* Opens PATH refusing any symlink on the way (openat2 RESOLVE_NO_SYMLINKS). */
 
-/* target.c: a target's string (no control characters, NAME_MAX/PATH_MAX),
- * normalized absolute and under one of T's prefixes. */
+/* target.c: a target's string (given, no control characters,
+ * NAME_MAX/PATH_MAX, normalized absolute); for T also under one of its
+ * prefixes. */
 int zcfsd_target_check_shape(const char *target, struct zcfs_err *e);
 int zcfsd_target_check(const struct policy_tenant *t, const char *target, struct zcfs_err *e);
 /* O_PATH fd of the target directory; creates the last component when

@@ -22,6 +22,8 @@ int zcfsd_target_check_shape(const char *target, struct zcfs_err *e)
 {
 	size_t comp = 0, i;
 
+	if (!target)
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.target is required");
 	for (i = 0; target[i]; i++) {
 		unsigned char ch = (unsigned char)target[i];
 		if (ch < 0x20 || ch == 0x7f)
@@ -35,19 +37,17 @@ int zcfsd_target_check_shape(const char *target, struct zcfs_err *e)
 	if (i >= PATH_MAX)
 		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -ENAMETOOLONG,
 				 "target longer than %d bytes", PATH_MAX - 1);
+	if (!path_is_normalized_absolute(target))
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "target '%s' is not a normalized absolute path", target);
 	return 0;
 }
 
 int zcfsd_target_check(const struct policy_tenant *t, const char *target,
 			       struct zcfs_err *e)
 {
-	if (!target)
-		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.target is required");
 	if (zcfsd_target_check_shape(target, e) < 0)
 		return -EINVAL;
-	if (!path_is_normalized_absolute(target))
-		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
-				 "target '%s' is not a normalized absolute path", target);
 	for (size_t i = 0; i < t->n_prefixes; i++)
 		if (path_is_under(target, t->prefixes[i]))
 			return 0;

@@ -255,8 +255,10 @@ static json_object *tenants_array(struct zcfsd *d, const struct zcfsd_peer *p)
 	return a;
 }
 
-static json_object *m_list(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
-			     struct zcfs_err *e)
+/* A method without parameters answering { KEY: ARRAY(d, p) }. */
+static json_object *answer_array(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
+				 struct zcfs_err *e, const char *key,
+				 json_object *(*array)(struct zcfsd *, const struct zcfsd_peer *))
 {
 	static const char *const keys[] = { NULL };
 	json_object *o;
@@ -264,21 +266,20 @@ static json_object *m_list(struct zcfsd *d, const struct zcfsd_peer *p, json_obj
 	if (zcfsd_only_params(params, keys, e) < 0)
 		return NULL;
 	o = json_object_new_object();
-	json_object_object_add(o, "volumes", volumes_array(d, p));
+	json_object_object_add(o, key, array(d, p));
 	return o;
+}
+
+static json_object *m_list(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
+			     struct zcfs_err *e)
+{
+	return answer_array(d, p, params, e, "volumes", volumes_array);
 }
 
 static json_object *m_tenants(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
 			     struct zcfs_err *e)
 {
-	static const char *const keys[] = { NULL };
-	json_object *o;
-
-	if (zcfsd_only_params(params, keys, e) < 0)
-		return NULL;
-	o = json_object_new_object();
-	json_object_object_add(o, "tenants", tenants_array(d, p));
-	return o;
+	return answer_array(d, p, params, e, "tenants", tenants_array);
 }
 
 /* The control socket's connections and what its limits closed. */

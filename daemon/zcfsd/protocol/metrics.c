@@ -121,6 +121,52 @@ static void write_request_stats(struct zcfsd *d, FILE *f)
 	}
 }
 
+static uint64_t tenant_pinned(struct zcfsd *d, const struct policy_tenant *t)
+{
+	return zcfsd_tenant_used(d, t->name);
+}
+
+static uint64_t tenant_budget(struct zcfsd *d, const struct policy_tenant *t)
+{
+	(void)d;
+	return t->memlock_budget;
+}
+
+static uint64_t tenant_volumes(struct zcfsd *d, const struct policy_tenant *t)
+{
+	return zcfsd_tenant_volume_count(d, t->name);
+}
+
+static uint64_t tenant_max_volumes(struct zcfsd *d, const struct policy_tenant *t)
+{
+	(void)d;
+	return t->max_volumes;
+}
+
+/* The per-tenant gauges: a family each, one sample per policy tenant. */
+static void write_tenant_metrics(struct zcfsd *d, FILE *f)
+{
+	static const struct {
+		const char *name, *help;
+		uint64_t (*value)(struct zcfsd *d, const struct policy_tenant *t);
+	} gauges[] = {
+		{ "zcfs_tenant_pinned_bytes",
+		  "Pinned bytes granted to the tenant's published volumes together.", tenant_pinned },
+		{ "zcfs_tenant_memlock_budget_bytes", "The tenant's memlock_budget from the policy.",
+		  tenant_budget },
+		{ "zcfs_tenant_volumes", "The tenant's volumes, published or not.", tenant_volumes },
+		{ "zcfs_tenant_max_volumes", "The tenant's max_volumes from the policy.",
+		  tenant_max_volumes },
+	};
+
+	for (size_t g = 0; g < ARRAY_SIZE(gauges); g++) {
+		family(f, gauges[g].name, "gauge", gauges[g].help);
+		for (size_t i = 0; i < d->policy->n_tenants; i++)
+			tenant_sample(f, gauges[g].name, d->policy->tenants[i].name,
+				      gauges[g].value(d, &d->policy->tenants[i]));
+	}
+}
+
 int zcfsd_metrics_write(struct zcfsd *d, FILE *f)
 {
 	static const char *const states[] = { "created", "published", "restarting", "stalled" };
@@ -162,23 +208,7 @@ int zcfsd_metrics_write(struct zcfsd *d, FILE *f)
 
 	write_request_stats(d, f);
 
-	family(f, "zcfs_tenant_pinned_bytes", "gauge",
-	       "Pinned bytes granted to the tenant's published volumes together.");
-	for (i = 0; i < d->policy->n_tenants; i++)
-		tenant_sample(f, "zcfs_tenant_pinned_bytes", d->policy->tenants[i].name,
-			      zcfsd_tenant_used(d, d->policy->tenants[i].name));
-	family(f, "zcfs_tenant_memlock_budget_bytes", "gauge", "The tenant's memlock_budget from the policy.");
-	for (i = 0; i < d->policy->n_tenants; i++)
-		tenant_sample(f, "zcfs_tenant_memlock_budget_bytes", d->policy->tenants[i].name,
-			      d->policy->tenants[i].memlock_budget);
-	family(f, "zcfs_tenant_volumes", "gauge", "The tenant's volumes, published or not.");
-	for (i = 0; i < d->policy->n_tenants; i++)
-		tenant_sample(f, "zcfs_tenant_volumes", d->policy->tenants[i].name,
-			      zcfsd_tenant_volume_count(d, d->policy->tenants[i].name));
-	family(f, "zcfs_tenant_max_volumes", "gauge", "The tenant's max_volumes from the policy.");
-	for (i = 0; i < d->policy->n_tenants; i++)
-		tenant_sample(f, "zcfs_tenant_max_volumes", d->policy->tenants[i].name,
-			      d->policy->tenants[i].max_volumes);
+	write_tenant_metrics(d, f);
 
 	family(f, "zcfs_daemon_start_time_seconds", "gauge", "Unix time zcfsd started.");
 	fprintf(f, "zcfs_daemon_start_time_seconds %lld\n", (long long)d->started_at);
