@@ -238,11 +238,17 @@ void session_dispatch(struct zcfs_req *req)
 	}
 }
 
+/* Every reply: counted, marked, handed to the transport. */
+static int reply_send(struct zcfs_req *req, int error, const struct iovec *iov, int iovcnt)
+{
+	count_reply(req, error, iov, iovcnt);
+	req->replied = true;
+	return req->reply(req, error, iov, iovcnt);
+}
+
 int reply_iov(struct zcfs_req *req, const struct iovec *iov, int iovcnt)
 {
-	count_reply(req, 0, iov, iovcnt);
-	req->replied = true;
-	return req->reply(req, 0, iov, iovcnt);
+	return reply_send(req, 0, iov, iovcnt);
 }
 
 int reply_buf(struct zcfs_req *req, const void *buf, size_t len)
@@ -256,9 +262,7 @@ int reply_err(struct zcfs_req *req, int error)
 	/* Only -errno in (-512, 0] is valid on the wire. */
 	if (error > 0 || error <= -512)
 		error = -EIO;
-	count_reply(req, error, NULL, 0);
-	req->replied = true;
-	return req->reply(req, error, NULL, 0);
+	return reply_send(req, error, NULL, 0);
 }
 
 void reply_none(struct zcfs_req *req)

@@ -82,19 +82,29 @@ static int reply_attr(struct zcfs_req *req, const struct stat *st)
 	return reply_buf(req, &out, sizeof(out));
 }
 
+/* The request's own inode, held (req_inode_put) when this returns 0,
+ * and its attributes as the client sees them. */
+static int req_inode_stat(struct zcfs_req *req, struct zcfs_inode **inode, struct stat *st)
+{
+	int r = req_inode(req, req->in.nodeid, inode);
+
+	if (r < 0)
+		return r;
+	r = inode_stat(req->se, *inode, st);
+	if (r < 0)
+		req_inode_put(req, *inode);
+	return r;
+}
+
 int op_getattr(struct zcfs_req *req)
 {
 	struct zcfs_inode *inode;
 	struct stat st;
-	int r;
+	int r = req_inode_stat(req, &inode, &st);
 
-	r = req_inode(req, req->in.nodeid, &inode);
 	if (r < 0)
 		return r;
-	r = inode_stat(req->se, inode, &st);
 	req_inode_put(req, inode);
-	if (r < 0)
-		return r;
 	return reply_attr(req, &st);
 }
 
@@ -215,12 +225,9 @@ int op_setattr(struct zcfs_req *req)
 
 	if (req->se->opts->read_only)
 		return -EROFS;
-	r = req_inode(req, req->in.nodeid, &inode);
+	r = req_inode_stat(req, &inode, &st);
 	if (r < 0)
 		return r;
-	r = inode_stat(req->se, inode, &st);
-	if (r < 0)
-		goto out;
 	if (a->valid & (FATTR_MODE | FATTR_UID | FATTR_GID)) {
 		r = set_mode_owner(req->se, inode, a, &st);
 		if (r < 0)
@@ -266,12 +273,9 @@ int op_readlink(struct zcfs_req *req)
 	ssize_t n;
 	int r;
 
-	r = req_inode(req, req->in.nodeid, &inode);
+	r = req_inode_stat(req, &inode, &st);
 	if (r < 0)
 		return r;
-	r = inode_stat(req->se, inode, &st);
-	if (r < 0)
-		goto out;
 	if (!S_ISLNK(st.st_mode)) {
 		r = -EINVAL;
 		goto out;

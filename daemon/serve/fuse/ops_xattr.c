@@ -48,28 +48,48 @@ static int reply_xattr_size(struct zcfs_req *req, size_t size)
 	return reply_buf(req, &out, sizeof(out));
 }
 
+/* What an xattr request names: the attribute, the path of its inode,
+ * and where the value after the name starts in req->data. */
+struct xattr_target {
+	const char *name;
+	char path[32];
+	size_t off;
+};
+
+/* The target of GETXATTR (CHANGE false), SETXATTR or REMOVEXATTR: changes
+ * refused on a read-only volume, the ownership record to everyone
+ * (ENODATA to read it, EPERM to change it), ACLs where there are none. */
+static int xattr_target(struct zcfs_req *req, bool change, struct xattr_target *x)
+{
+	int r;
+
+	x->off = 0;
+	if (change && req->se->opts->read_only)
+		return -EROFS;
+	r = req_next_string(req, &x->off, &x->name);
+	if (r < 0)
+		return r;
+	if (is_private(x->name))
+		return change ? -EPERM : -ENODATA;
+	if (acl_refused(req, x->name))
+		return -EOPNOTSUPP;
+	return req_xattr_path(req, x->path);
+}
+
 int op_getxattr(struct zcfs_req *req)
 {
 	const struct fuse_getxattr_in *a = req->arg;
 	_cleanup_free_ char *buf = NULL;
-	const char *name;
-	char path[32];
-	size_t off = 0, size;
+	struct xattr_target x;
+	size_t size;
 	ssize_t n;
 	int r;
 
-	r = req_next_string(req, &off, &name);
-	if (r < 0)
-		return r;
-	if (is_private(name))
-		return -ENODATA;
-	if (acl_refused(req, name))
-		return -EOPNOTSUPP;
-	r = req_xattr_path(req, path);
+	r = xattr_target(req, false, &x);
 	if (r < 0)
 		return r;
 	if (a->size == 0) {
-		n = getxattr(path, name, NULL, 0);
+		n = getxattr(x.path, x.name, NULL, 0);
 		return n < 0 ? -errno : reply_xattr_size(req, (size_t)n);
 	}
 	/* No value is larger than XATTR_SIZE_MAX: never allocate more. */
@@ -77,29 +97,10 @@ int op_getxattr(struct zcfs_req *req)
 	buf = malloc(size);
 	if (!buf)
 		return -ENOMEM;
-	n = getxattr(path, name, buf, size);
+	n = getxattr(x.path, x.name, buf, size);
 	if (n < 0)
 		return -errno;
 	return reply_buf(req, buf, (size_t)n);
-}
-
-/* Name and path of a SETXATTR/REMOVEXATTR: refused on a read-only
- * volume and for the ownership record. *off is left just past the name. */
-static int xattr_change_target(struct zcfs_req *req, size_t *off, const char **name,
-			       char path[static 32])
-{
-	int r;
-
-	if (req->se->opts->read_only)
-		return -EROFS;
-	r = req_next_string(req, off, name);
-	if (r < 0)
-		return r;
-	if (is_private(*name))
-		return -EPERM;
-	if (acl_refused(req, *name))
-		return -EOPNOTSUPP;
-	return req_xattr_path(req, path);
 }
 
 /* An access ACL set by a caller outside the file's group and without
@@ -119,20 +120,18 @@ static int acl_kill_sgid(const char *path)
 int op_setxattr(struct zcfs_req *req)
 {
 	const struct fuse_setxattr_in *a = req->arg;
-	const char *name;
-	char path[32];
-	size_t off = 0;
+	struct xattr_target x;
 	int r;
 
-	r = xattr_change_target(req, &off, &name, path);
+	r = xattr_target(req, true, &x);
 	if (r < 0)
 		return r;
-	if (a->size > req->data_len - off)
+	if (a->size > req->data_len - x.off)
 		return -EINVAL;
-	r = RET_NERRNO(setxattr(path, name, (const char *)req->data + off, a->size, (int)a->flags));
+	r = RET_NERRNO(setxattr(x.path, x.name, (const char *)req->data + x.off, a->size, (int)a->flags));
 	if (r == 0 && (req->se->conn_flags & FUSE_SETXATTR_EXT) &&
-	    (a->setxattr_flags & FUSE_SETXATTR_ACL_KILL_SGID) && !strcmp(name, "system.posix_acl_access"))
-		r = acl_kill_sgid(path);
+	    (a->setxattr_flags & FUSE_SETXATTR_ACL_KILL_SGID) && !strcmp(x.name, "system.posix_acl_access"))
+		r = acl_kill_sgid(x.path);
 	return reply_err(req, r);
 }
 
@@ -182,13 +181,10 @@ int op_listxattr(struct zcfs_req *req)
 
 int op_removexattr(struct zcfs_req *req)
 {
-	const char *name;
-	char path[32];
-	size_t off = 0;
-	int r;
+	struct xattr_target x;
+	int r = xattr_target(req, true, &x);
 
-	r = xattr_change_target(req, &off, &name, path);
 	if (r < 0)
 		return r;
-	return reply_err(req, RET_NERRNO(removexattr(path, name)));
+	return reply_err(req, RET_NERRNO(removexattr(x.path, x.name)));
 }
