@@ -247,24 +247,24 @@ static void test_open_mark(void **state)
 	(void)state;
 	memset(buf, 0, sizeof(buf));
 	memcpy(buf, &o, sizeof(o));
-	assert_int_equal(uring_zc_mark_open_reply(FUSE_OPEN, buf, sizeof(o)), 1);
+	assert_int_equal(uring_mark_zero_copy_open(FUSE_OPEN, buf, sizeof(o)), 1);
 	memcpy(&o, buf, sizeof(o));
 	assert_int_equal(o.open_flags, FOPEN_KEEP_CACHE | FOPEN_IO_URING_ZERO_COPY);
 	assert_int_equal(FOPEN_IO_URING_ZERO_COPY, 1 << 8);
 	/* CREATE: open_out after the entry_out. */
 	o.open_flags = 0;
 	memcpy(buf + sizeof(struct fuse_entry_out), &o, sizeof(o));
-	assert_int_equal(uring_zc_mark_open_reply(FUSE_CREATE, buf, sizeof(buf)), 1);
+	assert_int_equal(uring_mark_zero_copy_open(FUSE_CREATE, buf, sizeof(buf)), 1);
 	memcpy(&o, buf + sizeof(struct fuse_entry_out), sizeof(o));
 	assert_int_equal(o.open_flags, FOPEN_IO_URING_ZERO_COPY);
 	/* Passthrough opens stay as they are. */
 	o.open_flags = FOPEN_PASSTHROUGH;
 	memcpy(buf, &o, sizeof(o));
-	assert_int_equal(uring_zc_mark_open_reply(FUSE_OPEN, buf, sizeof(o)), 0);
+	assert_int_equal(uring_mark_zero_copy_open(FUSE_OPEN, buf, sizeof(o)), 0);
 	memcpy(&o, buf, sizeof(o));
 	assert_int_equal(o.open_flags, FOPEN_PASSTHROUGH);
-	assert_int_equal(uring_zc_mark_open_reply(FUSE_CREATE, buf, sizeof(o)), -EINVAL);
-	assert_int_equal(uring_zc_mark_open_reply(FUSE_GETATTR, buf, sizeof(buf)), 0);
+	assert_int_equal(uring_mark_zero_copy_open(FUSE_CREATE, buf, sizeof(o)), -EINVAL);
+	assert_int_equal(uring_mark_zero_copy_open(FUSE_GETATTR, buf, sizeof(buf)), 0);
 }
 
 static void test_pinned_with_pools(void **state)

@@ -268,7 +268,7 @@ int uring_classify_payload(uint32_t opcode, uint64_t ent_flags, uint32_t payload
 	return 0;
 }
 
-int uring_zc_mark_open_reply(uint32_t opcode, void *payload, size_t len)
+int uring_mark_zero_copy_open(uint32_t opcode, void *payload, size_t len)
 {
 	struct zcfs_open_out o;
 	size_t off;

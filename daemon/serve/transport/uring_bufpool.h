@@ -122,6 +122,6 @@ static inline bool uring_payload_has_buffer(enum uring_payload_kind k)
 /* Adds FOPEN_IO_URING_ZERO_COPY to an OPEN/CREATE reply payload (built
  * by ops_file.c) unless it is a passthrough open. 1 when marked, 0 when
  * not applicable, -EINVAL when the payload is too short for its opcode. */
-int uring_zc_mark_open_reply(uint32_t opcode, void *payload, size_t len) _must_check_;
+int uring_mark_zero_copy_open(uint32_t opcode, void *payload, size_t len) _must_check_;
 
 #endif

@@ -102,7 +102,7 @@ static void pool_finish_reply(struct uring_queue *q, struct uring_entry *e, int 
 static void zero_copy_finish_reply(struct uring_queue *q, struct uring_entry *e, int error, size_t len)
 {
 	if (error == 0 && len > 0 && e->payload &&
-	    uring_zc_mark_open_reply(e->req.in.opcode, e->payload, len) < 0)
+	    uring_mark_zero_copy_open(e->req.in.opcode, e->payload, len) < 0)
 		log_warn("op=%s: reply too short to mark FOPEN_IO_URING_ZERO_COPY",
 			 fuse_opcode_name(e->req.in.opcode));
 	zerocopy_put_payload(q, e);
