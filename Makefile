@@ -112,7 +112,7 @@ FUZZ_SECONDS ?= 10
 FUZZ_CFLAGS  := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
 	-D_FILE_OFFSET_BITS=64 -I. $(PKG_CFLAGS) -pthread
 
-.PHONY: all deps check check-root check-unit check-integration check-asan check-tsan ci bench conformance conformance-ci clean lint fuzz fuzz-replay \
+.PHONY: all unit-bin deps check check-root check-unit check-integration check-asan check-tsan ci bench conformance conformance-ci clean lint fuzz fuzz-replay \
 	kernel-test
 all: $(PROGS) $(ITEST_BIN) $(BENCH_BIN)
 
@@ -228,23 +228,29 @@ check-integration: $(PROGS) $(ITEST_BIN)
 	$(Q)ZCFS_BIN=$(abspath $(BIN)) ZCFS_TESTBIN=$(abspath $(BUILD)/tests/integration) \
 		SKIP_TESTS="$(SKIP_TESTS)" ONLY="$(ONLY)" ZCFS_TRANSPORTS="$(ZCFS_TRANSPORTS)" tests/run-integration.sh
 
+ASAN_VARS = SANITIZE=address,undefined BUILD=build/asan BIN=build/asan/bin CFLAGS="-O1 -g"
 check-asan:
-	$(Q)$(MAKE) --no-print-directory check SANITIZE=address,undefined \
-		BUILD=build/asan BIN=build/asan/bin CFLAGS="-O1 -g" SKIP_TESTS="$(ASAN_SKIP_TESTS)" \
+	$(Q)$(MAKE) --no-print-directory check $(ASAN_VARS) SKIP_TESTS="$(ASAN_SKIP_TESTS)" \
 		ONLY="$(ASAN_ONLY)" ZCFS_TRANSPORTS="$(ASAN_TRANSPORTS)"
 
 # The ASan+UBSan run CI affords within 30 minutes beside the plain suite:
 # unit tests, fuzz corpora and the data-path suites (POSIX with uid-switching
 # clients, confinement, faults, fio verify, the model checker) on /dev/fuse.
 # Timing assertions do not hold at ASan's speed; `make check-asan` runs all.
+# Both trees are built first (2 jobs), then scripts/ci-lanes.sh runs the
+# plain suite and this tier side by side.
 CI_ASAN_ONLY ?= t_posix t_confinement t_fault_enospc t_fio_verify t_fsmodel t_acl \
 	t_xattr_symlink t_setid_kill
 CI_ASAN_TRANSPORTS ?= devfuse
+CI_JOBS ?= 2
 ci: deps
 	$(Q)$(MAKE) --no-print-directory lint
-	$(Q)$(MAKE) --no-print-directory check
-	$(Q)$(MAKE) --no-print-directory check-asan ASAN_ONLY="$(CI_ASAN_ONLY)" \
-		ASAN_TRANSPORTS="$(CI_ASAN_TRANSPORTS)"
+	$(Q)$(MAKE) --no-print-directory -j$(CI_JOBS) all $(UNIT_BIN) $(FUZZ_BIN)
+	$(Q)$(MAKE) --no-print-directory -j$(CI_JOBS) $(ASAN_VARS) all unit-bin
+	$(Q)scripts/ci-lanes.sh "$(CI_ASAN_ONLY)" "$(CI_ASAN_TRANSPORTS)"
+
+# The unit test binaries of this BUILD tree (for ci's ASan build).
+unit-bin: $(UNIT_BIN)
 
 bench: deps all
 	$(Q)ZCFS_BIN=$(abspath $(BIN)) ZCFS_BENCHBIN=$(abspath $(BUILD)/bench) bench/run.sh
