@@ -27,8 +27,10 @@ wait_for "the metrics socket" 5 test -S "$MSOCK" || { show_zcfsd_log; fail "no m
 
 scrape() { curl -sf --max-time 5 --unix-socket "$MSOCK" http://localhost/metrics; }
 scrape_ok() { scrape >/dev/null; }
-# value METRIC LABELS: the sample's value ("" if absent)
-value() { scrape | awk -v k="$1{$2}" '$1 == k { print $2 }'; }
+# value METRIC LABELS [FILE]: the sample's value ("" if absent), from a
+# new scrape or from FILE, a scrape saved before (values to compare with
+# each other come from one scrape: requests keep arriving between two)
+value() { { if [ -n "${3:-}" ]; then cat "$3"; else scrape; fi; } | awk -v k="$1{$2}" '$1 == k { print $2 }'; }
 
 check "socket is 0660 root-owned ($(stat -c '%a %U' "$MSOCK"))" test "$(stat -c '%a %u' "$MSOCK")" = "660 0"
 check "GET /metrics answers 200" scrape_ok
@@ -97,9 +99,10 @@ check "requests_total grew with the I/O ($req0 -> $req)" test "${req:-0}" -gt "$
 check "written_bytes_total counts the 3 MiB ($written)" test "${written:-0}" -ge $((3 << 20))
 check "read_bytes_total counts the 3 MiB ($readb)" test "${readb:-0}" -ge $((3 << 20))
 check "errors_total counts the failed lookup" test "$(value zcfs_volume_errors_total "$V1")" -ge 1
+scrape >"$W/scrape-hist.txt"
 check "the latency histogram's +Inf bucket equals its count" \
-	test "$(value zcfs_volume_request_duration_seconds_bucket "$V1,le=\"+Inf\"")" = \
-	"$(value zcfs_volume_request_duration_seconds_count "$V1")"
+	test "$(value zcfs_volume_request_duration_seconds_bucket "$V1,le=\"+Inf\"" "$W/scrape-hist.txt")" = \
+	"$(value zcfs_volume_request_duration_seconds_count "$V1" "$W/scrape-hist.txt")"
 if [ -n "${PROMTOOL:-}" ]; then
 	scrape >"$W/scrape2.txt"
 	check "promtool check metrics with volumes, counters and histograms: clean" \
@@ -107,7 +110,8 @@ if [ -n "${PROMTOOL:-}" ]; then
 	[ -s "$W/promtool2.out" ] && sed 's/^/# promtool: /' "$W/promtool2.out"
 fi
 check "the histogram count equals requests_total" \
-	test "$(value zcfs_volume_request_duration_seconds_count "$V1")" = "$(value zcfs_volume_requests_total "$V1")"
+	test "$(value zcfs_volume_request_duration_seconds_count "$V1" "$W/scrape-hist.txt")" = \
+	"$(value zcfs_volume_requests_total "$V1" "$W/scrape-hist.txt")"
 
 P=$(server_pid m1)
 kill -KILL "$P"
