@@ -99,6 +99,65 @@ static void ready_fd(void **state)
 	assert_int_equal(PARSE(&o, err, "--ready-fd=-1", "/src", "/mnt"), -EINVAL);
 }
 
+/* Every option of parse_args's tables lands in its own field, at its
+ * width, and a bad value gets the message it always had. */
+static void table_options(void **state)
+{
+	struct zcfs_options o;
+	char err[256] = "";
+	int r;
+	(void)state;
+	r = PARSE(&o, err, "--threads=7", "--queue-depth=1024", "--max-write=1M",
+			       "--pinned-budget=2G", "--pool-buffers=3", "--fd=1048576",
+			       "--ring-memfd=8", "--passthrough", "--broker-fd=6", "--quota-bytes=5120G",
+			       "--dirty-limit=0", "--stats-fd=5", "--ready-fd=10", "--transport=uring",
+			       "--ownership=xattr", "--cache=none", "--buffer-pool=registered",
+			       "--zero-copy=off", "--count-inodes", "--read-only", "--sandbox",
+			       "--resume", "--no-acl", "--no-allow-other", "-f", "-d", "/src");
+	assert_string_equal(err, "");
+	assert_int_equal(r, 0);
+	assert_int_equal(o.threads, 7);
+	assert_int_equal(o.queue_depth, 1024);
+	assert_int_equal(o.max_write, 1 << 20);
+	assert_int_equal(o.pinned_budget, 2ULL << 30);
+	assert_int_equal(o.pool_buffers, 3);
+	assert_int_equal(o.fuse_fd, 1 << 20);
+	assert_int_equal(o.ring_memfd, 8);
+	assert_int_equal(o.broker_fd, 6);
+	assert_int_equal(o.quota_bytes, 5ULL << 40);
+	assert_int_equal(o.dirty_limit, 0);
+	assert_int_equal(o.stats_fd, 5);
+	assert_int_equal(o.ready_fd, 10);
+	assert_int_equal(o.transport, ZCFS_TRANSPORT_URING);
+	assert_int_equal(o.ownership, ZCFS_OWNERSHIP_XATTR);
+	assert_int_equal(o.cache, ZCFS_CACHE_NONE);
+	assert_int_equal(o.buffer_pool, ZCFS_BUFPOOL_REGISTERED);
+	assert_int_equal(o.zero_copy, ZCFS_ZEROCOPY_OFF);
+	assert_true(o.count_inodes && o.read_only && o.sandbox && o.resume && o.no_acl &&
+		    o.passthrough && o.foreground && o.debug);
+	assert_false(o.allow_other);
+	assert_false(o.writeback);	/* passthrough excludes it */
+	assert_int_equal(o.stats_fd, 5);
+
+	assert_int_equal(PARSE(&o, err, "--threads=257", "/src", "/mnt"), -EINVAL);
+	assert_string_equal(err, "--threads: '257' is not a number from 1 to 256");
+	assert_int_equal(PARSE(&o, err, "--max-write=5000", "/src", "/mnt"), -EINVAL);
+	assert_string_equal(err, "--max-write: '5000' is not a multiple of 4K from 4K to 16M");
+	assert_int_equal(PARSE(&o, err, "--quota-bytes=1K", "/src", "/mnt"), -EINVAL);
+	assert_string_equal(err, "--quota-bytes: '1K' is not a size of at least 4K (K, M, G suffixes)");
+	assert_int_equal(PARSE(&o, err, "--stats-fd=x", "/src", "/mnt"), -EINVAL);
+	assert_string_equal(err, "--stats-fd: 'x' is not a file descriptor number");
+	/* "default" is how the enum says "not given", never a value */
+	assert_int_equal(PARSE(&o, err, "--ownership=default", "/src", "/mnt"), -EINVAL);
+	assert_string_equal(err, "--ownership: 'default' is not native or xattr");
+	assert_int_equal(PARSE(&o, err, "--cache=default", "/src", "/mnt"), -EINVAL);
+	assert_string_equal(err, "--cache: 'default' is not exclusive, shared or none");
+	assert_int_equal(PARSE(&o, err, "--transport=auto", "--zero-copy=maybe", "/src", "/mnt"), -EINVAL);
+	assert_string_equal(err, "--zero-copy: 'maybe' is not auto, on or off");
+	assert_int_equal(PARSE(&o, err, "--writeback", "--allow-other", "/src", "/mnt"), 0);
+	assert_true(o.writeback && o.allow_other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -107,6 +166,7 @@ int main(void)
 		cmocka_unit_test(long_options_as_keys),
 		cmocka_unit_test(bad_o_items),
 		cmocka_unit_test(ready_fd),
+		cmocka_unit_test(table_options),
 	};
 	return cmocka_run_group_tests_name("options", tests, NULL, NULL);
 }
