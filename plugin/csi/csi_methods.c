@@ -1,5 +1,5 @@
-/* CSI methods by name: the Identity service, the Node service's
- * information calls, and the dispatch of every method to its handler.
+/* Every CSI method by name, dispatched to its handler; the Identity
+ * service and the Node service's information calls are answered here.
  * Methods a node-only driver without STAGE_UNSTAGE_VOLUME does not
  * implement answer UNIMPLEMENTED, as the spec requires. */
 #include <string.h>
