@@ -89,7 +89,7 @@ static int report(json_object *resp)
 
 static int call(const char *method, json_object *params, json_object **resp)
 {
-	int r = zcfs_call(zcfs_socket_path(sock), method, params, resp);
+	int r = zcfs_call_raw(zcfs_socket_path(sock), method, params, resp);
 
 	if (r < 0) {
 		fprintf(stderr, "zcfsctl: %s: %s\n", zcfs_socket_path(sock), strerror(-r));
@@ -309,7 +309,7 @@ static int cmd_call(int argc, char **argv)
 		fprintf(stderr, "zcfsctl: PARAMS is not valid JSON\n");
 		return 2;
 	}
-	rc = zcfs_call(zcfs_socket_path(sock), argv[1], params, &resp);
+	rc = zcfs_call_raw(zcfs_socket_path(sock), argv[1], params, &resp);
 	json_object_put(params);
 	if (rc < 0) {
 		fprintf(stderr, "zcfsctl: %s\n", strerror(-rc));

@@ -10,9 +10,6 @@
 
 #define PJ_MAX_DEPTH 16
 
-static inline void json_putp(json_object **o) { if (*o) json_object_put(*o); }
-#define _cleanup_json_ __attribute__((cleanup(json_putp)))
-
 /* Parses BUF[0..LEN) as exactly one JSON object (whitespace around it
  * allowed; empty input is {} when EMPTY_OK). *ret is owned by the caller. */
 int pj_parse_object(const char *buf, size_t len, bool empty_ok, json_object **ret,

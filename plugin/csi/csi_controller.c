@@ -119,13 +119,13 @@ int csi_delete_volume(struct csi_ctx *c, json_object *req, json_object **resp, s
 	lock = csi_record_lock(c, id, e);
 	if (lock < 0)
 		return lock;
-	r = zc_volume_get(c->socket, id, &vol, e);
+	r = zclient_volume_get(c->socket, id, &vol, e);
 	if (r == -ENOENT)
 		r = 0;
-	else if (r == 0 && zc_volume_n_targets(vol) > 0)
+	else if (r == 0 && zclient_volume_n_targets(vol) > 0)
 		r = zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY, "volume '%s' is still published", id);
 	else if (r == 0)
-		r = zc_call_id(c->socket, "volume.delete", id, NULL, e);
+		r = zclient_call_id(c->socket, "volume.delete", id, NULL, e);
 	if (r == 0)
 		r = csi_record_remove(c, id, e);
 	csi_record_unlock(c, id, lock);

@@ -57,7 +57,7 @@ static int m_probe(struct csi_ctx *c, json_object *req, json_object **resp, stru
 		return -EINVAL;
 	/* Healthy = zcfsd answers; an unreachable daemon is an error (the
 	 * liveness probe fails), not ready=false. */
-	r = zc_call(c->socket, "status", NULL, NULL, e);
+	r = zcfs_call(c->socket, "status", NULL, NULL, e);
 	if (r < 0)
 		return r;
 	o = json_object_new_object();

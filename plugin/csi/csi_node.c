@@ -17,19 +17,19 @@ static void undo_create(struct csi_ctx *c, const char *id, bool created)
 	struct zcfs_err ign = { 0 };
 
 	if (created)
-		(void)zc_call_id(c->socket, "volume.delete", id, NULL, &ign);
+		(void)zclient_call_id(c->socket, "volume.delete", id, NULL, &ign);
 }
 
 static void undo_publish(struct csi_ctx *c, const char *id, const char *target, bool made_dir)
 {
 	struct zcfs_err ign = { 0 };
-	json_object *p = json_object_new_object();
+	_cleanup_json_ json_object *p = json_object_new_object();
 
 	if (!p)
 		return;
 	json_object_object_add(p, "id", json_object_new_string(id));
 	json_object_object_add(p, "target", json_object_new_string(target));
-	(void)zc_call(c->socket, "volume.unpublish", p, NULL, &ign);
+	(void)zcfs_call(c->socket, "volume.unpublish", p, NULL, &ign);
 	if (made_dir)
 		(void)rmdir(target);
 }
@@ -39,8 +39,8 @@ static void undo_publish(struct csi_ctx *c, const char *id, const char *target, 
 static int create_volume(struct csi_ctx *c, const struct csi_publish_req *p, json_object **vol,
 			 struct zcfs_err *e)
 {
-	_cleanup_json_ json_object *res = NULL;
-	json_object *params = json_object_new_object(), *v;
+	_cleanup_json_ json_object *res = NULL, *params = json_object_new_object();
+	json_object *v;
 	int r;
 
 	if (!params)
@@ -58,7 +58,7 @@ static int create_volume(struct csi_ctx *c, const struct csi_publish_req *p, jso
 		json_object_object_add(params, "gid", json_object_new_int64(p->gid));
 	if (p->has_mode)
 		json_object_object_add(params, "mode", json_object_new_int64(p->mode));
-	r = zc_call(c->socket, "volume.create", params, &res, e);
+	r = zcfs_call(c->socket, "volume.create", params, &res, e);
 	if (r < 0)
 		return r;
 	if (!json_object_object_get_ex(res, "volume", &v))
@@ -71,7 +71,7 @@ static int create_volume(struct csi_ctx *c, const struct csi_publish_req *p, jso
 static int check_existing(const struct csi_publish_req *p, json_object *vol, json_object *rec,
 			  bool rec_existed, struct zcfs_err *e)
 {
-	const char *tenant = zc_volume_str(vol, "tenant"), *tr = zc_volume_str(vol, "transport");
+	const char *tenant = zclient_volume_str(vol, "tenant"), *tr = zclient_volume_str(vol, "transport");
 	json_object *size = NULL;
 
 	if (p->ephemeral && !(rec_existed && csi_record_ephemeral(rec)))
@@ -100,7 +100,7 @@ static int check_existing(const struct csi_publish_req *p, json_object *vol, jso
 /* volume.publish of the request's target with its read-only flag. */
 static int publish_target(struct csi_ctx *c, const struct csi_publish_req *p, struct zcfs_err *e)
 {
-	json_object *params = json_object_new_object();
+	_cleanup_json_ json_object *params = json_object_new_object();
 
 	if (!params)
 		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
@@ -109,7 +109,7 @@ static int publish_target(struct csi_ctx *c, const struct csi_publish_req *p, st
 	json_object_object_add(params, "read_only", json_object_new_boolean(p->readonly));
 	if (p->has_group)
 		json_object_object_add(params, "mount_group", json_object_new_int64(p->mount_group));
-	return zc_call(c->socket, "volume.publish", params, NULL, e);
+	return zcfs_call(c->socket, "volume.publish", params, NULL, e);
 }
 
 /* Republish on a target the volume already has: same capability = OK. */
@@ -165,7 +165,7 @@ static int do_publish(struct csi_ctx *c, struct csi_publish_req *p, struct zcfs_
 	r = csi_record_load(c, p->volume_id, &rec, &rec_existed, e);
 	if (r < 0)
 		return r;
-	r = zc_volume_get(c->socket, p->volume_id, &vol, e);
+	r = zclient_volume_get(c->socket, p->volume_id, &vol, e);
 	if (r == -ENOENT) {
 		/* A record without its volume is stale: start over. */
 		json_object_put(rec);
@@ -187,9 +187,9 @@ static int do_publish(struct csi_ctx *c, struct csi_publish_req *p, struct zcfs_
 	}
 	targets = csi_record_targets(rec);
 
-	if (zc_volume_has_target(vol, p->target_path))
+	if (zclient_volume_has_target(vol, p->target_path))
 		return same_target(c, p, rec, e);
-	if ((p->access_mode == CSI_MODE_SINGLE_NODE_SINGLE_WRITER && zc_volume_n_targets(vol) > 0) ||
+	if ((p->access_mode == CSI_MODE_SINGLE_NODE_SINGLE_WRITER && zclient_volume_n_targets(vol) > 0) ||
 	    any_single_writer(targets)) {
 		undo_create(c, p->volume_id, created);
 		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY,
@@ -219,7 +219,7 @@ static int do_unpublish(struct csi_ctx *c, const char *id, const char *target, b
 			struct zcfs_err *e)
 {
 	_cleanup_json_ json_object *vol = NULL, *rec = NULL, *res = NULL;
-	json_object *params, *v;
+	json_object *v;
 	bool rec_existed, recorded;
 	int r;
 
@@ -227,7 +227,7 @@ static int do_unpublish(struct csi_ctx *c, const char *id, const char *target, b
 	if (r < 0)
 		return r;
 	recorded = json_object_object_get_ex(csi_record_targets(rec), target, NULL);
-	r = zc_volume_get(c->socket, id, &vol, e);
+	r = zclient_volume_get(c->socket, id, &vol, e);
 	if (r == -ENOENT) {
 		/* Unknown volume: nothing is published, success (idempotent). */
 		if (recorded && remove_target)
@@ -236,13 +236,14 @@ static int do_unpublish(struct csi_ctx *c, const char *id, const char *target, b
 	}
 	if (r < 0)
 		return r;
-	if (zc_volume_has_target(vol, target)) {
-		params = json_object_new_object();
+	if (zclient_volume_has_target(vol, target)) {
+		_cleanup_json_ json_object *params = json_object_new_object();
+
 		if (!params)
 			return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 		json_object_object_add(params, "id", json_object_new_string(id));
 		json_object_object_add(params, "target", json_object_new_string(target));
-		r = zc_call(c->socket, "volume.unpublish", params, &res, e);
+		r = zcfs_call(c->socket, "volume.unpublish", params, &res, e);
 		if (r < 0)
 			return r;
 		if (json_object_object_get_ex(res, "volume", &v)) {
@@ -256,10 +257,10 @@ static int do_unpublish(struct csi_ctx *c, const char *id, const char *target, b
 	if (recorded && remove_target)
 		(void)rmdir(target);
 	json_object_object_del(csi_record_targets(rec), target);
-	if (zc_volume_n_targets(vol) > 0)
+	if (zclient_volume_n_targets(vol) > 0)
 		return rec_existed ? csi_record_save(c, id, rec, e) : 0;
 	if (csi_record_ephemeral(rec)) {
-		r = zc_call_id(c->socket, "volume.delete", id, NULL, e);
+		r = zclient_call_id(c->socket, "volume.delete", id, NULL, e);
 		if (r < 0) {
 			/* keep the record: the retried unpublish deletes it */
 			struct zcfs_err ign = { 0 };
@@ -315,12 +316,12 @@ int csi_volume_stats(struct csi_ctx *c, const char *id, const char *path, json_o
 	struct statvfs st;
 	int r;
 
-	r = zc_volume_get(c->socket, id, &vol, e);
+	r = zclient_volume_get(c->socket, id, &vol, e);
 	if (r == -ENOENT)
 		return zcfs_fail(e, ZCFS_NOT_FOUND, r, "volume '%s' does not exist", id);
 	if (r < 0)
 		return r;
-	if (!zc_volume_has_target(vol, path))
+	if (!zclient_volume_has_target(vol, path))
 		return zcfs_fail(e, ZCFS_NOT_FOUND, -ENOENT, "volume '%s' is not published at %s", id, path);
 	o = json_object_new_object();
 	usage = json_object_new_array();
@@ -333,7 +334,7 @@ int csi_volume_stats(struct csi_ctx *c, const char *id, const char *path, json_o
 	}
 	json_object_object_add(o, "usage", usage);
 	json_object_object_add(o, "volume_condition", cond);
-	state = zc_volume_str(vol, "state");
+	state = zclient_volume_str(vol, "state");
 	if (!json_object_object_get_ex(vol, "server", &srv) || !json_object_object_get_ex(srv, "pid", &pid) ||
 	    json_object_get_int64(pid) <= 0 || strcmp(state, "published")) {
 		/* The server is down or being restarted: statvfs would wait for it. */
@@ -353,7 +354,7 @@ int csi_volume_stats(struct csi_ctx *c, const char *id, const char *path, json_o
 			json_object_array_add(usage, usage_entry(st.f_favail, st.f_files,
 								 st.f_files - st.f_ffree, "INODES"));
 			snprintf(msg, sizeof(msg), "volume '%s' is healthy (server pid %lld, data path %s)", id,
-				 (long long)json_object_get_int64(pid), zc_volume_str(vol, "data_path_effective"));
+				 (long long)json_object_get_int64(pid), zclient_volume_str(vol, "data_path_effective"));
 		}
 	}
 	json_object_object_add(cond, "abnormal", json_object_new_boolean(abnormal));

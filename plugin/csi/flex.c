@@ -116,15 +116,15 @@ static int volume_at(struct csi_ctx *c, const char *dir, char **id, struct zcfs_
 	int r;
 
 	*id = NULL;
-	r = zc_call(c->socket, "volume.list", NULL, &res, e);
+	r = zcfs_call(c->socket, "volume.list", NULL, &res, e);
 	if (r < 0)
 		return r;
 	if (!json_object_object_get_ex(res, "volumes", &vols) || !json_object_is_type(vols, json_type_array))
 		return zcfs_fail(e, ZCFS_UNAVAILABLE, -EPROTO, "zcfsd sent no volume list");
 	for (size_t i = 0; i < json_object_array_length(vols); i++) {
 		json_object *v = json_object_array_get_idx(vols, i);
-		if (zc_volume_has_target(v, dir)) {
-			*id = strdup(zc_volume_str(v, "id"));
+		if (zclient_volume_has_target(v, dir)) {
+			*id = strdup(zclient_volume_str(v, "id"));
 			return *id ? 0 : zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 		}
 	}

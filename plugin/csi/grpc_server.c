@@ -1,6 +1,6 @@
 /* The gRPC server of zcfs-csi serve, on gRPC's C core: one completion
  * queue, one thread that drives it, and a thread per call that runs the
- * CSI method (zcfsd calls block for up to ZCLIENT_TIMEOUT_S). A call goes
+ * CSI method (zcfsd calls block for up to ZCFS_CALL_TIMEOUT_S). A call goes
  * REQUESTED (grpc_server_request_call) -> RECEIVED (its one message) ->
  * SENT (initial metadata, answer, status, close), then it is freed.
  * SIGTERM/SIGINT: no new calls, in-flight ones finish (cancelled after

@@ -105,7 +105,8 @@ static int do_create(struct vp *v, struct req *q, json_object **resp, struct zcf
 	_cleanup_json_ json_object *vol = NULL, *res = NULL, *opts = NULL;
 	_cleanup_free_ char *mp = NULL;
 	struct zcfs_err ign = { 0 };
-	json_object *ent, *params, *x;
+	_cleanup_json_ json_object *params = NULL;
+	json_object *ent, *x;
 	const char *tenant;
 	int r;
 
@@ -123,7 +124,7 @@ static int do_create(struct vp *v, struct req *q, json_object **resp, struct zcf
 		*resp = ok_empty();
 		return 0;
 	}
-	r = zc_volume_get(v->socket, q->name, &vol, e);
+	r = zclient_volume_get(v->socket, q->name, &vol, e);
 	if (r == 0)
 		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
 				 "zcfsd already has a volume '%s' that this plugin did not create", q->name);
@@ -144,10 +145,10 @@ static int do_create(struct vp *v, struct req *q, json_object **resp, struct zcf
 	}
 	if (opt(opts, "mode"))	/* octal; zcfsd checks the range */
 		json_object_object_add(params, "mode", json_object_new_string(opt(opts, "mode")));
-	r = zc_call(v->socket, "volume.create", params, &res, e);
+	r = zcfs_call(v->socket, "volume.create", params, &res, e);
 	if (r < 0)
 		return r;
-	tenant = json_object_object_get_ex(res, "volume", &x) ? zc_volume_str(x, "tenant") : "";
+	tenant = json_object_object_get_ex(res, "volume", &x) ? zclient_volume_str(x, "tenant") : "";
 	if (!name_is_valid_id(tenant) || asprintf(&mp, "%s/%s/%s", v->mount_root, tenant, q->name) < 0) {
 		r = zcfs_fail(e, ZCFS_INTERNAL, -EPROTO, "zcfsd sent no usable tenant for '%s'", q->name);
 		goto undo;
@@ -167,7 +168,7 @@ static int do_create(struct vp *v, struct req *q, json_object **resp, struct zcf
 	*resp = ok_empty();
 	return 0;
 undo:
-	(void)zc_call_id(v->socket, "volume.delete", q->name, NULL, &ign);
+	(void)zclient_call_id(v->socket, "volume.delete", q->name, NULL, &ign);
 	return r;
 }
 
@@ -186,7 +187,7 @@ static int do_remove(struct vp *v, struct req *q, json_object **resp, struct zcf
 		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY,
 				 "volume '%s' is mounted (%zu caller IDs); unmount it first", q->name,
 				 json_object_array_length(ids));
-	r = zc_call_id(v->socket, "volume.delete", q->name, NULL, e);
+	r = zclient_call_id(v->socket, "volume.delete", q->name, NULL, e);
 	if (r < 0)
 		return r;
 	mp = strdup(vp_entry_str(ent, "mountpoint"));
@@ -215,7 +216,7 @@ static int publish(struct vp *v, const char *name, json_object *ent, struct zcfs
 {
 	_cleanup_free_ char *dir = NULL, *made = NULL;
 	const char *mp = vp_entry_str(ent, "mountpoint");
-	json_object *params;
+	_cleanup_json_ json_object *params = NULL;
 	int r;
 
 	if (asprintf(&dir, "%s/%s", v->mount_root, vp_entry_str(ent, "tenant")) < 0)
@@ -232,7 +233,7 @@ static int publish(struct vp *v, const char *name, json_object *ent, struct zcfs
 	}
 	json_object_object_add(params, "id", json_object_new_string(name));
 	json_object_object_add(params, "target", json_object_new_string(mp));
-	r = zc_call(v->socket, "volume.publish", params, NULL, e);
+	r = zcfs_call(v->socket, "volume.publish", params, NULL, e);
 	if (r < 0)
 		rmdir_created(dir, made);
 	return r;
@@ -240,11 +241,11 @@ static int publish(struct vp *v, const char *name, json_object *ent, struct zcfs
 
 static int unpublish(struct vp *v, const char *name, json_object *ent, struct zcfs_err *e)
 {
-	json_object *params = json_object_new_object();
+	_cleanup_json_ json_object *params = json_object_new_object();
 
 	json_object_object_add(params, "id", json_object_new_string(name));
 	json_object_object_add(params, "target", json_object_new_string(vp_entry_str(ent, "mountpoint")));
-	return zc_call(v->socket, "volume.unpublish", params, NULL, e);
+	return zcfs_call(v->socket, "volume.unpublish", params, NULL, e);
 }
 
 static int do_mount(struct vp *v, struct req *q, json_object **resp, struct zcfs_err *e)
@@ -329,7 +330,7 @@ static json_object *status_of(struct vp *v, const char *name, json_object *ent)
 		json_object_object_add(st, "size", json_object_new_string(opt(opts, "size")));
 	json_object_object_add(st, "mounts", json_object_new_int64(
 		(int64_t)json_object_array_length(vp_entry_ids(ent))));
-	r = zc_volume_get(v->socket, name, &vol, &e);
+	r = zclient_volume_get(v->socket, name, &vol, &e);
 	if (r == -ENOENT) {
 		json_object_object_add(st, "state", json_object_new_string("missing in zcfsd"));
 		return st;
@@ -339,8 +340,8 @@ static json_object *status_of(struct vp *v, const char *name, json_object *ent)
 		return st;
 	}
 	for (const char *const *f = fields; *f; f++)
-		if (*zc_volume_str(vol, *f))
-			json_object_object_add(st, *f, json_object_new_string(zc_volume_str(vol, *f)));
+		if (*zclient_volume_str(vol, *f))
+			json_object_object_add(st, *f, json_object_new_string(zclient_volume_str(vol, *f)));
 	if (json_object_object_get_ex(vol, "pid", &x))
 		json_object_object_add(st, "server_pid", json_object_get(x));
 	if (json_object_object_get_ex(vol, "restarts", &x))
@@ -459,11 +460,11 @@ int vp_handle(struct vp *v, const char *endpoint, const char *body, size_t len, 
 		zcfs_fail(&e, ZCFS_INVALID_ARGUMENT, -EFBIG, "request body larger than %d bytes", VP_BODY_MAX);
 	else if (pj_parse_object(body, len, true, &o, &e) == 0 &&
 		 parse_req(o, endpoints[i].keys, endpoints[i].need_name, &q, &e) == 0) {
-		zc_set_budget_ms(v->zcfsd_budget_ms ? v->zcfsd_budget_ms : VP_ZCFSD_BUDGET_MS);
+		zcfs_call_set_budget_ms(v->zcfsd_budget_ms ? v->zcfsd_budget_ms : VP_ZCFSD_BUDGET_MS);
 		pthread_mutex_lock(&v->lock);
 		r = endpoints[i].fn(v, &q, resp, &e);
 		pthread_mutex_unlock(&v->lock);
-		zc_set_budget_ms(0);
+		zcfs_call_set_budget_ms(0);
 	}
 	if (r == 0)
 		return 200;
