@@ -73,7 +73,7 @@ check "no io_uring commit refused ($(refused_commits "$STATE/logs/$id.log"))" \
 log "hand-overs: $(grep -o 'hand-over: [0-9]* ring entries' "$STATE/logs/$id.log" | awk '{ s += $2 } END { print NR " logged, " s+0 " requests held" }')"
 log "hand-overs that timed out with idle entries: $(grep -c 'some entries stayed idle' "$STATE/logs/$id.log")"
 grep -E 'hand-over|idle|kick' "$STATE/logs/$id.log" | sort | uniq -c | sort -rn | head -n 8 | sed 's/^/# server log: /'
-log "planned restart: client stall per restart: $(python3 - "$W/restarts" "$W/stalls" <<-'PY'
+log "planned restart: client stall per restart: $(/usr/bin/python3 - "$W/restarts" "$W/stalls" <<-'PY'
 	import sys
 	ks = [int(l) for l in open(sys.argv[1]) if l.strip()]
 	st = [tuple(map(int, l.split())) for l in open(sys.argv[2]) if l.strip()]
