@@ -9,7 +9,7 @@
 # build/asan/test-logs, so the lanes never write the same file. Exit 1 if
 # either lane failed.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 asan_only=$1 asan_transports=$2
 log=build/asan/ci-lane.log
 mkdir -p build/asan/test-logs
