@@ -13,42 +13,32 @@
 #include "plugin_json.h"
 #include "zclient.h"
 
-int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e)
+/* capacity_range's bytes: both >= 0, required <= limit when a limit is set. */
+static int parse_range(json_object *range, int64_t *req_b, int64_t *lim_b, struct zcfs_err *e)
 {
-	static const char *const keys[] = { "name", "capacity_range", "volume_capabilities", "parameters",
-					    "secrets", "volume_content_source", "accessibility_requirements",
-					    "mutable_parameters", NULL };
 	static const char *const range_keys[] = { "required_bytes", "limit_bytes", NULL };
-	json_object *caps, *params, *unused, *range, *src, *o, *vol, *ctx, *v;
-	struct csi_publish_req p;
-	const char *name;
-	int64_t req_b = 0, lim_b = 0;
-	char sz[32];
-	int r = -EINVAL;
+	json_object *v;
 
-	(void)c;
-	memset(&p, 0, sizeof(p));
-	if (pj_only_keys(req, NULL, keys, e) < 0 || pj_string(req, "name", true, &name, e) < 0 ||
-	    csi_check_volume_id("name", name, e) < 0 || pj_string_map(req, "parameters", &params, e) < 0 ||
-	    pj_string_map(req, "secrets", &unused, e) < 0 ||
-	    pj_object(req, "capacity_range", false, &range, e) < 0 ||
-	    pj_object(req, "volume_content_source", false, &src, e) < 0)
+	if (pj_only_keys(range, "capacity_range", range_keys, e) < 0)
 		return -EINVAL;
-	if (src)
-		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
-				 "volume_content_source is not supported (zcfs has no snapshots or clones)");
-	if (range) {
-		if (pj_only_keys(range, "capacity_range", range_keys, e) < 0)
-			return -EINVAL;
-		if (json_object_object_get_ex(range, "required_bytes", &v))
-			req_b = json_object_get_int64(v);
-		if (json_object_object_get_ex(range, "limit_bytes", &v))
-			lim_b = json_object_get_int64(v);
-		if (req_b < 0 || lim_b < 0 || (lim_b && req_b > lim_b))
-			return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -ERANGE,
-					 "capacity_range: required_bytes %" PRId64 " and limit_bytes %" PRId64 " do not fit",
-					 req_b, lim_b);
-	}
+	if (json_object_object_get_ex(range, "required_bytes", &v))
+		*req_b = json_object_get_int64(v);
+	if (json_object_object_get_ex(range, "limit_bytes", &v))
+		*lim_b = json_object_get_int64(v);
+	if (*req_b < 0 || *lim_b < 0 || (*lim_b && *req_b > *lim_b))
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -ERANGE,
+				 "capacity_range: required_bytes %" PRId64 " and limit_bytes %" PRId64 " do not fit",
+				 *req_b, *lim_b);
+	return 0;
+}
+
+/* volume_capabilities: required, each one a capability NodePublishVolume accepts. */
+static int check_capabilities(json_object *req, struct zcfs_err *e)
+{
+	struct csi_publish_req p;
+	json_object *caps;
+	int r;
+
 	if (!json_object_object_get_ex(req, "volume_capabilities", &caps) ||
 	    !json_object_is_type(caps, json_type_array) || json_object_array_length(caps) == 0)
 		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "volume_capabilities is required");
@@ -66,6 +56,37 @@ int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, s
 		if (r < 0)
 			return r;
 	}
+	return 0;
+}
+
+int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e)
+{
+	static const char *const keys[] = { "name", "capacity_range", "volume_capabilities", "parameters",
+					    "secrets", "volume_content_source", "accessibility_requirements",
+					    "mutable_parameters", NULL };
+	json_object *params, *unused, *range, *src, *o, *vol, *ctx;
+	struct csi_publish_req p;
+	const char *name;
+	int64_t req_b = 0, lim_b = 0;
+	char sz[32];
+	int r;
+
+	(void)c;
+	memset(&p, 0, sizeof(p));
+	if (pj_only_keys(req, NULL, keys, e) < 0 || pj_string(req, "name", true, &name, e) < 0 ||
+	    csi_check_volume_id("name", name, e) < 0 || pj_string_map(req, "parameters", &params, e) < 0 ||
+	    pj_string_map(req, "secrets", &unused, e) < 0 ||
+	    pj_object(req, "capacity_range", false, &range, e) < 0 ||
+	    pj_object(req, "volume_content_source", false, &src, e) < 0)
+		return -EINVAL;
+	if (src)
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "volume_content_source is not supported (zcfs has no snapshots or clones)");
+	r = range ? parse_range(range, &req_b, &lim_b, e) : 0;
+	if (r == 0)
+		r = check_capabilities(req, e);
+	if (r < 0)
+		return r;
 	memset(&p, 0, sizeof(p));
 	if (csi_parse_volume_attrs(params, "parameters", NULL, &p, e) < 0)
 		return -EINVAL;
