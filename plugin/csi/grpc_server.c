@@ -318,6 +318,94 @@ static void start_shutdown(struct server *s)
 	}
 }
 
+/* Until the queue is shut down: what is left fails (calls not started,
+ * answers not sent). */
+static void drain_cq(struct server *s)
+{
+	for (;;) {
+		grpc_event ev = grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+		if (ev.type == GRPC_QUEUE_SHUTDOWN)
+			break;
+		if (ev.type == GRPC_OP_COMPLETE && ev.tag != &s->shutdown_tag)
+			on_event(s, ev.tag, false);
+	}
+}
+
+/* Listens on PATH (and the registration socket RPATH), starts the
+ * servers and requests the first calls. */
+static int start_servers(struct server *s, const char *path, const char *rpath, grpc_channel_args *cargs)
+{
+	s->csi = listen_on(s, path, cargs);
+	if (s->csi && rpath)
+		s->reg = listen_on(s, rpath, cargs);
+	if (!s->csi || (rpath && !s->reg))
+		return -1;
+	grpc_server_start(s->csi);
+	if (s->reg)
+		grpc_server_start(s->reg);
+	/* a few calls requested ahead, so parallel clients do not wait on each other */
+	for (int i = 0; i < 4; i++)
+		if (request_call(s, false) < 0 || (s->reg && i == 0 && request_call(s, true) < 0))
+			return -1;
+	return 0;
+}
+
+/* The completion queue until it is shut down: calls, then on SIGTERM the
+ * drain (cancelling what still runs after the grace period). */
+static void serve_loop(struct server *s, int sfd)
+{
+	struct timespec stop_at = { 0 };
+	bool cancelled = false, cq_down = false;
+
+	while (!cq_down) {
+		grpc_event ev = grpc_completion_queue_next(
+			s->cq, gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(200, GPR_TIMESPAN)),
+			NULL);
+		if (ev.type == GRPC_QUEUE_SHUTDOWN)
+			break;
+		if (ev.type == GRPC_OP_COMPLETE) {
+			if (ev.tag == &s->shutdown_tag)
+				s->shutdowns_pending--;
+			else
+				on_event(s, ev.tag, ev.success);
+		}
+		if (!s->stopping) {
+			struct signalfd_siginfo si;
+			if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				log_info("event=stopping signal=%u inflight=%d", si.ssi_signo, atomic_load(&s->inflight));
+				start_shutdown(s);
+				clock_gettime(CLOCK_MONOTONIC, &stop_at);
+			}
+		} else if (!cancelled && elapsed_ms(&stop_at) > (long)s->o->grace_s * 1000) {
+			log_err("event=stop-cancel inflight=%d grace_s=%u", atomic_load(&s->inflight), s->o->grace_s);
+			grpc_server_cancel_all_calls(s->csi);
+			if (s->reg)
+				grpc_server_cancel_all_calls(s->reg);
+			cancelled = true;
+		}
+		if (s->stopping && s->shutdowns_pending == 0 && atomic_load(&s->inflight) == 0 && !cq_down) {
+			grpc_completion_queue_shutdown(s->cq);
+			drain_cq(s);	/* what is left, until GRPC_QUEUE_SHUTDOWN */
+			cq_down = true;
+		}
+	}
+}
+
+/* Start-up failed after a server was created: stop what was started. */
+static void abort_start(struct server *s)
+{
+	if (s->csi)
+		grpc_server_shutdown_and_notify(s->csi, s->cq, &s->shutdown_tag);
+	if (s->reg)
+		grpc_server_shutdown_and_notify(s->reg, s->cq, &s->shutdown_tag);
+	if (s->csi)
+		grpc_server_cancel_all_calls(s->csi);
+	if (s->reg)
+		grpc_server_cancel_all_calls(s->reg);
+	grpc_completion_queue_shutdown(s->cq);
+	drain_cq(s);
+}
+
 int csi_serve(struct csi_ctx *ctx, const struct csi_serve_opts *o)
 {
 	grpc_arg args[] = {
@@ -330,8 +418,6 @@ int csi_serve(struct csi_ctx *ctx, const struct csi_serve_opts *o)
 	struct server s = { .ctx = ctx, .o = o };
 	_cleanup_close_ int sfd = -1;
 	const char *path, *rpath = o->registration;
-	struct timespec stop_at = { 0 };
-	bool cancelled = false, cq_down = false;
 	int rc = 0;
 
 	path = unix_path(o->endpoint);
@@ -349,85 +435,17 @@ int csi_serve(struct csi_ctx *ctx, const struct csi_serve_opts *o)
 	setenv("GRPC_ENABLE_FORK_SUPPORT", "0", 1);
 	grpc_init();
 	s.cq = grpc_completion_queue_create_for_next(NULL);
-	s.csi = listen_on(&s, path, &cargs);
-	if (s.csi && rpath)
-		s.reg = listen_on(&s, rpath, &cargs);
-	if (!s.csi || (rpath && !s.reg)) {
+	if (start_servers(&s, path, rpath, &cargs) < 0) {
 		rc = 1;
+		if (!s.stopping && (s.csi || s.reg))
+			abort_start(&s);
 		goto out;
 	}
-	grpc_server_start(s.csi);
-	if (s.reg)
-		grpc_server_start(s.reg);
-	/* a few calls requested ahead, so parallel clients do not wait on each other */
-	for (int i = 0; i < 4; i++)
-		if (request_call(&s, false) < 0 || (s.reg && i == 0 && request_call(&s, true) < 0)) {
-			rc = 1;
-			goto out;
-		}
 	log_info("event=serving endpoint=unix:%s registration=%s kubelet_endpoint=%s zcfsd=%s node_id=%s",
 		 path, rpath ? rpath : "-", o->kubelet_endpoint, ctx->socket, ctx->node_id ? ctx->node_id : "-");
-
-	while (!cq_down) {
-		grpc_event ev = grpc_completion_queue_next(
-			s.cq, gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(200, GPR_TIMESPAN)),
-			NULL);
-		if (ev.type == GRPC_QUEUE_SHUTDOWN)
-			break;
-		if (ev.type == GRPC_OP_COMPLETE) {
-			if (ev.tag == &s.shutdown_tag)
-				s.shutdowns_pending--;
-			else
-				on_event(&s, ev.tag, ev.success);
-		}
-		if (!s.stopping) {
-			struct signalfd_siginfo si;
-			if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				log_info("event=stopping signal=%u inflight=%d", si.ssi_signo, atomic_load(&s.inflight));
-				start_shutdown(&s);
-				clock_gettime(CLOCK_MONOTONIC, &stop_at);
-			}
-		} else if (!cancelled && elapsed_ms(&stop_at) > (long)o->grace_s * 1000) {
-			log_err("event=stop-cancel inflight=%d grace_s=%u", atomic_load(&s.inflight), o->grace_s);
-			grpc_server_cancel_all_calls(s.csi);
-			if (s.reg)
-				grpc_server_cancel_all_calls(s.reg);
-			cancelled = true;
-		}
-		if (s.stopping && s.shutdowns_pending == 0 && atomic_load(&s.inflight) == 0 && !cq_down) {
-			grpc_completion_queue_shutdown(s.cq);
-			/* drain what is left until GRPC_QUEUE_SHUTDOWN */
-			for (;;) {
-				ev = grpc_completion_queue_next(s.cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-				if (ev.type == GRPC_QUEUE_SHUTDOWN)
-					break;
-				if (ev.type == GRPC_OP_COMPLETE && ev.tag != &s.shutdown_tag)
-					on_event(&s, ev.tag, false);
-			}
-			cq_down = true;
-		}
-	}
+	serve_loop(&s, sfd);
 	log_info("event=stopped");
 out:
-	if (!s.stopping && (s.csi || s.reg)) {
-		/* start-up failed after a server was created */
-		if (s.csi)
-			grpc_server_shutdown_and_notify(s.csi, s.cq, &s.shutdown_tag);
-		if (s.reg)
-			grpc_server_shutdown_and_notify(s.reg, s.cq, &s.shutdown_tag);
-		if (s.csi)
-			grpc_server_cancel_all_calls(s.csi);
-		if (s.reg)
-			grpc_server_cancel_all_calls(s.reg);
-		grpc_completion_queue_shutdown(s.cq);
-		for (;;) {
-			grpc_event ev = grpc_completion_queue_next(s.cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-			if (ev.type == GRPC_QUEUE_SHUTDOWN)
-				break;
-			if (ev.type == GRPC_OP_COMPLETE && ev.tag != &s.shutdown_tag)
-				on_event(&s, ev.tag, false);
-		}
-	}
 	if (s.csi)
 		grpc_server_destroy(s.csi);
 	if (s.reg)
