@@ -64,7 +64,15 @@ static int parse_timeout_ms(const char *s, unsigned *ret)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The command line. */
+struct cli {
+	const char *listen_path, *sock, *state, *root;
+	unsigned budget_ms;
+};
+
+/* Fills C from ARGV: -1 to go on, else the exit status (help, version,
+ * a bad argument). */
+static int parse_cli(int argc, char **argv, struct cli *c)
 {
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -77,24 +85,16 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
-	const char *listen_path = VP_DEFAULT_LISTEN, *sock = NULL, *state = VP_DEFAULT_STATE_DIR,
-		   *root = VP_DEFAULT_MOUNT_ROOT;
-	struct MHD_Daemon *d = NULL;
-	struct zcfs_err e = { 0 };
-	unsigned budget_ms = VP_ZCFSD_BUDGET_MS;
-	struct vp v;
-	sigset_t mask;
-	int o, fd, sig, r;
+	int o;
 
-	log_set_ident("zcfs-volume-plugin");
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (o) {
-		case 'l': listen_path = optarg; break;
-		case 's': sock = optarg; break;
-		case 'd': state = optarg; break;
-		case 'm': root = optarg; break;
+		case 'l': c->listen_path = optarg; break;
+		case 's': c->sock = optarg; break;
+		case 'd': c->state = optarg; break;
+		case 'm': c->root = optarg; break;
 		case 't':
-			if (parse_timeout_ms(optarg, &budget_ms) < 0) {
+			if (parse_timeout_ms(optarg, &c->budget_ms) < 0) {
 				fprintf(stderr, "zcfs-volume-plugin: --zcfsd-timeout '%s': want N, Ns or Nms "
 					"between %d ms and %d s\n", optarg, VP_ZCFSD_BUDGET_MIN_MS,
 					VP_ZCFSD_BUDGET_MAX_MS / 1000);
@@ -112,13 +112,30 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	r = vp_init(&v, zcfs_socket_path(sock), state, root, &e);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c = { .listen_path = VP_DEFAULT_LISTEN, .state = VP_DEFAULT_STATE_DIR,
+			 .root = VP_DEFAULT_MOUNT_ROOT, .budget_ms = VP_ZCFSD_BUDGET_MS };
+	struct MHD_Daemon *d = NULL;
+	struct zcfs_err e = { 0 };
+	struct vp v;
+	sigset_t mask;
+	int fd, sig, r;
+
+	log_set_ident("zcfs-volume-plugin");
+	r = parse_cli(argc, argv, &c);
+	if (r >= 0)
+		return r;
+	r = vp_init(&v, zcfs_socket_path(c.sock), c.state, c.root, &e);
 	if (r < 0) {
 		log_err("event=start-failed %s", e.msg);
 		vp_done(&v);
 		return 1;
 	}
-	v.zcfsd_budget_ms = budget_ms;
+	v.zcfsd_budget_ms = c.budget_ms;
 	/* Signals are taken synchronously; the HTTP thread inherits the mask. */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -128,9 +145,9 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	/* A stale socket file (nobody accepting) is replaced; a live one
 	 * means another plugin: -EADDRINUSE. */
-	fd = listen_path[0] == '/' ? listen_unix(listen_path, 64, 0660, LISTEN_UNIX_KEEP_LIVE) : -ENAMETOOLONG;
+	fd = c.listen_path[0] == '/' ? listen_unix(c.listen_path, 64, 0660, LISTEN_UNIX_KEEP_LIVE) : -ENAMETOOLONG;
 	if (fd < 0) {
-		log_err("event=start-failed listen=%s error=\"%s\"", listen_path,
+		log_err("event=start-failed listen=%s error=\"%s\"", c.listen_path,
 			fd == -EADDRINUSE ? "another plugin is serving this socket" : strerror(-fd));
 		vp_done(&v);
 		return 1;
@@ -138,18 +155,18 @@ int main(int argc, char **argv)
 	r = vp_http_start(&v, fd, &d, &e);
 	if (r < 0) {
 		log_err("event=start-failed %s", e.msg);
-		(void)unlink(listen_path);
+		(void)unlink(c.listen_path);
 		safe_close(fd);
 		vp_done(&v);
 		return 1;
 	}
 	log_info("event=start version=%s listen=%s zcfsd=%s state=%s mount_root=%s zcfsd_timeout_ms=%u volumes=%d",
-		 ZCFS_VERSION, listen_path, v.socket, state, root, budget_ms,
+		 ZCFS_VERSION, c.listen_path, v.socket, c.state, c.root, c.budget_ms,
 		 json_object_object_length(vp_registry_volumes(&v)));
 	/* Under systemd (Type=notify): Docker and Podman, ordered after us,
 	 * start once the socket answers. No-op without $NOTIFY_SOCKET. */
 	(void)sd_notifyf(0, "READY=1\nSTATUS=serving %d volumes on %s (zcfsd %s)",
-			 json_object_object_length(vp_registry_volumes(&v)), listen_path, v.socket);
+			 json_object_object_length(vp_registry_volumes(&v)), c.listen_path, v.socket);
 	for (;;) {
 		if (sigwait(&mask, &sig) != 0)
 			continue;
@@ -159,7 +176,7 @@ int main(int argc, char **argv)
 	log_info("event=stop signal=%d", sig);
 	(void)sd_notify(0, "STOPPING=1");
 	vp_http_stop(d);
-	(void)unlink(listen_path);
+	(void)unlink(c.listen_path);
 	safe_close(fd);
 	vp_done(&v);
 	return 0;
