@@ -17,8 +17,9 @@
 # The first kill comes 0.3 s after fio starts, while it opens its files:
 # until 2026-12-02 a successor reused its predecessor's fh numbers and
 # writes through the probe's older fd landed in fio's newly opened file
-# (crc32c verify failure of direct.dat at a probe offset: 2 of 8 runs
-# with 4 kills on that code, 0 of 12 after; t_zcfsd_restart_fh is the
+# (crc32c verify failure of direct.dat at a probe offset, or zeros in
+# buffered.dat: 4 of 13 runs with 4 kills on that code, 2 of 5 of them
+# under stress-ng --cpu 2; 0 of 17 after, 0 of 5 stressed; t_zcfsd_restart_fh is the
 # deterministic check).
 # (A fio job ended by a lost-to-kernel ECANCELED stops there: continue_on_error
 # does not cover it; it is not required to have verified then.)
