@@ -185,7 +185,7 @@ if [ -n "$xfails" ]; then
 		printf '|---|'; for p in $xpaths; do printf -- '---|'; done; echo "---|"
 		for t in $xfails; do
 			printf '| %s |' "$t"
-			cause=
+			cause='' unexp=''
 			for p in $xpaths; do
 				sum=$build/xfstests-$p/summary
 				if grep -qx "fail $t" "$sum" 2>/dev/null; then r=FAIL
@@ -194,8 +194,13 @@ if [ -n "$xfails" ]; then
 				elif [ -e "$build/xfstests-$p/results/$t.notrun" ]; then r="not run"
 				else r=; fi
 				printf ' %s |' "$r"
-				[ -z "$cause" ] && [ "${p#peer}" = "$p" ] && cause=$(expected_for "$t" "$p")
+				[ "${p#peer}" = "$p" ] || continue
+				c=$(expected_for "$t" "$p")
+				[ -z "$cause" ] && cause=$c
+				# a failure with no entry for its path is unexpected there
+				[ "$r" = FAIL ] && [ -z "$c" ] && unexp="$unexp $p"
 			done
+			[ -n "$unexp" ] && cause="**unexpected** on${unexp}${cause:+; elsewhere: $cause}"
 			echo " ${cause:-**unexpected**} |"
 		done
 		echo
