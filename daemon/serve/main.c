@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include "daemon/serve/backend/broker_client.h"
@@ -267,7 +270,8 @@ static int map_stats(struct zcfs_session *se, int fd)
 	return r;
 }
 
-/* The signals main waits for; every other thread has them blocked. */
+/* The signals main waits for; every other thread has them blocked.
+ * SIGHUP and SIGUSR1 are taken and change nothing. */
 static void server_signals(sigset_t *set)
 {
 	sigemptyset(set);
@@ -278,25 +282,63 @@ static void server_signals(sigset_t *set)
 	sigaddset(set, SIGUSR2);
 }
 
-static void wait_for_end(struct zcfs_session *se, struct zcfs_mount *m)
-{
-	sigset_t set;
-	int sig;
+/* What main waits on: the signals of server_signals() through a
+ * signalfd and se->wake_fd, the eventfd session_exit() writes; both in
+ * one epoll. Made before the sandbox (signalfd4 is not in it). */
+struct main_wait {
+	int epfd;
+	int sig_fd;
+};
 
-	server_signals(&set);
+static int main_wait_open(struct zcfs_session *se, const sigset_t *set, struct main_wait *w)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	w->sig_fd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+	se->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (w->sig_fd < 0 || se->wake_fd < 0 || w->epfd < 0)
+		return -errno;
+	ev.data.fd = w->sig_fd;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->sig_fd, &ev) < 0)
+		return -errno;
+	ev.data.fd = se->wake_fd;
+	return RET_NERRNO(epoll_ctl(w->epfd, EPOLL_CTL_ADD, se->wake_fd, &ev));
+}
+
+static void main_wait_close(struct zcfs_session *se, struct main_wait *w)
+{
+	w->epfd = safe_close(w->epfd);
+	w->sig_fd = safe_close(w->sig_fd);
+	se->wake_fd = safe_close(se->wake_fd);
+}
+
+/* A signal main was waiting for. */
+static void on_signal(struct zcfs_session *se, int sig)
+{
+	if (sig == SIGUSR2 && se->opts->fuse_fd >= 0) {
+		/* zcfsd's planned restart (volume.restart): a successor takes
+		 * the connection over. */
+		int r = se->transport->hand_over ? se->transport->hand_over(se) : 0;
+		log_info("hand-over to a successor: %s", r < 0 ? strerror(-r) : "ready");
+		session_exit(se, 0);
+	} else if (sig == SIGTERM || sig == SIGINT) {
+		log_info("signal %s: unmounting", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		session_exit(se, 0);
+	}
+}
+
+static void wait_for_end(struct zcfs_session *se, struct zcfs_mount *m, const struct main_wait *w)
+{
+	struct signalfd_siginfo si;
+	struct epoll_event ev;
+
 	while (!atomic_load(&se->exiting)) {
-		if (sigwait(&set, &sig) != 0)
+		if (epoll_wait(w->epfd, &ev, 1, -1) < 1)
 			continue;
-		if (sig == SIGUSR2 && se->opts->fuse_fd >= 0) {
-			/* zcfsd's planned restart (volume.restart): a successor
-			 * takes the connection over. */
-			int r = se->transport->hand_over ? se->transport->hand_over(se) : 0;
-			log_info("hand-over to a successor: %s", r < 0 ? strerror(-r) : "ready");
-			session_exit(se, 0);
-		} else if (sig == SIGTERM || sig == SIGINT) {
-			log_info("signal %s: unmounting", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-			session_exit(se, 0);
-		}
+		/* The wake-up needs no reading: exiting is set before it. */
+		while (read(w->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			on_signal(se, (int)si.ssi_signo);
 	}
 	/* Make sure every reader wakes: detach and abort our mount. */
 	zcfs_unmount(m);
@@ -355,7 +397,6 @@ static void session_setup(struct zcfs_session *se, struct zcfs_options *o, int r
 					       o->cache == ZCFS_CACHE_NONE ? 0.0 : 1.0;
 	se->keep_cache = o->cache == ZCFS_CACHE_EXCLUSIVE;
 	se->backing_atime = source_mount_atime_flags(root_fd);
-	se->main_thread = pthread_self();
 	se->transport = choose_transport(se);
 	resolve_geometry(o, se->transport == &transport_uring);
 	se->max_write = o->max_write;
@@ -466,10 +507,11 @@ static int session_start(struct zcfs_session *se)
 int main(int argc, char **argv)
 {
 	struct zcfs_options opts;
-	struct zcfs_session se = { .fuse_fd = -1, .root_fd = -1, .ready_fd = -1,
+	struct zcfs_session se = { .fuse_fd = -1, .root_fd = -1, .ready_fd = -1, .wake_fd = -1,
 				   .init_lock = PTHREAD_MUTEX_INITIALIZER,
 				   .init_cond = PTHREAD_COND_INITIALIZER };
 	struct zcfs_mount *mnt = NULL;
+	struct main_wait w = { .epfd = -1, .sig_fd = -1 };
 	char err[256];
 	sigset_t set;
 	int notify_fd = -1, root_fd, r, status = 1;
@@ -504,6 +546,11 @@ int main(int argc, char **argv)
 	server_signals(&set);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	r = main_wait_open(&se, &set, &w);
+	if (r < 0) {
+		log_err("signalfd/eventfd/epoll: %s", strerror(-r));
+		goto out;
+	}
 	if (connect_fuse(&se, &mnt) < 0 || session_confine(&se) < 0)
 		goto out;
 	if (session_start(&se) < 0) {
@@ -512,7 +559,7 @@ int main(int argc, char **argv)
 		goto stop;
 	}
 	notify_parent(&notify_fd, 0);
-	wait_for_end(&se, mnt);
+	wait_for_end(&se, mnt, &w);
 	leave_inherited_connection(&se);
 	status = session_exit_status(&se);
 	log_info("exiting status=%d", status);
@@ -530,5 +577,6 @@ out:
 	quota_free(&se);
 	broker_client_free(se.broker);
 	safe_close(root_fd);
+	main_wait_close(&se, &w);	/* last: a thread not joined may still wake main */
 	return status;
 }

@@ -96,8 +96,7 @@ static void session_end(void)
 	}
 }
 
-/* At the first input, not in LLVMFuzzerInitialize: libFuzzer installs
- * its SIGUSR1 handler (exit) in between. */
+/* At the first input, not in LLVMFuzzerInitialize. */
 static void setup_once(void)
 {
 	if (se.inodes)
@@ -110,9 +109,7 @@ static void setup_once(void)
 		fprintf(stderr, "fuzz_fuse_msg: no private tmpfs (%m): SOURCE %s is on the disk\n", dir);
 	atexit(cleanup);
 	log_set_level(LOG_CRIT);
-	/* DESTROY ends the session by signalling main: keep that harmless. */
-	signal(SIGUSR1, SIG_IGN);
-	se.main_thread = pthread_self();
+	se.wake_fd = -1;	/* DESTROY's session_exit: no main to wake */
 	opts.cache = ZCFS_CACHE_NONE;
 	opts.source = dir;
 	se.opts = &opts;

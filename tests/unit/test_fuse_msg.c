@@ -133,6 +133,7 @@ static int setup(void **state)
 	close(fd);
 	snprintf(path, sizeof(path), "%s/src", f->dir);
 	f->opts.cache = ZCFS_CACHE_NONE;
+	f->se.wake_fd = -1;
 	f->se.opts = &f->opts;
 	f->se.max_write = 1 << 20;
 	atomic_store(&f->se.initialized, true);
@@ -229,9 +230,9 @@ static void resumed_requests_fail_on_exit(void **state)
 	pthread_t t;
 
 	w.f->opts.resume = true;
-	w.f->se.main_thread = pthread_self();
+	w.f->se.wake_fd = -1;
 	atomic_store(&w.f->se.initialized, false);
-	atomic_store(&w.f->se.exiting, true);	/* session_exit without its SIGUSR1 */
+	atomic_store(&w.f->se.exiting, true);	/* session_exit without waking a main */
 	assert_int_equal(pthread_create(&t, NULL, dispatch_getattr, &w), 0);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(w.c.error, -EIO);

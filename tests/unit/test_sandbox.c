@@ -216,7 +216,7 @@ static void dispatcher_under_sandbox(void **state)
 	snprintf(path, sizeof(path), "%s/src", dir);
 	opts.cache = ZCFS_CACHE_NONE;
 	opts.ownership = ZCFS_OWNERSHIP_NATIVE;
-	se = (struct zcfs_session){ .opts = &opts, .fuse_fd = -1, .max_write = 1 << 20,
+	se = (struct zcfs_session){ .opts = &opts, .fuse_fd = -1, .wake_fd = -1, .max_write = 1 << 20,
 				    .server_uid = geteuid() };
 	atomic_store(&se.initialized, true);
 	se.root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);

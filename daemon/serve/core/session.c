@@ -1,5 +1,5 @@
 /* Session lifetime: who ends it and how main learns about it. */
-#include <signal.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 #include "daemon/common/log.h"
 #include "session.h"
@@ -12,7 +12,8 @@ void session_exit(struct zcfs_session *se, int status)
 	if (!atomic_load(&se->exiting)) {
 		se->exit_status = status;
 		atomic_store(&se->exiting, true);
-		pthread_kill(se->main_thread, SIGUSR1);
+		if (se->wake_fd >= 0 && eventfd_write(se->wake_fd, 1) < 0)
+			log_warn("waking main: %m");
 	}
 	/* nothing may wait for an INIT that will not come */
 	pthread_cond_broadcast(&se->init_cond);

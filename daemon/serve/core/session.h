@@ -81,7 +81,7 @@ struct zcfs_session {
 	atomic_int ready_fd;	/* --ready-fd until session_ready() has used it, then -1 */
 	atomic_bool exiting;
 	int exit_status;
-	pthread_t main_thread;
+	int wake_fd;		/* eventfd main waits on; session_exit() writes it; -1: none */
 	int nthreads;
 };
 
