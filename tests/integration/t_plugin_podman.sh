@@ -11,14 +11,7 @@
 # commands without containers).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_cmd curl
-require_cmd podman
-require_cmd runc
-require_cmd setpriv
-require_uring_transport
+zcfsd_require curl podman runc setpriv
 BUSYBOX=$(command -v busybox || true)
 [ -x /bin/busybox ] && BUSYBOX=/bin/busybox
 [ -n "$BUSYBOX" ] || skip "busybox-static not installed"

@@ -12,12 +12,7 @@
 # are t_plugin_podman.sh's part.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_cmd curl
-require_cmd setpriv
-require_uring_transport
+zcfsd_require curl setpriv
 [ -x "$ZCFS_BIN/zcfs-volume-plugin" ] || fail "$ZCFS_BIN/zcfs-volume-plugin not built"
 
 zcfsd_env 64M true

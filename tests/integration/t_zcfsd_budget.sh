@@ -7,10 +7,7 @@
 # /dev/fuse run: volumes pin nothing and publish under a zero budget.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_uring_transport
+zcfsd_require
 
 if [ "$ZCFS_TRANSPORT" != uring ]; then
 	zcfsd_env 0 true

@@ -9,10 +9,7 @@
 # peer that is neither root nor in the admin group.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_uring_transport
+zcfsd_require
 
 zcfsd_env 64M true
 mkdir -p "$W/outside" "$TGT/real"

@@ -8,10 +8,7 @@
 # (storage gone, idempotent), and state.json tracking all of it.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_uring_transport
+zcfsd_require
 
 zcfsd_env 64M true
 zcfsd_start

@@ -12,12 +12,7 @@
 # libmicrohttpd logs no warning at start.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_cmd curl
-require_cmd python3
-require_uring_transport
+zcfsd_require curl python3
 
 zcfsd_env 64M true
 MSOCK=$W/run/metrics.sock

@@ -11,11 +11,7 @@
 # registered. Skips when the kernel has no passthrough.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_cmd curl
-require_uring_transport
+zcfsd_require curl
 
 zcfsd_env 64M true
 "$ZCFS_BIN/zcfsctl" kernel --json >"$W/kernel.json" 2>/dev/null

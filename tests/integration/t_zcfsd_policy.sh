@@ -6,10 +6,7 @@
 # one is refused (FAILED_PRECONDITION) with the old policy kept.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_uring_transport
+zcfsd_require
 EX=$(cd "$(dirname "$0")/../../policy/examples" && pwd)
 
 check "default.json passes policy check" "$ZCFS_BIN/zcfsctl" policy check "$EX/default.json"

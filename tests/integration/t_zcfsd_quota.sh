@@ -7,10 +7,7 @@
 # INVALID_ARGUMENT and create nothing.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_uring_transport
+zcfsd_require
 
 zcfsd_env 64M true
 zcfsd_start
