@@ -243,11 +243,13 @@ CI_ASAN_ONLY ?= t_posix t_confinement t_fault_enospc t_fio_verify t_fsmodel t_ac
 	t_xattr_symlink t_setid_kill
 CI_ASAN_TRANSPORTS ?= devfuse
 CI_JOBS ?= 2
+# conformance-ci (pjdfstest on a zcfsd volume) in the ASan lane after it
+CI_CONFORMANCE ?= 1
 ci: deps
 	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)$(MAKE) --no-print-directory -j$(CI_JOBS) all $(UNIT_BIN) $(FUZZ_BIN)
 	$(Q)$(MAKE) --no-print-directory -j$(CI_JOBS) $(ASAN_VARS) all unit-bin
-	$(Q)scripts/ci-lanes.sh "$(CI_ASAN_ONLY)" "$(CI_ASAN_TRANSPORTS)"
+	$(Q)scripts/ci-lanes.sh "$(CI_ASAN_ONLY)" "$(CI_ASAN_TRANSPORTS)" "$(CI_CONFORMANCE)"
 
 # The unit test binaries of this BUILD tree (for ci's ASan build).
 unit-bin: $(UNIT_BIN)
