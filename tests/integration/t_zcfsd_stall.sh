@@ -21,24 +21,7 @@ zcfsd_start
 create_publish_or_fail v1 "$TGT/a"
 "$PROBE" "$TGT/a/probe" 10 >"$W/probe.out" 2>&1 &
 PROBE_PID=$!
-# zcfsd's answer time to `status`, ms, one line per call: one client that
-# stays connected (on a loaded 2-CPU machine starting a process alone
-# takes 100+ ms, which is not zcfsd's)
-/usr/bin/python3 -u - "$SOCK" >"$W/status.ms" 2>"$W/status.err" <<-'PY' &
-	import json, socket, sys, time
-	s = socket.socket(socket.AF_UNIX)
-	s.connect(sys.argv[1])
-	f = s.makefile("rwb")
-	while True:
-	    t0 = time.monotonic()
-	    f.write(b'{"method": "status"}\n'); f.flush()
-	    line = f.readline()
-	    if not line or "result" not in json.loads(line):
-	        print("bad answer", line, file=sys.stderr); sys.exit(1)
-	    print(round((time.monotonic() - t0) * 1000))
-	    time.sleep(0.05)
-	PY
-STATUS_LOOP=$!
+zcfsd_status_poller
 sleep 1
 P0=$(server_pid v1)
 rounds_before=$(grep -c . "$W/probe.out")

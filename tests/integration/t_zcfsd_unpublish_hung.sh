@@ -19,23 +19,7 @@ zcfsd_start
 create_publish_or_fail v1 "$TGT/a"
 dd if=/dev/zero of="$TGT/a/f" bs=64k count=64 status=none	# dirty pages, no sync
 srv=$(server_pid v1)
-# zcfsd's answer time to `status`, ms, one line per call (one connection:
-# starting a process per call takes 100+ ms on a loaded machine).
-/usr/bin/python3 -u - "$SOCK" >"$W/status.ms" 2>"$W/status.err" <<-'PY' &
-	import json, socket, sys, time
-	s = socket.socket(socket.AF_UNIX)
-	s.connect(sys.argv[1])
-	f = s.makefile("rwb")
-	while True:
-	    t0 = time.monotonic()
-	    f.write(b'{"method": "status"}\n'); f.flush()
-	    line = f.readline()
-	    if not line or "result" not in json.loads(line):
-	        print("bad answer", line, file=sys.stderr); sys.exit(1)
-	    print(round((time.monotonic() - t0) * 1000))
-	    time.sleep(0.05)
-	PY
-STATUS_LOOP=$!
+zcfsd_status_poller
 kill -STOP "$srv"
 t0=$(date +%s%N)
 timeout 60 "$ZCFS_BIN/zcfsctl" --socket "$SOCK" volume unpublish v1 "$TGT/a" >/dev/null &

@@ -217,3 +217,14 @@ require_uring_transport() {
 			skip "FUSE-over-io_uring disabled (enable_uring=N)"
 	fi
 }
+
+# zcfsd_status_poller: starts tests/integration/status_poller.py in the
+# background (STATUS_LOOP its pid): zcfsd's answer time to `status` in
+# W/status.ms, ms per line, a call every 50 ms on one connection;
+# W/status.err says why it stopped, if it did.
+zcfsd_status_poller() {
+	/usr/bin/python3 -u "$(dirname "${BASH_SOURCE[0]}")/status_poller.py" "$SOCK" \
+		>"$W/status.ms" 2>"$W/status.err" &
+	STATUS_LOOP=$!
+	_zcfs_pids+=("$STATUS_LOOP")
+}
