@@ -27,3 +27,12 @@ void log_msg(int level, const char *fmt, ...)
 	fprintf(stderr, "%s: level=%s %s\n", log_ident, names[level & 7], line);
 	errno = saved;
 }
+
+void log_external_warning(void *event, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	log_warn("event=%s message=\"%s\"", (const char *)event, line);
+}

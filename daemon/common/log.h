@@ -4,6 +4,7 @@
 #ifndef ZCFS_LOG_H
 #define ZCFS_LOG_H
 
+#include <stdarg.h>
 #include <syslog.h>
 #include "util.h"
 
@@ -11,6 +12,11 @@ void log_set_level(int level);
 void log_set_ident(const char *ident);
 int log_get_level(void);
 void log_msg(int level, const char *fmt, ...) _printf_(2, 3);
+/* A library's printf-style logger callback (libmicrohttpd's
+ * MHD_OPTION_EXTERNAL_LOGGER): one warning line, `event=EVENT
+ * message="..."`, EVENT the callback's context string, cut at the first
+ * newline. */
+void log_external_warning(void *event, const char *fmt, va_list ap) _printf_(2, 0);
 
 #define log_err(...) log_msg(LOG_ERR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARNING, __VA_ARGS__)

@@ -151,16 +151,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 }
 
-static void on_mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	char line[512];
-
-	(void)cls;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	line[strcspn(line, "\n")] = '\0';
-	log_warn("event=http %s", line);
-}
-
 int vp_http_start(struct vp *v, int listen_fd, struct MHD_Daemon **ret, struct zcfs_err *e)
 {
 	struct MHD_Daemon *d;
@@ -173,7 +163,7 @@ int vp_http_start(struct vp *v, int listen_fd, struct MHD_Daemon **ret, struct z
 	 * vp_conn.c limits per peer uid instead. */
 	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG,
 			     0, NULL, NULL, on_request, v,
-			     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+			     MHD_OPTION_EXTERNAL_LOGGER, log_external_warning, (void *)"http",
 			     MHD_OPTION_LISTEN_SOCKET, listen_fd,
 			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 			     MHD_OPTION_NOTIFY_CONNECTION, vp_conn_notify, NULL,

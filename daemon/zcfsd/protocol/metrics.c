@@ -268,16 +268,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return answer(c, MHD_HTTP_OK, body, len, "text/plain; version=0.0.4; charset=utf-8");
 }
 
-static void on_mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	char line[256];
-
-	(void)cls;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	line[strcspn(line, "\n")] = '\0';
-	log_warn("event=metrics-http message=\"%s\"", line);
-}
-
 /* A TCP listener on IP:PORT (policy metrics.listen) for Prometheus. */
 static int listen_tcp(const char *spec, int *ret)
 {
@@ -335,7 +325,7 @@ int zcfsd_metrics_start(struct zcfsd *d)
 		return r;
 	/* The logger first: libmicrohttpd warns about any option before it. */
 	mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, d,
-			       MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+			       MHD_OPTION_EXTERNAL_LOGGER, log_external_warning, (void *)"metrics-http",
 			       MHD_OPTION_LISTEN_SOCKET, fd,
 			       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
 			       MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
