@@ -258,11 +258,14 @@ static ssize_t pread_full(int fd, unsigned char *buf, size_t len, off_t off)
 	return (ssize_t)done;
 }
 
-static ssize_t write_full(int fd, const unsigned char *buf, size_t len)
+/* All of buf written, at OFF (pwrite) or, with OFF < 0, at the file
+ * offset (write, O_APPEND's path); a zero-byte write is EIO. */
+static ssize_t write_at_full(int fd, const unsigned char *buf, size_t len, off_t off)
 {
 	size_t done = 0;
 	while (done < len) {
-		ssize_t r = write(fd, buf + done, len - done);
+		ssize_t r = off < 0 ? write(fd, buf + done, len - done)
+				    : pwrite(fd, buf + done, len - done, off + (off_t)done);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -277,23 +280,14 @@ static ssize_t write_full(int fd, const unsigned char *buf, size_t len)
 	return (ssize_t)done;
 }
 
+static ssize_t write_full(int fd, const unsigned char *buf, size_t len)
+{
+	return write_at_full(fd, buf, len, -1);
+}
+
 static ssize_t pwrite_full(int fd, const unsigned char *buf, size_t len, off_t off)
 {
-	size_t done = 0;
-	while (done < len) {
-		ssize_t r = pwrite(fd, buf + done, len - done, off + (off_t)done);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (r == 0) {
-			errno = EIO;
-			return -1;
-		}
-		done += (size_t)r;
-	}
-	return (ssize_t)done;
+	return write_at_full(fd, buf, len, off);
 }
 
 /* Read the whole file behind fd and resync the model after a mismatch so
