@@ -397,54 +397,34 @@ static bool expect_content(const char *desc, const char *p, const char *want)
 }
 
 /* lstat field helpers: value or -errno */
-static long long l_mode(const char *p)
+/* One field of lstat(P), or -errno. */
+enum lfield { LF_MODE, LF_UID, LF_GID, LF_NLINK, LF_SIZE, LF_INO, LF_TYPE };
+
+static long long l_stat(const char *p, enum lfield f)
 {
 	struct stat s;
 
-	return lstat(p, &s) ? -errno : (long long)(s.st_mode & 07777);
+	if (lstat(p, &s))
+		return -errno;
+	switch (f) {
+	case LF_MODE: return s.st_mode & 07777;
+	case LF_UID: return s.st_uid;
+	case LF_GID: return s.st_gid;
+	case LF_NLINK: return (long long)s.st_nlink;
+	case LF_SIZE: return s.st_size;
+	case LF_INO: return (long long)s.st_ino;
+	case LF_TYPE: return s.st_mode & S_IFMT;
+	}
+	return -EINVAL;
 }
 
-static long long l_uid(const char *p)
-{
-	struct stat s;
-
-	return lstat(p, &s) ? -errno : (long long)s.st_uid;
-}
-
-static long long l_gid(const char *p)
-{
-	struct stat s;
-
-	return lstat(p, &s) ? -errno : (long long)s.st_gid;
-}
-
-static long long l_nlink(const char *p)
-{
-	struct stat s;
-
-	return lstat(p, &s) ? -errno : (long long)s.st_nlink;
-}
-
-static long long l_size(const char *p)
-{
-	struct stat s;
-
-	return lstat(p, &s) ? -errno : (long long)s.st_size;
-}
-
-static long long l_ino(const char *p)
-{
-	struct stat s;
-
-	return lstat(p, &s) ? -errno : (long long)s.st_ino;
-}
-
-static long long l_type(const char *p)
-{
-	struct stat s;
-
-	return lstat(p, &s) ? -errno : (long long)(s.st_mode & S_IFMT);
-}
+static long long l_mode(const char *p) { return l_stat(p, LF_MODE); }
+static long long l_uid(const char *p) { return l_stat(p, LF_UID); }
+static long long l_gid(const char *p) { return l_stat(p, LF_GID); }
+static long long l_nlink(const char *p) { return l_stat(p, LF_NLINK); }
+static long long l_size(const char *p) { return l_stat(p, LF_SIZE); }
+static long long l_ino(const char *p) { return l_stat(p, LF_INO); }
+static long long l_type(const char *p) { return l_stat(p, LF_TYPE); }
 
 static const char *tname(long long t)
 {
