@@ -10,9 +10,7 @@
 . "$(dirname "$0")/zcfsd_lib.sh"
 zcfsd_require
 
-zcfsd_env 64M true
-zcfsd_start
-create_publish_or_fail v1 "$TGT/a"
+zcfsd_start_with_v1
 ctlq volume publish v1 "$TGT/a2" || fail "bind v1 at a2"
 mkdir "$TGT/a/d"
 dd if=/dev/urandom of="$TGT/a/d/data" bs=64k count=16 conv=fsync status=none || fail "write"

@@ -9,9 +9,7 @@
 . "$(dirname "$0")/zcfsd_lib.sh"
 zcfsd_require
 
-zcfsd_env 64M true
-zcfsd_start
-create_publish_or_fail v1 "$TGT/a"
+zcfsd_start_with_v1
 ctlq volume create v2 --transport devfuse || fail "create v2"
 echo precious >"$TGT/a/f"
 P1=$(server_pid v1)

@@ -103,9 +103,7 @@ no_new_ring "standalone" "$SPID" "$SPID" "uring-openat:$OUT/secret"
 umount -l "$OUT/mnt2"
 
 # 2. a zcfsd server restarted with --resume after kill -9
-zcfsd_env 64M true
-zcfsd_start
-create_publish_or_fail v1 "$TGT/a"
+zcfsd_start_with_v1
 P0=$(server_pid v1)
 restarted() { local p; p=$(server_pid v1); [ "$p" != "$1" ] && [ "$p" != 0 ] && kill -0 "$p" 2>/dev/null; }
 kill -9 "$P0"

@@ -9,9 +9,7 @@
 . "$(dirname "$0")/zcfsd_lib.sh"
 zcfsd_require
 
-zcfsd_env 64M true
-zcfsd_start
-create_publish_or_fail v1 "$TGT/a"
+zcfsd_start_with_v1
 ctl volume publish v1 "$TGT/a2" >/dev/null || fail "publish v1 at a2"
 create_publish v2 "$TGT/b" || fail "publish v2"
 echo one >"$TGT/a/f"

@@ -12,9 +12,7 @@
 . "$(dirname "$0")/zcfsd_lib.sh"
 zcfsd_require
 
-zcfsd_env 64M true
-zcfsd_start
-create_publish_or_fail v1 "$TGT/a"
+zcfsd_start_with_v1
 restarted() { local p; p=$(server_pid v1); [ "$p" != "$1" ] && [ "$p" != 0 ] && [ "$p" != null ] && kill -0 "$p" 2>/dev/null; }
 kill_and_wait() {
 	local p

@@ -12,9 +12,7 @@ zcfsd_require
 [ "$(uname -m)" = x86_64 ] || skip "inject_syscall knows only x86-64"
 INJ=$(need_testbin inject_syscall)
 
-zcfsd_env 64M true
-zcfsd_start
-create_publish_or_fail v1 "$TGT/a"
+zcfsd_start_with_v1
 P=$(server_pid v1)
 st=/proc/$P/status
 field() { awk -v k="$1:" '$1 == k { $1 = ""; sub(/^ /, ""); print }' "$st"; }

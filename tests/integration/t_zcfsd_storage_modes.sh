@@ -11,9 +11,7 @@
 zcfsd_require setpriv
 OTHER=2999
 
-zcfsd_env 64M true
-zcfsd_start
-create_publish_or_fail v1 "$TGT/a"
+zcfsd_start_with_v1
 chmod 1777 "$TGT/a"
 echo "zcfs-secret" >"$TGT/a/f"
 chmod 0644 "$TGT/a/f"

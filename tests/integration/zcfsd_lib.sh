@@ -188,6 +188,15 @@ create_publish_or_fail() {
 	create_publish "$@" || { show_zcfsd_log; fail "publish $1"; }
 }
 
+# zcfsd_start_with_v1 [zcfsd_start args...]: the common start: a 64M
+# tenant budget (memlock on), zcfsd running, volume v1 created and
+# published at TGT/a.
+zcfsd_start_with_v1() {
+	zcfsd_env 64M true
+	zcfsd_start "$@"
+	create_publish_or_fail v1 "$TGT/a"
+}
+
 # wait_for DESC SECS CMD...: polls CMD until it succeeds
 wait_for() {
 	local desc=$1 secs=$2 i; shift 2
