@@ -128,6 +128,28 @@ static void on_pidfd(struct zcfsd *d, int fd)
 		}
 }
 
+/* An upgrade execs only once the requests of connected clients are
+ * answered (the exec would close their connections unanswered: a status
+ * call failed 1 in 151 during t_zcfsd_upgrade); new connections wait in
+ * the backlog meanwhile. Bounded: a client that keeps sending does not
+ * hold the upgrade back longer than UPGRADE_DRAIN_MS. */
+#define UPGRADE_DRAIN_MS 1000
+#define UPGRADE_DRAIN_POLL_MS 10
+static bool upgrade_drained(struct zcfsd *d)
+{
+	static int64_t since;
+	int64_t now = zcfsd_now_ms();
+
+	if (!since) {
+		since = now;
+		zcfsd_control_stop_accepting(d);
+	}
+	if (zcfsd_control_pending() && now - since < UPGRADE_DRAIN_MS)
+		return false;
+	since = 0;
+	return true;
+}
+
 static int run(struct zcfsd *d)
 {
 	struct epoll_event evs[16];
@@ -155,6 +177,8 @@ static int run(struct zcfsd *d)
 			timeout = lt;	/* flooding servers' logs are watched again */
 		if (ut >= 0 && (timeout < 0 || ut < timeout))
 			timeout = ut;	/* unpublishes under way */
+		if (d->upgrade && (timeout < 0 || timeout > UPGRADE_DRAIN_POLL_MS))
+			timeout = UPGRADE_DRAIN_POLL_MS;	/* draining for the exec */
 		n = epoll_wait(d->epoll_fd, evs, ARRAY_SIZE(evs), timeout);
 
 		if (n < 0 && errno != EINTR)
@@ -184,7 +208,7 @@ static int run(struct zcfsd *d)
 		zcfsd_check_stalls(d);
 		zcfsd_unpublish_tick(d);
 		zcfsd_syncfs_reap();
-		if (zcfsd_upgrade_due(d))
+		if (zcfsd_upgrade_due(d) && upgrade_drained(d))
 			d->quit = true;
 		if (!d->quit)
 			notify_status(d, NULL);

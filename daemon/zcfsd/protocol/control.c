@@ -572,6 +572,29 @@ void zcfsd_control_flush(struct zcfsd *d)
 	}
 }
 
+void zcfsd_control_stop_accepting(struct zcfsd *d)
+{
+	if (d->listen_fd >= 0)
+		(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, d->listen_fd, NULL);
+}
+
+bool zcfsd_control_pending(void)
+{
+	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		const struct client *c = clients[i];
+		struct pollfd p;
+
+		if (!c)
+			continue;
+		if (c->deferred || c->out || c->len)
+			return true;
+		p = (struct pollfd){ .fd = c->fd, .events = POLLIN };
+		if (poll(&p, 1, 0) > 0)
+			return true;
+	}
+	return false;
+}
+
 int zcfsd_control_timeout_ms(void)
 {
 	int64_t now = zcfsd_now_ms(), next = -1;

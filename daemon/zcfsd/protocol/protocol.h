@@ -50,6 +50,13 @@ void zcfsd_unpublish_tick(struct zcfsd *d);
 int zcfsd_unpublish_timeout_ms(struct zcfsd *d);
 /* Answers still queued are sent (at most ~100 ms each): before an exec. */
 void zcfsd_control_flush(struct zcfsd *d);
+/* Before an upgrade's exec: no new connection is accepted (they wait in
+ * the listen backlog, which the exec hands over), and whether a connected
+ * client still has a request zcfsd has not answered (bytes buffered or on
+ * its socket, an answer being written, a deferred one): the exec would
+ * close it unanswered. */
+void zcfsd_control_stop_accepting(struct zcfsd *d);
+bool zcfsd_control_pending(void);
 /* Who sent a request (SO_PEERCRED, SO_PEERGROUPS at accept). */
 #define ZCFSD_PEER_GROUPS_MAX 256
 struct zcfsd_peer {
