@@ -1,7 +1,9 @@
 /* Giving up CAP_SYS_ADMIN (caps.h). Capabilities belong to threads and
  * no call changes them for a whole process, so the caller drops its own
  * and signals every other thread to drop theirs, like glibc's setuid
- * broadcast; then capget(2) on each thread verifies.
+ * broadcast; then capget(2) on each thread verifies. The caller waits
+ * for the answers on a futex (the handlers count and wake it), with a
+ * deadline, not by polling.
  *
  * Under the sandbox nothing here may open /proc (Landlock) or call
  * prctl(2) beyond PR_SET_NAME (seccomp). libcap-ng reads
@@ -10,9 +12,12 @@
  * in caps_prepare() before the sandbox and only capng_clear() +
  * capng_apply() run afterwards. */
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/capability.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -31,7 +36,7 @@ static int task_dir = -1;	/* /proc/self/task, opened before the sandbox */
 static bool prepared;		/* caps_prepare() ran: no task_dir means nothing to drop */
 static bool clear_all;		/* the capability is all the server has: clear every set */
 static bool capng_ready;	/* libcap-ng knows cap_last_cap */
-static atomic_uint drop_acks;
+static _Atomic uint32_t drop_acks;	/* futex word: threads that dropped */
 
 bool caps_only_for_zero_copy(const struct zcfs_options *o)
 {
@@ -124,8 +129,10 @@ static void drop_handler(int sig)
 	int saved = errno;
 
 	(void)sig;
-	if (drop_raw() == 0)
+	if (drop_raw() == 0) {
 		atomic_fetch_add(&drop_acks, 1);
+		syscall(SYS_futex, &drop_acks, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	}
 	errno = saved;
 }
 
@@ -134,11 +141,34 @@ void caps_keep_drop_signal(sigset_t *set)
 	sigdelset(set, DROP_SIGNAL);
 }
 
+/* Until n handlers have answered or 1 s has passed: a thread that exited
+ * after it was signalled never answers. */
+static void wait_acks(uint32_t n)
+{
+	struct timespec now, end, left;
+	uint32_t seen;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += 1;
+	while ((seen = atomic_load(&drop_acks)) < n) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left.tv_sec = end.tv_sec - now.tv_sec;
+		left.tv_nsec = end.tv_nsec - now.tv_nsec;
+		if (left.tv_nsec < 0) {
+			left.tv_sec--;
+			left.tv_nsec += 1000000000L;
+		}
+		if (left.tv_sec < 0)
+			return;
+		/* Returns at once when a handler counted since the load. */
+		syscall(SYS_futex, &drop_acks, FUTEX_WAIT_PRIVATE, seen, &left, NULL, 0);
+	}
+}
+
 /* Every thread but the caller; *sent = how many were signalled. */
 static int signal_others(unsigned *sent)
 {
 	struct sigaction sa = { .sa_handler = drop_handler, .sa_flags = SA_RESTART };
-	const struct timespec pause = { .tv_nsec = 1000 * 1000 };
 	_cleanup_closedir_ DIR *d = caps_open_tasks();
 	pid_t self = (pid_t)syscall(SYS_gettid);
 	struct dirent *de;
@@ -157,9 +187,7 @@ static int signal_others(unsigned *sent)
 		if (syscall(SYS_tgkill, getpid(), (pid_t)tid, DROP_SIGNAL) == 0)
 			(*sent)++;
 	}
-	/* Bounded: a thread that exited meanwhile never answers. */
-	for (unsigned i = 0; i < 1000 && atomic_load(&drop_acks) < *sent; i++)
-		nanosleep(&pause, NULL);
+	wait_acks(*sent);
 	return 0;
 }
 
