@@ -155,9 +155,8 @@ int prune_start(struct zcfs_session *se, struct zcfs_prune **ret)
 	p->se = se;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	/* No signal for this thread (process-directed ones, like the io_uring
-	 * transport's reader wake-up, must reach the threads meant) but the
-	 * per-thread CAP_SYS_ADMIN drop. */
+	/* No signal for this thread (process-directed ones must reach main's
+	 * signalfd) but the per-thread CAP_SYS_ADMIN drop. */
 	sigfillset(&all);
 	caps_keep_drop_signal(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);

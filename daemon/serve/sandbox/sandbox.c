@@ -144,7 +144,7 @@ static int add_cond_rules(scmp_filter_ctx ctx, unsigned *n)
 		/* No new executable memory: nothing is loaded after startup. */
 		{ SCMP_SYS(mmap), SCMP_ACT_ALLOW, ARG_MASKED(2, PROT_EXEC, 0) },
 		{ SCMP_SYS(mprotect), SCMP_ACT_ALLOW, ARG_MASKED(2, PROT_EXEC, 0) },
-		/* Signals to ourselves only (the io_uring transport nudges
+		/* Signals to ourselves only (the io_uring transport interrupts
 		 * its readers, caps.c's drop, abort()). */
 		{ SCMP_SYS(kill), SCMP_ACT_ALLOW, ARG_EQ(0, self) },
 		{ SCMP_SYS(tgkill), SCMP_ACT_ALLOW, ARG_EQ(0, self) },

@@ -14,6 +14,12 @@ struct devfuse_pool;
 int devfuse_pool_start(struct zcfs_session *se, int nthreads, bool splice_reads,
 		       struct devfuse_pool **ret) _must_check_;
 void devfuse_pool_stop(struct devfuse_pool *pool);
+/* Ends the readers of a connection that stays alive (no ENODEV comes)
+ * once the session is exiting: sends each reader thread sig, whose
+ * handler the caller installed without SA_RESTART and which only the
+ * readers leave unblocked, so that read() fails with EINTR; joins them.
+ * NULL-safe; devfuse_pool_stop frees the pool afterwards. */
+void devfuse_pool_interrupt(struct devfuse_pool *pool, int sig);
 
 /* io_uring transport (FUSE-over-io_uring). */
 extern const struct zcfs_transport_ops transport_uring;

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <sys/uio.h>
 #include "devfuse_splice.h"
 #include "hugebuf.h"
@@ -114,6 +115,36 @@ static int clone_fd(int master)
 		return r;
 	}
 	return fd;
+}
+
+void devfuse_pool_interrupt(struct devfuse_pool *pool, int sig)
+{
+	int i;
+
+	if (!pool)
+		return;
+	for (i = 0; i < pool->nworkers; i++)
+		if (pool->workers[i].started)
+			pthread_kill(pool->workers[i].thread, sig);
+	for (i = 0; i < pool->nworkers; i++) {
+		struct devfuse_worker *w = &pool->workers[i];
+		struct timespec until;
+
+		if (!w->started)
+			continue;
+		/* The signal can land between the reader's look at exiting and
+		 * its read(): sent again after each 20 ms the join waited. */
+		for (;;) {
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_nsec += 20 * 1000000L;
+			until.tv_sec += until.tv_nsec / 1000000000L;
+			until.tv_nsec %= 1000000000L;
+			if (pthread_timedjoin_np(w->thread, NULL, &until) != ETIMEDOUT)
+				break;
+			pthread_kill(w->thread, sig);
+		}
+		w->started = false;
+	}
 }
 
 void devfuse_pool_stop(struct devfuse_pool *pool)

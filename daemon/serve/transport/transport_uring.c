@@ -9,7 +9,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include "daemon/serve/sandbox/caps.h"
 #include "daemon/common/log.h"
 #include "daemon/serve/sandbox/sandbox.h"
@@ -20,9 +19,9 @@
 #include "uring_zerocopy.h"
 
 #define ENABLE_URING_PARAM "/sys/module/fuse/parameters/enable_uring"
-/* Only the /dev/fuse readers leave this signal unblocked (see stop); not
- * SIGUSR2, which is zcfsd's hand-over request to main (volume.restart):
- * a process-directed one must not land in a reader. */
+/* Sent to the /dev/fuse readers alone (devfuse_pool_interrupt), which
+ * alone leave it unblocked (see stop); not SIGUSR2, which is zcfsd's
+ * hand-over request to main (volume.restart). */
 #define READER_WAKE_SIGNAL (SIGRTMIN + 3)
 
 struct uring_transport {
@@ -35,7 +34,6 @@ struct uring_transport {
 	uint64_t offered_flags;		/* everything INIT offered */
 	struct uring_ext_plan plan;	/* 7.46 pools / zero-copy, decided at INIT */
 	struct ringmem *rm;		/* --ring-memfd */
-	atomic_bool readers_gone;
 };
 
 static const char *errname(int r)
@@ -91,20 +89,6 @@ static int start_readers(struct zcfs_session *se, int n, bool splice_reads, stru
 	r = devfuse_pool_start(se, n, splice_reads, pool);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return r;
-}
-
-/* Signals the process until every reader has been joined: a reader in
- * read() wakes with EINTR and, the session exiting, leaves. */
-static void *nudge_readers(void *arg)
-{
-	struct uring_transport *t = arg;
-	const struct timespec pause = { .tv_nsec = 20 * 1000 * 1000 };
-
-	while (!atomic_load(&t->readers_gone)) {
-		kill(getpid(), READER_WAKE_SIGNAL);
-		nanosleep(&pause, NULL);
-	}
-	return NULL;
 }
 
 static void stop_queues(struct uring_transport *t)
@@ -363,18 +347,14 @@ static int uring_after_init(struct zcfs_session *se)
 static void uring_stop(struct zcfs_session *se)
 {
 	struct uring_transport *t = se->transport_priv;
-	pthread_t nudger;
-	bool nudging;
 
 	if (!t)
 		return;
 	stop_queues(t);
-	nudging = pthread_create(&nudger, NULL, nudge_readers, t) == 0;
+	devfuse_pool_interrupt(t->pool, READER_WAKE_SIGNAL);
+	devfuse_pool_interrupt(t->fallback, READER_WAKE_SIGNAL);
 	devfuse_pool_stop(t->pool);
 	devfuse_pool_stop(t->fallback);
-	atomic_store(&t->readers_gone, true);
-	if (nudging)
-		pthread_join(nudger, NULL);
 	free(t);
 	se->transport_priv = NULL;
 }
