@@ -28,6 +28,8 @@ struct zcfs_prune {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	pthread_cond_t below;		/* the table fell below high (prune_forgot) */
+	atomic_uint waiters;		/* requests in prune_wait */
 	bool wanted, stop;
 	atomic_bool unsupported;	/* read by request threads (prune_wait) */
 	time_t last_log;
@@ -43,16 +45,22 @@ void prune_marks(size_t nofile, size_t *high, size_t *low)
 	*low = nofile - nofile / 4;
 }
 
+/* ms from now, for pthread_cond_timedwait (CLOCK_REALTIME). */
+static void deadline_ms(struct timespec *until, long ms)
+{
+	clock_gettime(CLOCK_REALTIME, until);
+	until->tv_nsec += ms * 1000000L;
+	until->tv_sec += until->tv_nsec / 1000000000L;
+	until->tv_nsec %= 1000000000L;
+}
+
 /* Waits ms for FORGETs to come in; false when asked to stop. */
 static bool pause_ms(struct zcfs_prune *p, long ms)
 {
 	struct timespec until;
 	bool stop;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += ms * 1000000L;
-	until.tv_sec += until.tv_nsec / 1000000000L;
-	until.tv_nsec %= 1000000000L;
+	deadline_ms(&until, ms);
 	pthread_mutex_lock(&p->lock);
 	if (!p->stop)
 		(void)pthread_cond_timedwait(&p->cond, &p->lock, &until);
@@ -155,6 +163,7 @@ int prune_start(struct zcfs_session *se, struct zcfs_prune **ret)
 	p->se = se;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
+	pthread_cond_init(&p->below, NULL);
 	/* No signal for this thread (process-directed ones must reach main's
 	 * signalfd) but the per-thread CAP_SYS_ADMIN drop. */
 	sigfillset(&all);
@@ -163,6 +172,7 @@ int prune_start(struct zcfs_session *se, struct zcfs_prune **ret)
 	r = -pthread_create(&p->thread, NULL, prune_main, p);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r < 0) {
+		pthread_cond_destroy(&p->below);
 		pthread_cond_destroy(&p->cond);
 		pthread_mutex_destroy(&p->lock);
 		free(p);
@@ -184,19 +194,37 @@ void prune_check(struct zcfs_prune *p, size_t inodes)
 	pthread_mutex_unlock(&p->lock);
 }
 
+void prune_forgot(struct zcfs_prune *p, size_t inodes)
+{
+	if (!p || inodes >= p->high)
+		return;
+	/* Pairs with the fence in prune_wait: either it sees the count this
+	 * FORGET lowered, or this sees it waiting. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load(&p->waiters))
+		return;
+	pthread_mutex_lock(&p->lock);
+	pthread_cond_broadcast(&p->below);
+	pthread_mutex_unlock(&p->lock);
+}
+
 int prune_wait(struct zcfs_prune *p)
 {
-	struct timespec ms = { .tv_nsec = 1000000 };
+	struct timespec until;
+	int r = 0;
 
 	if (!p || atomic_load(&p->unsupported))
 		return -EMFILE;
 	prune_check(p, SIZE_MAX);
-	for (int i = 0; i < 50; i++) {
-		if (inode_table_count(p->se->inodes) < p->high)
-			return 0;
-		nanosleep(&ms, NULL);
-	}
-	return -EMFILE;
+	deadline_ms(&until, 50);
+	pthread_mutex_lock(&p->lock);
+	atomic_fetch_add(&p->waiters, 1);
+	atomic_thread_fence(memory_order_seq_cst);
+	while (inode_table_count(p->se->inodes) >= p->high && r != ETIMEDOUT)
+		r = pthread_cond_timedwait(&p->below, &p->lock, &until);
+	atomic_fetch_sub(&p->waiters, 1);
+	pthread_mutex_unlock(&p->lock);
+	return inode_table_count(p->se->inodes) < p->high ? 0 : -EMFILE;
 }
 
 void prune_stop(struct zcfs_prune *p)
@@ -208,6 +236,7 @@ void prune_stop(struct zcfs_prune *p)
 	pthread_cond_signal(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 	pthread_join(p->thread, NULL);
+	pthread_cond_destroy(&p->below);
 	pthread_cond_destroy(&p->cond);
 	pthread_mutex_destroy(&p->lock);
 	free(p);

@@ -24,6 +24,9 @@ void prune_check(struct zcfs_prune *p, size_t inodes);
  * most) for the table to drop below the high mark; 0 if it did, so
  * that the request is worth one more try. */
 int prune_wait(struct zcfs_prune *p);
+/* After FORGETs (inodes = the table's count now): wakes the requests
+ * in prune_wait once it is below the high mark. NULL-safe and cheap. */
+void prune_forgot(struct zcfs_prune *p, size_t inodes);
 void prune_stop(struct zcfs_prune *p);
 
 #endif

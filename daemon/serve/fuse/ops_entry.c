@@ -9,6 +9,7 @@
 #include <sys/time.h>
 #include "daemon/serve/backend/backend.h"
 #include "daemon/serve/backend/handle.h"
+#include "daemon/serve/backend/prune.h"
 #include "daemon/common/log.h"
 #include "ops.h"
 #include "req_inode.h"
@@ -49,6 +50,7 @@ int op_forget(struct zcfs_req *req)
 	const struct fuse_forget_in *arg = req->arg;
 
 	inode_forget(req->se->inodes, req->in.nodeid, arg->nlookup);
+	prune_forgot(req->se->prune, inode_table_count(req->se->inodes));
 	reply_none(req);
 	return 0;
 }
@@ -66,6 +68,7 @@ int op_batch_forget(struct zcfs_req *req)
 		memcpy(&f, &one[i], sizeof(f));
 		inode_forget(req->se->inodes, f.nodeid, f.nlookup);
 	}
+	prune_forgot(req->se->prune, inode_table_count(req->se->inodes));
 	reply_none(req);
 	return 0;
 }
