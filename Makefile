@@ -201,6 +201,12 @@ $(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^
 
+# holder_proof drives io_uring rings (liburing).
+$(BUILD)/tests/integration/holder_proof: $(BUILD)/tests/integration/holder_proof.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
 # sandbox_probe applies zcfs-serve's own sandbox: link the real code in.
 $(BUILD)/tests/integration/sandbox_probe: $(BUILD)/tests/integration/sandbox_probe.o \
 		$(BUILD)/daemon/serve/sandbox/sandbox.o $(COMMON_OBJ)
