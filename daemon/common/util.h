@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <stdio.h>
 #include <dirent.h>
+#include <stdint.h>
+#include <time.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -31,6 +33,17 @@ static inline int safe_close(int fd)
 		errno = saved;
 	}
 	return -1;
+}
+
+/* CLOCK_REALTIME in microseconds: the stamps of the restart-timing log
+ * fields (wall_us=, docs/supervision.md "Where a restart's stall goes"),
+ * the clock the restart tests' probe logs its stalls in. */
+static inline int64_t wall_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 static inline void freep(void *p) { free(*(void **)p); }

@@ -319,8 +319,10 @@ static void on_signal(struct zcfs_session *se, int sig)
 	if (sig == SIGUSR2 && se->opts->fuse_fd >= 0) {
 		/* zcfsd's planned restart (volume.restart): a successor takes
 		 * the connection over. */
+		int64_t t0 = wall_us();
 		int r = se->transport->hand_over ? se->transport->hand_over(se) : 0;
-		log_info("hand-over to a successor: %s", r < 0 ? strerror(-r) : "ready");
+		log_info("hand-over to a successor: %s wall_us=%lld took_ms=%.1f",
+			 r < 0 ? strerror(-r) : "ready", (long long)t0, (double)(wall_us() - t0) / 1000);
 		session_exit(se, 0);
 	} else if (sig == SIGTERM || sig == SIGINT) {
 		log_info("signal %s: unmounting", sig == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -491,6 +493,7 @@ static int session_start(struct zcfs_session *se)
 
 	if (r == 0)
 		r = se->transport->start(se);
+	se->start_us[START_TRANSPORT] = wall_us();
 	/* The transport seals as soon as its rings exist (before any request
 	 * is read); this catches a start path that did not. */
 	if (r == 0 && se->opts->sandbox && se->transport == &transport_uring && !sandbox_rings_sealed()) {
@@ -516,6 +519,7 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int notify_fd = -1, root_fd, r, status = 1;
 
+	se.start_us[START_MAIN] = wall_us();
 	if (options_parse(argc, argv, &opts, err, sizeof(err)) < 0)
 		return usage_error(err);
 	r = settle_options(&opts);
@@ -528,6 +532,7 @@ int main(int argc, char **argv)
 	if (r < 0)
 		log_info("backing atime and read-only follow %s's own mount: a mount with this mount's "
 			 "flags (open_tree): %s", opts.source, strerror(-r));
+	se.start_us[START_SOURCE] = wall_us();
 	umask(0);	/* the kernel already applied the client's umask */
 	raise_nofile();
 	session_setup(&se, &opts, root_fd);
@@ -538,6 +543,7 @@ int main(int argc, char **argv)
 	}
 	if (session_tables(&se, &root_fd) < 0)
 		goto out;
+	se.start_us[START_TABLES] = wall_us();
 	if (!opts.foreground && daemonize(&notify_fd) < 0) {
 		log_err("daemonize: %m");
 		goto out;
@@ -553,6 +559,7 @@ int main(int argc, char **argv)
 	}
 	if (connect_fuse(&se, &mnt) < 0 || session_confine(&se) < 0)
 		goto out;
+	se.start_us[START_CONFINE] = wall_us();
 	if (session_start(&se) < 0) {
 		atomic_store(&se.exiting, true);
 		zcfs_unmount(mnt);

@@ -156,6 +156,8 @@ run_variant() {
 	check "[$1] no io_uring commit refused (cross-wired ring entries: $(refused_commits "$STATE/logs/$id.log"))" \
 		test "$(refused_commits "$STATE/logs/$id.log")" = 0
 	log "[$1] kill -9: $RESTART_KILLS restarts, client stall per restart: $(stalls "$d/kills" "$d/stalls")"
+	/usr/bin/python3 "$(dirname "$0")/restart_timing.py" "$d/kills" "$d/stalls" "$W/zcfsd.log" \
+		"$STATE/logs/$id.log" "$id" | sed "s/^/# [$1] restart step: /"
 	jq -r '.jobs[] | "\(.jobname): error=\(.error) written=\(.write.io_bytes) verified(read)=\(.read.io_bytes) short_reads=\(.read.short_ios // 0)"' \
 		"$d/fio.json" 2>/dev/null | sed "s/^/# $id fio: /"
 	if [ "$errs" != 0 ]; then

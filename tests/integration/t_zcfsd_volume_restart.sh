@@ -86,6 +86,8 @@ log "planned restart: client stall per restart: $(/usr/bin/python3 - "$W/restart
 	print(f"p50={pct(0.50):.0f}ms p99={pct(0.99):.0f}ms max={per[-1] if per else 0:.0f}ms")
 	PY
 )"
+/usr/bin/python3 "$(dirname "$0")/restart_timing.py" "$W/restarts" "$W/stalls" "$W/zcfsd.log" \
+	"$STATE/logs/$id.log" "$id" | sed "s/^/# planned restart step: /"
 jq -r '.jobs[] | "\(.jobname): error=\(.error) written=\(.write.io_bytes) verified(read)=\(.read.io_bytes)"' \
 	"$W/fio.json" 2>/dev/null | sed "s/^/# fio: /"
 [ "$fio_err" = 0 ] || tail -n 20 "$W/fio.out" | sed "s/^/# fio: /"

@@ -39,8 +39,21 @@ struct zcfs_transport_ops {
 	int (*hand_over)(struct zcfs_session *se);
 };
 
+/* When each step of the start ended (wall_us(), 0: not reached), logged
+ * with "serving" (docs/supervision.md, "Where a restart's stall goes"). */
+enum zcfs_start_step {
+	START_MAIN,		/* main() entered: exec and dynamic linking before */
+	START_SOURCE,		/* options, SOURCE opened, its mount attributes */
+	START_TABLES,		/* inode/handle tables, quota count */
+	START_CONFINE,		/* counters, privileges, sandbox */
+	START_TRANSPORT,	/* prune thread, transport (rings, readers) */
+	START_SERVING,		/* INIT answered or assumed, rings registered */
+	START_STEPS
+};
+
 struct zcfs_session {
 	const struct zcfs_options *opts;
+	int64_t start_us[START_STEPS];
 	int fuse_fd;
 	int root_fd;		/* O_PATH of SOURCE */
 	uint64_t root_dev;

@@ -126,16 +126,39 @@ int op_init(struct zcfs_req *req)
 	return 0;
 }
 
+/* "main=WALL_US steps_ms=source:A,tables:B,confine:C,transport:D,serving:E":
+ * when main() was entered and how long each start step took
+ * (zcfs_start_step; a step not reached counts 0). */
+static void start_steps(struct zcfs_session *se, char *buf, size_t len)
+{
+	static const char *const names[] = { "source", "tables", "confine", "transport", "serving" };
+	int64_t *t = se->start_us, prev = t[START_MAIN];
+	size_t off;
+
+	t[START_SERVING] = wall_us();
+	off = (size_t)snprintf(buf, len, "main=%lld steps_ms=", (long long)prev);
+	for (unsigned i = START_SOURCE; i < START_STEPS && off < len; i++) {
+		int64_t d = t[i] && prev ? t[i] - prev : 0;
+		off += (size_t)snprintf(buf + off, len - off, "%s%s:%.1f", i > START_SOURCE ? "," : "",
+					names[i - START_SOURCE], (double)d / 1000);
+		if (t[i])
+			prev = t[i];
+	}
+}
+
 static void log_serving(struct zcfs_session *se, const char *how)
 {
+	char steps[160];
+
+	start_steps(se, steps, sizeof(steps));
 	passthrough_announce(se);	/* zcfsd shows what was negotiated */
-	log_info("serving source=%s mountpoint=%s %s passthrough=%s protocol=7.%u max_write=%u ownership=%s cache=%s writeback=%s%s",
+	log_info("serving source=%s mountpoint=%s %s passthrough=%s protocol=7.%u max_write=%u ownership=%s cache=%s writeback=%s%s %s",
 		 se->opts->source, se->opts->mountpoint ? se->opts->mountpoint : "-",
 		 se->transport_desc, atomic_load(&se->passthrough_on) ? "on" : "off",
 		 se->proto_minor, se->max_write, se->xattr_owner ? "xattr" : "native",
 		 se->opts->cache == ZCFS_CACHE_EXCLUSIVE ? "exclusive" :
 		 se->opts->cache == ZCFS_CACHE_NONE ? "none" : "shared",
-		 (se->conn_flags & FUSE_WRITEBACK_CACHE) ? "on" : "off", how);
+		 (se->conn_flags & FUSE_WRITEBACK_CACHE) ? "on" : "off", how, steps);
 }
 
 int session_resume(struct zcfs_session *se)

@@ -46,6 +46,7 @@ struct zcfsd_server {
 	bool adopted;			/* not our child (taken over after a daemon restart) */
 	int64_t handover_due_ms;	/* monotonic; planned restart (volume.restart) under way:
 					 * the old server is killed if it has not exited by then */
+	int64_t fork_us, exec_us;	/* wall_us() before its fork, after its exec (logged) */
 };
 
 struct zcfsd_volume {

@@ -217,9 +217,11 @@ static void spawn_record(struct zcfsd *d, struct zcfsd_volume *v, const struct p
 		log_warn("event=watch-failed volume=%s error=%s", v->id, strerror(-r));
 	zcfsd_broker_spawned(d, v, true);
 	log_info("event=server-start volume=%s tenant=%s pid=%d uid=%u memlock=%llu restarts=%u "
-		 "passthrough=%s caps=%s", v->id, v->tenant, (int)pid, (unsigned)t->uid,
-		 (unsigned long long)memlock, v->srv.restarts, v->broker ? "brokered" : "off",
-		 zcfsd_server_gets_sys_admin(v, t) ? "CAP_SYS_ADMIN-until-rings-registered" : "none");
+		 "passthrough=%s caps=%s fork_us=%lld exec_ms=%.1f", v->id, v->tenant, (int)pid,
+		 (unsigned)t->uid, (unsigned long long)memlock, v->srv.restarts,
+		 v->broker ? "brokered" : "off",
+		 zcfsd_server_gets_sys_admin(v, t) ? "CAP_SYS_ADMIN-until-rings-registered" : "none",
+		 (long long)v->srv.fork_us, (double)(v->srv.exec_us - v->srv.fork_us) / 1000);
 }
 
 int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
@@ -276,6 +278,7 @@ static int spawn_fork(struct zcfsd *d, struct zcfsd_volume *v, const struct poli
 	/* After the broker exists: a first start has none before. */
 	zcfsd_serve_opts_of(d, v, t, src, *ready_w >= 0, &o);
 	zcfsd_serve_argv(&o, &a);
+	v->srv.fork_us = wall_us();
 	pid = fork();
 	if (pid == 0)
 		child_exec(v, t, *log_fd, p[1], *ready_w, memlock, o.zero_copy, a.argv);
@@ -294,6 +297,7 @@ static int spawn_fork(struct zcfsd *d, struct zcfsd_volume *v, const struct poli
 	do
 		n = read(p[0], &child_err, sizeof(child_err));
 	while (n < 0 && errno == EINTR);
+	v->srv.exec_us = wall_us();
 	safe_close(p[0]);
 	if (n > 0 || pidfd < 0) {
 		r = n > 0 ? -child_err : r;

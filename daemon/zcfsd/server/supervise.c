@@ -132,7 +132,8 @@ int zcfsd_server_handover(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_e
 		return zcfs_fail(e, ZCFS_INTERNAL, -errno, "signalling the server of '%s': %s", v->id,
 				 strerror(errno));
 	v->srv.handover_due_ms = zcfsd_now_ms() + HANDOVER_TIMEOUT_MS;
-	log_info("event=server-handover volume=%s pid=%d", v->id, (int)v->srv.pid);
+	log_info("event=server-handover volume=%s pid=%d wall_us=%lld", v->id, (int)v->srv.pid,
+		 (long long)wall_us());
 	return 0;
 }
 
@@ -149,7 +150,7 @@ static void handover_deadlines(struct zcfsd_volume *v, int64_t now)
 
 void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 {
-	int64_t ran = zcfsd_wall() - v->srv.started_at;
+	int64_t ran = zcfsd_wall() - v->srv.started_at, seen_us = wall_us();
 	bool planned = v->srv.handover_due_ms != 0;
 	bool served = planned || server_served(v);
 	siginfo_t si;
@@ -179,12 +180,12 @@ void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 	v->srv.backoff_ms = zcfsd_restart_delay_ms(&v->srv.unserved_exits, served);
 	v->srv.restart_due_ms = zcfsd_now_ms() + v->srv.backoff_ms;
 	if (v->srv.adopted)
-		log_warn("event=server-exit volume=%s pid=%d status=unknown(adopted) ran_s=%lld restart_in_ms=%u",
-			 v->id, (int)pid, (long long)ran, v->srv.backoff_ms);
+		log_warn("event=server-exit volume=%s pid=%d status=unknown(adopted) ran_s=%lld restart_in_ms=%u wall_us=%lld",
+			 v->id, (int)pid, (long long)ran, v->srv.backoff_ms, (long long)seen_us);
 	else
-		log_warn("event=server-exit volume=%s pid=%d %s=%d ran_s=%lld restart_in_ms=%u%s", v->id,
-			 (int)pid, si.si_code == CLD_EXITED ? "status" : "signal", si.si_status,
-			 (long long)ran, v->srv.backoff_ms, planned ? " planned=yes" : "");
+		log_warn("event=server-exit volume=%s pid=%d %s=%d ran_s=%lld restart_in_ms=%u%s wall_us=%lld",
+			 v->id, (int)pid, si.si_code == CLD_EXITED ? "status" : "signal", si.si_status,
+			 (long long)ran, v->srv.backoff_ms, planned ? " planned=yes" : "", (long long)seen_us);
 }
 
 static void restart(struct zcfsd *d, struct zcfsd_volume *v)
@@ -221,8 +222,8 @@ static void restart(struct zcfsd *d, struct zcfsd_volume *v)
 	 * processing list; RESEND puts them back in the queue for the new
 	 * one. */
 	r = zcfsd_send_resend(v->fuse_fd);
-	log_info("event=server-restart volume=%s pid=%d restarts=%u resend=%s", v->id,
-		 (int)v->srv.pid, v->srv.restarts, r < 0 ? strerror(-r) : "ok");
+	log_info("event=server-restart volume=%s pid=%d restarts=%u resend=%s wall_us=%lld", v->id,
+		 (int)v->srv.pid, v->srv.restarts, r < 0 ? strerror(-r) : "ok", (long long)wall_us());
 	(void)zcfsd_state_save(d);
 }
 
