@@ -20,6 +20,7 @@
  * Then it SIGKILLs the server KILLS times (every 100-400 ms), each time
  * writes FUSE_NOTIFY_RESEND and starts a successor at once, which takes
  * the rings over (per-entry bookkeeping in the memfd, see struct pslot).
+ * KILLS 0 with HOLDER_RUN_MS=N: N ms of load and no kill (the cost).
  * Prints one line of counts; exit 0 iff no client error, no verify error
  * and no hung client. Not part of zcfs: a measurement harness. */
 #include <errno.h>
@@ -810,6 +811,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "resend: %s\n", strerror(errno));
 		server = spawn_server(memfd, backing);
 	}
+	if (kills == 0 && getenv("HOLDER_RUN_MS"))	/* cost only: load, no kill */
+		msleep((unsigned)atoi(getenv("HOLDER_RUN_MS")));
 	msleep(500);
 	atomic_store(&C->stop, 1);
 	for (i = 0; i < 500; i++) {
