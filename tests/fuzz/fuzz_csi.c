@@ -9,6 +9,7 @@
 #include "csi.h"
 #include "daemon/common/log.h"
 #include "plugin_json.h"
+#include "tests/fuzz/fuzz_dir.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -22,21 +23,10 @@ static struct csi_ctx ctx = { .socket = "/nonexistent/zcfs-fuzz.sock", .node_id 
 
 static char dir[] = "/tmp/zcfs-fuzz-csi.XXXXXX";
 
-static void remove_dir(void)
-{
-	char cmd[64];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	(void)!system(cmd);
-}
-
 static void setup_once(void)
 {
-	if (ctx.state_dir)
+	if (!fuzz_dir_once(dir))
 		return;
-	if (!mkdtemp(dir))
-		abort();
-	atexit(remove_dir);
 	ctx.state_dir = dir;
 	log_set_level(LOG_CRIT);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "csi_grpc.h"
 #include "daemon/common/log.h"
+#include "tests/fuzz/fuzz_dir.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -29,23 +30,12 @@ static const struct csi_serve_opts opts = { .endpoint = "unix:///nonexistent/csi
 					    .kubelet_endpoint = "/nonexistent/csi.sock" };
 static char dir[] = "/tmp/zcfs-fuzz-csi-grpc.XXXXXX";
 
-static void remove_dir(void)
-{
-	char cmd[64];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	(void)!system(cmd);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct csi_grpc_method *m;
 	struct csi_grpc_result res;
 
-	if (!ctx.state_dir) {
-		if (!mkdtemp(dir))
-			abort();
-		atexit(remove_dir);
+	if (fuzz_dir_once(dir)) {
 		ctx.state_dir = dir;
 		log_set_level(LOG_CRIT);
 	}

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "daemon/common/names.h"
 #include "daemon/common/policy.h"
+#include "tests/fuzz/fuzz_dir.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -36,20 +37,10 @@ static struct {
 	uint8_t text[64 * 1024];	/* what the file holds: unchanged files are not rewritten */
 } files[1 + DIR_FILES];
 
-static void cleanup(void)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
-		(void)unlink(files[i].path);
-	(void)rmdir(pdir);
-	(void)rmdir(dir);
-}
-
 static void setup_once(void)
 {
-	if (dir[sizeof(dir) - 2] != 'X')
+	if (!fuzz_dir_once(dir))
 		return;
-	if (!mkdtemp(dir))
-		abort();
 	snprintf(pdir, sizeof(pdir), "%s/d", dir);
 	if (mkdir(pdir, 0755) < 0)
 		abort();
@@ -58,7 +49,6 @@ static void setup_once(void)
 		snprintf(files[i].path, sizeof(files[i].path), "%s/%02zu.json", pdir, i - 1);
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
 		files[i].fd = -1;
-	atexit(cleanup);
 }
 
 /* FILES[I] holds exactly the N bytes at P. */

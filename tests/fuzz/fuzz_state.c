@@ -17,6 +17,7 @@
 #include "daemon/common/log.h"
 #include "daemon/common/names.h"
 #include "daemon/zcfsd/state/state.h"
+#include "tests/fuzz/fuzz_dir.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -24,20 +25,10 @@ static char dir[] = "/dev/shm/zcfs-fuzz-state.XXXXXX";
 static char path[sizeof(dir) + 32], tmp[sizeof(dir) + 32], logs[sizeof(dir) + 16];
 static struct policy policy;	/* no tenants: loading does not consult it */
 
-static void cleanup(void)
-{
-	(void)unlink(path);
-	(void)unlink(tmp);
-	(void)rmdir(logs);
-	(void)rmdir(dir);
-}
-
 static void setup_once(void)
 {
-	if (dir[sizeof(dir) - 2] != 'X')
+	if (!fuzz_dir_once(dir))
 		return;
-	if (!mkdtemp(dir))
-		abort();
 	snprintf(path, sizeof(path), "%s/state.json", dir);
 	snprintf(tmp, sizeof(tmp), "%s/.state.json.tmp.%d", dir, (int)getpid());
 	snprintf(logs, sizeof(logs), "%s/logs", dir);
@@ -46,7 +37,6 @@ static void setup_once(void)
 	policy.queue_depth = 8;
 	policy.max_write = 1u << 20;
 	log_set_level(LOG_CRIT);
-	atexit(cleanup);
 }
 
 static void free_volumes(struct zcfsd *d)

@@ -10,6 +10,7 @@
 #include "plugin_json.h"
 #include "statefile.h"
 #include "vp.h"
+#include "tests/fuzz/fuzz_dir.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -24,25 +25,14 @@ static char *reg_text;
 
 static char dir[] = "/tmp/zcfs-fuzz-vp.XXXXXX";
 
-static void remove_dir(void)
-{
-	char cmd[64];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	(void)!system(cmd);
-}
-
 static void setup_once(void)
 {
 	static char state[128], root[128];
 	struct zcfs_err e = { 0 };
 	json_object *reg;
 
-	if (reg_text)
+	if (!fuzz_dir_once(dir))
 		return;
-	if (!mkdtemp(dir))
-		abort();
-	atexit(remove_dir);
 	log_set_level(LOG_CRIT);
 	snprintf(state, sizeof(state), "%s/state", dir);
 	snprintf(root, sizeof(root), "%s/mnt", dir);
