@@ -687,32 +687,29 @@ def write_md(path, run, machine, targets, goals, prev, png_ok, scale=None):
     L.append("")
 
     drows = [w for w in rows if w in DATA_WORKLOADS]
+
+    def data_table(title, fn):
+        """A section: one row per data workload, one column per target."""
+        L.append("## " + title)
+        L.append("")
+        L.append("| workload | " + " | ".join(tnames) + " |")
+        L.append("|" + "---|" * (len(tnames) + 1))
+        for wl in drows:
+            L.append("| %s | %s |" % (wl, " | ".join(cell(targets[t], wl, fn) for t in tnames)))
+        L.append("")
+
+    def lat(r):
+        a, b = r.get("clat_p50_us"), r.get("clat_p99_us")
+        return "%s / %s" % ("—" if a is None else "%.1f" % a, "—" if b is None else "%.1f" % b)
+
+    def cpu(r):
+        tot, srv = r.get("cpu_s_per_gib"), r.get("server_cpu_s_per_gib")
+        if tot is None:
+            return "—"
+        return "%.2f" % tot + ("" if srv is None else " (%.2f)" % srv)
     if drows:
-        L.append("## Completion latency, p50 / p99 (µs)")
-        L.append("")
-        L.append("| workload | " + " | ".join(tnames) + " |")
-        L.append("|" + "---|" * (len(tnames) + 1))
-
-        def lat(r):
-            a, b = r.get("clat_p50_us"), r.get("clat_p99_us")
-            return "%s / %s" % ("—" if a is None else "%.1f" % a, "—" if b is None else "%.1f" % b)
-        for wl in drows:
-            L.append("| %s | %s |" % (wl, " | ".join(cell(targets[t], wl, lat) for t in tnames)))
-        L.append("")
-
-        L.append("## CPU seconds per GiB moved (fio + zcfs-serve; server share in brackets)")
-        L.append("")
-        L.append("| workload | " + " | ".join(tnames) + " |")
-        L.append("|" + "---|" * (len(tnames) + 1))
-
-        def cpu(r):
-            tot, srv = r.get("cpu_s_per_gib"), r.get("server_cpu_s_per_gib")
-            if tot is None:
-                return "—"
-            return "%.2f" % tot + ("" if srv is None else " (%.2f)" % srv)
-        for wl in drows:
-            L.append("| %s | %s |" % (wl, " | ".join(cell(targets[t], wl, cpu) for t in tnames)))
-        L.append("")
+        data_table("Completion latency, p50 / p99 (µs)", lat)
+        data_table("CPU seconds per GiB moved (fio + zcfs-serve; server share in brackets)", cpu)
 
     problems = []
     for t in tnames:
