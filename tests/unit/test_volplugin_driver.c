@@ -148,6 +148,25 @@ static void test_body_cap(void **state)
 	vp_done(&v);
 }
 
+static void put_registry(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The plugin refuses to start with mount root ROOT and the registry as it is. */
+static void start_refused(const char *root)
+{
+	struct zcfs_err e = { 0 };
+	struct vp v;
+
+	assert_true(vp_init(&v, "/nonexistent.sock", sdir, root, &e) < 0);
+	vp_done(&v);
+}
+
 static void test_registry_restart(void **state)
 {
 	const char *reg = "{\"volumes\":{\"v1\":{\"tenant\":\"t1\",\"mountpoint\":\"/mnt/zcfs/t1/v1\","
@@ -156,15 +175,11 @@ static void test_registry_restart(void **state)
 	struct zcfs_err e = { 0 };
 	struct vp v;
 	json_object *r;
-	FILE *f;
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/%s", sdir, VP_REGISTRY_FILE);
 	assert_int_equal(mkdir_p(sdir, 0700), 0);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(reg, f);
-	fclose(f);
+	put_registry(path, reg);
 	assert_int_equal(vp_init(&v, "/nonexistent.sock", sdir, "/mnt/zcfs", &e), 0);
 	assert_int_equal(call(&v, "/VolumeDriver.List", "{}", &r), 200);
 	assert_string_equal(json_object_get_string(json_object_object_get(
@@ -193,22 +208,12 @@ static void test_registry_restart(void **state)
 	vp_done(&v);
 
 	/* damaged registries stop the start */
-	f = fopen(path, "w");
-	fputs("{\"volumes\":{\"../x\":{\"tenant\":\"t1\",\"mountpoint\":\"/m\",\"ids\":[]}}}", f);
-	fclose(f);
-	memset(&e, 0, sizeof(e));
-	assert_true(vp_init(&v, "/nonexistent.sock", sdir, "/mnt/zcfs", &e) < 0);
-	vp_done(&v);
-	f = fopen(path, "w");
-	fputs("not json", f);
-	fclose(f);
-	memset(&e, 0, sizeof(e));
-	assert_true(vp_init(&v, "/nonexistent.sock", sdir, "/mnt/zcfs", &e) < 0);
-	vp_done(&v);
+	put_registry(path, "{\"volumes\":{\"../x\":{\"tenant\":\"t1\",\"mountpoint\":\"/m\",\"ids\":[]}}}");
+	start_refused("/mnt/zcfs");
+	put_registry(path, "not json");
+	start_refused("/mnt/zcfs");
 	unlink(path);
-	memset(&e, 0, sizeof(e));
-	assert_true(vp_init(&v, "/nonexistent.sock", sdir, "relative", &e) < 0);
-	vp_done(&v);
+	start_refused("relative");
 }
 
 int main(void)
