@@ -21,6 +21,8 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
+# shellcheck source=../tests/integration/scale_policy.sh
+. "$root/tests/integration/scale_policy.sh"
 : "${ZCFS_BIN:=$root/bin}"
 : "${SCALE_VOLUMES:=64}"          # multiple of 4 (4 tenants)
 : "${SCALE_TRANSPORT:=devfuse}"   # devfuse, or uring (queue depth 2, 64 KiB)
@@ -65,16 +67,7 @@ mkdir -p "$store" "$tgt/t1" "$tgt/t2" "$tgt/t3" "$tgt/t4" "$work/state"
 # Room for the fio files; tmpfs keeps the backing store out of the figures.
 fbytes=$(numfmt --from=iec "${SCALE_FILE%B}") || die "bad SCALE_FILE"
 mount -t tmpfs -o "size=$(( fbytes * N / 1048576 + 256 ))m,mode=755" zcfs-scale "$store" || die "tmpfs"
-{
-	echo '{"admin_group": "0", "defaults": {"queue_depth": 2, "max_write": "64K", "transport": "devfuse"}, "tenants": ['
-	for i in 1 2 3 4; do
-		[ "$i" -gt 1 ] && echo ','
-		echo "{\"name\": \"t$i\", \"uid\": $((SCALE_UID_BASE + i - 1)), \"gid\": $((SCALE_UID_BASE + i - 1)),"
-		echo " \"memlock_budget\": \"8M\", \"max_volumes\": $PER, \"storage_root\": \"$store/t$i\","
-		echo " \"allowed_target_prefixes\": [\"$tgt/t$i\"], \"data_paths\": {\"io_uring\": true}}"
-	done
-	echo ']}'
-} >"$work/policy.json"
+scale_policy "$work/policy.json" "$store" "$tgt" "$SCALE_UID_BASE" "$PER"
 ctl() { "$ZCFS_BIN/zcfsctl" --socket "$sock" "$@"; }
 "$ZCFS_BIN/zcfsd" --policy "$work/policy.json" --state-dir "$work/state" --socket "$sock" \
 	--serve "$ZCFS_BIN/zcfs-serve" --foreground 2>"$work/zcfsd.log" &

@@ -83,10 +83,13 @@ make_tmpdir() {
 # foreground (background job) on the test's transport and waits until MNT
 # is a live FUSE mount. Sets ZCFS_PID. Its stderr goes to MNT's log file
 # "$MNT.log" (read it with `cat "$MNT.log"`).
-# ZCFS_SERVE_NOFILE=N runs the server with RLIMIT_NOFILE N (soft and hard).
+# ZCFS_SERVE_NOFILE=N runs the server with RLIMIT_NOFILE N (soft and hard),
+# ZCFS_SERVE_DEFAULT_SIGNALS=1 with every signal reset to its default action
+# (background jobs of a non-interactive shell otherwise inherit SIGINT ignored).
 zcfs_mount() {
 	local src=$1 mnt=$2 wrap=(); shift 2
 	[ -n "${ZCFS_SERVE_NOFILE:-}" ] && wrap=(prlimit --nofile="$ZCFS_SERVE_NOFILE:$ZCFS_SERVE_NOFILE")
+	[ "${ZCFS_SERVE_DEFAULT_SIGNALS:-}" = 1 ] && wrap+=(env --default-signal)
 	"${wrap[@]}" "$ZCFS_BIN/zcfs-serve" --foreground --transport="$ZCFS_TRANSPORT" "$@" "$src" "$mnt" \
 		2>"$mnt.log" &
 	ZCFS_PID=$!

@@ -33,6 +33,23 @@ need_serve() {
 	[ -x "$ZCFS_BIN/zcfs-serve" ] || fail "$ZCFS_BIN/zcfs-serve not built"
 }
 
+# The exit status of a process the seccomp filter killed (SIGSYS).
+# shellcheck disable=SC2034 # the sandbox tests use it
+SIGSYS_RC=$((128 + 31))
+
+# asan_no_leak_check: LeakSanitizer stops the world with ptrace at exit,
+# which the seccomp filter rightly kills: sandboxed processes of an ASan
+# build skip it.
+asan_no_leak_check() { export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"; }
+
+# serve_require: what a test of a zcfs-serve mount needs (root, /dev/fuse,
+# the binary); skips or fails with the reason otherwise.
+serve_require() {
+	require_root
+	require_fuse
+	need_serve
+}
+
 # mount_or_native SRC MNT [opts]: zcfs_mount, or in native mode make MNT a
 # bind mount of SRC (so the test body is identical). Sets ZCFS_PID ("" native).
 mount_or_native() {
@@ -79,11 +96,12 @@ show_log() { [ -f "$1.log" ] && sed 's/^/# server: /' "$1.log" | tail -n 20; }
 # start_sandboxed SRC MNT LOG: a standalone zcfs-serve --sandbox on MNT,
 # mounted by root (mountfd), served as uid 1500 without capabilities;
 # SERVE_PID is its pid, registered for cleanup with the mount. Waits until
-# it serves (fails the test otherwise). Needs MOUNTFD=$(need_testbin mountfd).
+# it serves (fails the test otherwise).
 start_sandboxed() {
 	local src=$1 mnt=$2 log=$3
+	[ -x "$ZCFS_TESTBIN/mountfd" ] || fail "$ZCFS_TESTBIN/mountfd not built (run make)"
 	chown 1500:1500 "$src"
-	"$MOUNTFD" "$src" "$mnt" setpriv --reuid=1500 --regid=1500 --clear-groups \
+	"$ZCFS_TESTBIN/mountfd" "$src" "$mnt" setpriv --reuid=1500 --regid=1500 --clear-groups \
 		--inh-caps=-all --bounding-set=-all --no-new-privs \
 		"$ZCFS_BIN/zcfs-serve" --foreground --fd=3 --ownership=xattr --sandbox \
 		--transport="$ZCFS_TRANSPORT" "$src" "$mnt" 2>"$log" &

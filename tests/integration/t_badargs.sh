@@ -4,9 +4,7 @@
 # and print to stdout.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/mnt_helpers.sh"
-require_root
-require_fuse
-need_serve
+serve_require
 S=$ZCFS_BIN/zcfs-serve
 
 new_tmpdir SRC

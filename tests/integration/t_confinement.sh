@@ -130,32 +130,32 @@ check "no probe read the secret marker" [ "$leak" -eq 0 ]
 take_snapshots "$SNAP/now"
 check "nothing outside SOURCE changed by the static probes" compare_snapshots static
 
+# race WHERE SNAPSHOT SWAPDIR TARGET SECS: the probe's race as uid 1001 (the
+# swapper in SWAPDIR, 3 workers in MNT/race, symlinks to TARGET), then
+# nothing outside SOURCE may have changed (SNAPSHOT: the comparison's name)
+race() {
+	local where=$1 snap=$2 swapdir=$3 target=$4 secs=$5
+	check "race $where: no leak" timeout $((secs + 60)) \
+		setpriv --reuid=1001 --regid=1001 --clear-groups -- \
+		"$PROBE" race "$MARKER" "$swapdir" "$MNT/race" "$target" "$secs" 3
+	take_snapshots "$SNAP/now"
+	check "nothing outside SOURCE changed by the race $where" compare_snapshots "$snap"
+}
+
 log "race: uid 1001 swaps a directory with a symlink to OUT/secret through the mount while 3 threads work inside it (${RACE_SECS}s)"
 make_links
 u mkdir "$MNT/race/d"
 u sh -c 'echo mine >"$1/race/d/victim"' _ "$MNT"
 u setfattr -n user.keep -v mine "$MNT/race/d/victim"
-check "race through the mount: no leak" timeout $((RACE_SECS + 60)) \
-	setpriv --reuid=1001 --regid=1001 --clear-groups -- \
-	"$PROBE" race "$MARKER" "$MNT/race" "$MNT/race" "$OUT/secret" "$RACE_SECS" 3
-take_snapshots "$SNAP/now"
-check "nothing outside SOURCE changed by the client-side race" compare_snapshots race-client
+race "through the mount" race-client "$MNT/race" "$OUT/secret" "$RACE_SECS"
 
 log "race: the directory is swapped on the backing store behind the server (${RACE_SECS}s)"
 # The swapper works on SOURCE directly (as uid 1001 too, it owns race/);
 # the workers go through the mount.
-check "race behind the server: no leak" timeout $((RACE_SECS + 60)) \
-	setpriv --reuid=1001 --regid=1001 --clear-groups -- \
-	"$PROBE" race "$MARKER" "$SRC/race" "$MNT/race" "$OUT/secret" "$RACE_SECS" 3
-take_snapshots "$SNAP/now"
-check "nothing outside SOURCE changed by the backing-store race" compare_snapshots race-backing
+race "behind the server" race-backing "$SRC/race" "$OUT/secret" "$RACE_SECS"
 
 log "race: swap with a relative symlink (../../secret from the backing view)"
-check "relative-symlink race behind the server: no leak" timeout $((RACE_SECS + 60)) \
-	setpriv --reuid=1001 --regid=1001 --clear-groups -- \
-	"$PROBE" race "$MARKER" "$SRC/race" "$MNT/race" "../../secret" 2 3
-take_snapshots "$SNAP/now"
-check "nothing outside SOURCE changed by the relative-symlink race" compare_snapshots race-relative
+race "behind the server, relative symlink" race-relative "$SRC/race" "../../secret" 2
 
 # Everything visible through the mount is what SOURCE holds, and no
 # escape-named entry exists anywhere we can cheaply look.

@@ -4,9 +4,7 @@
 # hang), the dead mount answers ENOTCONN, and umount -l leaves nothing.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/mnt_helpers.sh"
-require_root
-require_fuse
-need_serve
+serve_require
 FSLOOP=$(need_testbin fsloop)
 LIMIT=${KILL_LIMIT_SECS:-5}   # seconds from SIGKILL to every client reporting
 

@@ -12,9 +12,7 @@
 # bug). On /dev/fuse the figure must be 0 and nothing may be locked.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/mnt_helpers.sh"
-require_root
-require_fuse
-need_serve
+serve_require
 TOLERANCE=${TOLERANCE:-0}
 S=$ZCFS_BIN/zcfs-serve
 # AddressSanitizer turns mlock() into a no-op: nothing to measure there.

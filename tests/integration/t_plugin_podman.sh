@@ -28,7 +28,6 @@ PM_READY=
 # under --root in 4.3): remove it afterwards if this test created it.
 [ -e /var/lib/containers ] && had_varlib=yes || had_varlib=no
 
-pm() { podman --root "$W/podman/root" --runroot "$W/podman/run" --storage-driver vfs "$@"; }
 plugin_cleanup() {
 	local rc=$?
 	if [ -n "$PM_READY" ]; then
@@ -56,19 +55,11 @@ wait_for "plugin socket" 5 test -S "$VPSOCK" || fail "plugin did not start"
 # crun cannot run on this hybrid cgroup setup: runc + lowered ulimits.
 nofile=$(ulimit -Hn)
 [ "$nofile" = unlimited ] && nofile=1048576
-cat >"$W/podman/containers.conf" <<-EOF
+podman_conf 'runtime = "runc"'
+cat >>"$CONTAINERS_CONF" <<-EOF
 	[containers]
 	default_ulimits = ["nofile=$nofile:$nofile", "nproc=32768:32768"]
-	[engine]
-	runtime = "runc"
-	tmp_dir = "$W/podman/tmp"
-	events_logger = "none"
-	cgroup_manager = "cgroupfs"
-	[engine.volume_plugins]
-	zcfs = "$VPSOCK"
 EOF
-export CONTAINERS_CONF=$W/podman/containers.conf
-PM_READY=yes
 
 # A busybox image without pulling anything.
 mkdir -p "$W/rootfs/bin" "$W/rootfs/data" "$W/rootfs/tmp"

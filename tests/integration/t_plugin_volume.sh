@@ -22,7 +22,6 @@ VPSTATE=$W/state/volume-plugin   # under state/: snapshot() leaves it out
 VP_PID=
 PM_READY=
 
-pm() { podman --root "$W/podman/root" --runroot "$W/podman/run" --storage-driver vfs "$@"; }
 plugin_cleanup() {
 	local rc=$?
 	if [ -n "$PM_READY" ]; then
@@ -295,17 +294,7 @@ if ! command -v podman >/dev/null 2>&1; then
 fi
 
 log "podman volume commands"
-mkdir -p "$W/podman/tmp"
-cat >"$W/podman/containers.conf" <<-EOF
-	[engine]
-	tmp_dir = "$W/podman/tmp"
-	events_logger = "none"
-	cgroup_manager = "cgroupfs"
-	[engine.volume_plugins]
-	zcfs = "$VPSOCK"
-EOF
-export CONTAINERS_CONF=$W/podman/containers.conf
-PM_READY=yes
+podman_conf
 pmls() { pm volume ls --format '{{.Name}}' 2>&1 | sort | tr '\n' ' '; }
 check "podman volume create --driver zcfs -o tenant=t1 -o size=1G" pm volume create --driver zcfs \
 	-o tenant=t1 -o size=1G -o transport="$T" pv1

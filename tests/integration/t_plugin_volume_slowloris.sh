@@ -18,10 +18,8 @@
 . "$(dirname "$0")/zcfsd_lib.sh"
 [ "$ZCFS_TRANSPORT" = devfuse ] || skip "transport-independent, runs on devfuse only"
 zcfsd_require curl setpriv
-PY=/usr/bin/python3   # the system's: uid 3001 cannot run a per-user one
-[ -x "$PY" ] || skip "/usr/bin/python3 not installed"
+[ -x /usr/bin/python3 ] || skip "/usr/bin/python3 not installed"	# slowloris_start's
 [ -x "$ZCFS_BIN/zcfs-volume-plugin" ] || fail "$ZCFS_BIN/zcfs-volume-plugin not built"
-HERE=$(cd "$(dirname "$0")" && pwd)
 ATK_PID='' VP_PID=''
 vps_cleanup() {
 	local rc=$?
@@ -42,23 +40,6 @@ VP_PID=$!
 activate() { curl -sf --max-time 5 --unix-socket "$VPSOCK" -X POST http://plugin/Plugin.Activate -o /dev/null; }
 wait_for "the plugin socket" 5 activate || { cat "$W/vp.log" >&2; fail "plugin did not start"; }
 
-attack() {
-	local who=$1; shift
-	ATK_OUT=$W/attack.$RANDOM.json
-	if [ "$who" = root ]; then
-		"$PY" "$HERE/slowloris.py" --http "$VPSOCK" "$@" >"$ATK_OUT" 2>&1 &
-	else
-		setpriv --reuid="$who" --regid=0 --clear-groups -- \
-			"$PY" "$HERE/slowloris.py" --http "$VPSOCK" "$@" >"$ATK_OUT" 2>&1 &
-	fi
-	ATK_PID=$!
-}
-attack_end() {
-	wait "$ATK_PID"; ATK_PID=
-	ATTACK_SUM=$(cat "$ATK_OUT")
-	log "attacker: $ATTACK_SUM"
-	[ -n "$ATTACK_SUM" ] || fail "the attacker printed no summary"
-}
 # plugin_conns: the plugin's open sockets (its fds that are sockets, less the listener)
 plugin_conns() { find "/proc/$VP_PID/fd" -lname 'socket:*' 2>/dev/null | wc -l; }
 
@@ -78,7 +59,7 @@ timed_calls() {
 
 run_attack() {
 	local who=$1 mode=$2 n=$3 secs=$4 peak=0 c
-	attack "$who" "$mode" "$n" "$secs"
+	slowloris_start "$who" --http "$VPSOCK" "$mode" "$n" "$secs"
 	sleep 2
 	for _ in $(seq 5); do c=$(plugin_conns); [ "$c" -gt "$peak" ] && peak=$c; sleep 0.1; done
 	timed_calls
@@ -95,7 +76,7 @@ run_attack() {
 			-d '{"Name":"s1"}' -o /dev/null
 		check "$who $mode x$n: Create and Remove work meanwhile" test $? -eq 0
 	fi
-	attack_end
+	slowloris_end
 }
 
 run_attack root silent 200 7

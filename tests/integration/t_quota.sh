@@ -9,9 +9,7 @@
 # alone (zcfsd's volumes without a size), which keeps passthrough possible.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/mnt_helpers.sh"
-require_root
-require_fuse
-need_serve
+serve_require
 require_cmd python3
 
 new_tmpdir SRC	# ext4: backing writes go through the ring

@@ -17,22 +17,12 @@
 # with exit 77 and the reason, after the other parts passed.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/mnt_helpers.sh"
-# LeakSanitizer stops the world with ptrace at exit, which the seccomp
-# filter rightly kills: sandboxed processes of an ASan build skip it.
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_cmd fio
-require_cmd setpriv
-require_uring_transport
+zcfsd_require fio setpriv
 need_serve
+asan_no_leak_check
 PC=$(need_testbin posix_check)
 PROBE=$(need_testbin sandbox_probe)
-# shellcheck disable=SC2034 # start_sandboxed (mnt_helpers.sh) uses it
-MOUNTFD=$(need_testbin mountfd)
-SIGSYS_RC=$((128 + 31))
 landlock_off=
 
 status_field() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status" 2>/dev/null; }

@@ -19,20 +19,13 @@
 # Runtime: about 10 s per transport.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/mnt_helpers.sh"
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 . "$(dirname "$0")/zcfsd_lib.sh"
-require_root
-require_fuse
-require_cmd jq
-require_cmd setpriv
-require_uring_transport
+zcfsd_require setpriv
 [ "$(uname -m)" = x86_64 ] || skip "inject_syscall knows only x86-64"
 need_serve
+asan_no_leak_check
 INJ=$(need_testbin inject_syscall)
 PROBE=$(need_testbin sandbox_probe)
-# shellcheck disable=SC2034 # start_sandboxed (mnt_helpers.sh) uses it
-MOUNTFD=$(need_testbin mountfd)
-SIGSYS_RC=$((128 + 31))
 
 ring_fds() { find "/proc/$1/fd" -lname 'anon_inode:\[io_uring\]' -printf '%f\n' 2>/dev/null | sort -n; }
 ring_tids() { ps -L -o tid=,comm= -p "$1" | awk '$2 ~ /^zcfs-ring-/ { print $1 }'; }

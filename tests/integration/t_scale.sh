@@ -9,22 +9,14 @@
 # SCALE_VOLUMES (multiple of 4) shrinks or grows the run.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
+. "$(dirname "$0")/scale_policy.sh"
 zcfsd_require fio
 
 N=${SCALE_VOLUMES:-64}
 PER=$((N / 4))
 zcfsd_env 64M true
 mount -t tmpfs -o size=1g,mode=755 zcfs-scale "$STORE" || fail "tmpfs"
-{
-	echo '{"admin_group": "0", "defaults": {"queue_depth": 2, "max_write": "64K", "transport": "devfuse"}, "tenants": ['
-	for i in 1 2 3 4; do
-		[ "$i" -gt 1 ] && echo ','
-		echo "{\"name\": \"t$i\", \"uid\": $((TENANT_UID + i - 1)), \"gid\": $((TENANT_UID + i - 1)),"
-		echo " \"memlock_budget\": \"8M\", \"max_volumes\": $PER, \"storage_root\": \"$STORE/t$i\","
-		echo " \"allowed_target_prefixes\": [\"$TGT/t$i\"], \"data_paths\": {\"io_uring\": true}}"
-	done
-	echo ']}'
-} >"$POLICY"
+scale_policy "$POLICY" "$STORE" "$TGT" "$TENANT_UID" "$PER"
 for i in 1 2 3 4; do mkdir -p "$TGT/t$i"; done
 zcfsd_start
 if [ "$ZCFS_TRANSPORT" = uring ]; then topts=(--transport uring --queue-depth 2 --max-write 64K)

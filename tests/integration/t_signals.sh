@@ -13,9 +13,7 @@
 # a non-interactive shell otherwise inherit SIGINT ignored).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/mnt_helpers.sh"
-require_root
-require_fuse
-need_serve
+serve_require
 FSLOOP=$(need_testbin fsloop)
 T=10 # seconds any step may take
 
@@ -24,24 +22,9 @@ new_tmpdir MNT
 new_tmpdir OUTD
 head -c 1M /dev/urandom >"$SRC/data"
 
-# serve: like zcfs_mount, but with every signal reset to its default action
+# serve: SRC on MNT, with every signal reset to its default action
 # shellcheck disable=SC2120  # callers may pass server options
-serve() {
-	env --default-signal "$ZCFS_BIN/zcfs-serve" --foreground --transport="$ZCFS_TRANSPORT" \
-		"$@" "$SRC" "$MNT" 2>"$MNT.log" &
-	ZCFS_PID=$!
-	_zcfs_pids+=("$ZCFS_PID")
-	_zcfs_mounts+=("$MNT")
-	_zcfs_dirs+=("$MNT.log")
-	local i
-	for i in $(seq 100); do
-		if grep -q " $MNT fuse" /proc/self/mounts && stat "$MNT" >/dev/null 2>&1; then return 0; fi
-		kill -0 "$ZCFS_PID" 2>/dev/null || { cat "$MNT.log" >&2; fail "zcfs-serve exited before mounting"; }
-		sleep 0.05
-	done
-	cat "$MNT.log" >&2
-	fail "zcfs-serve did not mount within 5s"
-}
+serve() { ZCFS_SERVE_DEFAULT_SIGNALS=1 zcfs_mount "$SRC" "$MNT" "$@"; }
 
 # mount_gone_within SECS
 mount_gone_within() {

@@ -50,18 +50,17 @@ run_group() {
 	check "stress-ng $name as $who: $dir left usable" test -w "$dir"
 }
 
-i=0
-for g in "${GROUPS_DATA[@]}"; do
-	run_group root "$MNT/root" "data$i" "$g"
-	run_group 1001 "$MNT/user" "data$i" "$g"
-	i=$((i + 1))
-done
-i=0
-for g in "${GROUPS_META[@]}"; do
-	run_group root "$MNT/root" "meta$i" "$g"
-	run_group 1001 "$MNT/user" "meta$i" "$g"
-	i=$((i + 1))
-done
+# run_groups KIND GROUP...: each group as root and as uid 1001, named KIND0, KIND1...
+run_groups() {
+	local kind=$1 i=0 g; shift
+	for g in "$@"; do
+		run_group root "$MNT/root" "$kind$i" "$g"
+		run_group 1001 "$MNT/user" "$kind$i" "$g"
+		i=$((i + 1))
+	done
+}
+run_groups data "${GROUPS_DATA[@]}"
+run_groups meta "${GROUPS_META[@]}"
 
 # nothing of the stress-ng runs should be left behind, and the mount and its
 # backing store agree

@@ -22,7 +22,6 @@ zcfsd_require setpriv
 # the system's: a per-user python (pyenv shims) is not reachable by uid 3001
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip "/usr/bin/python3 not installed"
-HERE=$(cd "$(dirname "$0")" && pwd)
 ATK_PID=
 slow_cleanup() {
 	local rc=$?
@@ -36,25 +35,6 @@ zcfsd_env 64M true
 zcfsd_start
 ATTACKER=3001
 
-# attack WHO MODE N SECONDS: the attacker in the background; OUT is its summary
-attack() {
-	local who=$1; shift
-	ATK_OUT=$W/attack.$RANDOM.json
-	if [ "$who" = root ]; then
-		"$PY" "$HERE/slowloris.py" "$SOCK" "$@" >"$ATK_OUT" 2>&1 &
-	else
-		setpriv --reuid="$ATTACKER" --regid=0 --clear-groups -- \
-			"$PY" "$HERE/slowloris.py" "$SOCK" "$@" >"$ATK_OUT" 2>&1 &
-	fi
-	ATK_PID=$!
-}
-# attack_end: waits for it (not in a $(...): wait needs this shell); ATTACK_SUM
-attack_end() {
-	wait "$ATK_PID"; ATK_PID=
-	ATTACK_SUM=$(cat "$ATK_OUT")
-	log "attacker: $ATTACK_SUM"
-	[ -n "$ATTACK_SUM" ] || fail "the attacker printed no summary"
-}
 
 # timed_status: 10 zcfsctl status calls; SLOWEST = the longest in ms, FAILS = failures
 timed_status() {
@@ -74,7 +54,7 @@ peak_of() { local m=0 n; for _ in $(seq 8); do n=$(ctr connections); [ "$n" -gt 
 
 run_attack() {
 	local who=$1 mode=$2 n=$3 secs=$4 peak
-	attack "$who" "$mode" "$n" "$secs"
+	slowloris_start "$who" "$SOCK" "$mode" "$n" "$secs"
 	sleep 2
 	peak=$(peak_of)
 	timed_status
@@ -87,7 +67,7 @@ run_attack() {
 			ctlq volume unpublish v1 "$TGT/a" && ctlq volume delete v1
 		check "$who $mode x$n: create, publish, unpublish, delete work meanwhile" test $? -eq 0
 	fi
-	attack_end
+	slowloris_end
 }
 
 run_attack $ATTACKER silent 200 8

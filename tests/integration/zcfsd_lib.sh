@@ -227,6 +227,47 @@ require_uring_transport() {
 	fi
 }
 
+# pm ARGS...: podman on the test's own root, runroot and vfs storage under W
+pm() { podman --root "$W/podman/root" --runroot "$W/podman/run" --storage-driver vfs "$@"; }
+
+# podman_conf [ENGINE_LINE...]: CONTAINERS_CONF = a private containers.conf
+# (tmp_dir under W, no events, cgroupfs, ENGINE_LINEs, the volume plugin
+# zcfs on VPSOCK); tables may be appended to it. Sets PM_READY=yes.
+podman_conf() {
+	mkdir -p "$W/podman/tmp"
+	{
+		printf '[engine]\ntmp_dir = "%s"\nevents_logger = "none"\ncgroup_manager = "cgroupfs"\n' \
+			"$W/podman/tmp"
+		[ $# -gt 0 ] && printf '%s\n' "$@"
+		printf '[engine.volume_plugins]\nzcfs = "%s"\n' "$VPSOCK"
+	} >"$W/podman/containers.conf"
+	export CONTAINERS_CONF=$W/podman/containers.conf
+	# shellcheck disable=SC2034 # the tests' cleanup reads it
+	PM_READY=yes
+}
+
+# slowloris_start WHO ARGS...: tests/integration/slowloris.py ARGS... in the
+# background as WHO (root, or that uid with gid 0 and no groups) under
+# /usr/bin/python3 (a per-user python, pyenv shims, is not reachable by the
+# uid); ATK_PID its pid, ATK_OUT its summary. slowloris_end waits for it (not
+# in a $(...): wait needs this shell) and sets ATTACK_SUM.
+slowloris_start() {
+	local who=$1 py=(/usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/slowloris.py"); shift
+	ATK_OUT=$W/attack.$RANDOM.json
+	if [ "$who" = root ]; then
+		"${py[@]}" "$@" >"$ATK_OUT" 2>&1 &
+	else
+		setpriv --reuid="$who" --regid=0 --clear-groups -- "${py[@]}" "$@" >"$ATK_OUT" 2>&1 &
+	fi
+	ATK_PID=$!
+}
+slowloris_end() {
+	wait "$ATK_PID"; ATK_PID=
+	ATTACK_SUM=$(cat "$ATK_OUT")
+	log "attacker: $ATTACK_SUM"
+	[ -n "$ATTACK_SUM" ] || fail "the attacker printed no summary"
+}
+
 # zcfsd_status_poller: starts tests/integration/status_poller.py in the
 # background (STATUS_LOOP its pid): zcfsd's answer time to `status` in
 # W/status.ms, ms per line, a call every 50 ms on one connection;
