@@ -5,7 +5,8 @@
 #   make deps            install missing Debian packages (root)
 #   make check           unit tests + fuzz corpora (any user); as root also check-root
 #   make check-root      integration tests (root: real mounts, zcfsd, plugins)
-#   make check-asan      check under ASan+UBSan, into build/asan (ASAN_SKIP_TESTS: tests left out)
+#   make check-asan      check under ASan+UBSan, into build/asan (ASAN_SKIP_TESTS: tests left out);
+#                        no fuzz replay: the fuzz targets are ASan+UBSan builds already (build/fuzz)
 #   make check-tsan      the threaded server under TSan, into build/tsan
 #   make lint            bans, shellcheck, structure checks (scripts/lint.sh)
 #   make ci              lint + check + check-asan on CI's bounded ASan set (.ci/run)
@@ -220,8 +221,11 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^
 
 # check: what any user can run; as root it goes on with the integration tier.
+# FUZZ_REPLAY= leaves the fuzz corpora out (check-asan: the one set of fuzz
+# binaries, build/fuzz, is ASan+UBSan whatever BUILD is; make check replays it).
+FUZZ_REPLAY ?= fuzz-replay
 check: all $(UNIT_BIN)
-	$(Q)$(MAKE) --no-print-directory check-unit fuzz-replay
+	$(Q)$(MAKE) --no-print-directory check-unit $(FUZZ_REPLAY)
 	$(Q)if [ "$$(id -u)" -eq 0 ]; then $(MAKE) --no-print-directory check-root; \
 	else echo "check: integration tests skipped: they need root (sudo make check-root)"; fi
 
@@ -236,11 +240,11 @@ check-integration: $(PROGS) $(ITEST_BIN)
 
 ASAN_VARS = SANITIZE=address,undefined BUILD=build/asan BIN=build/asan/bin CFLAGS="-O1 -g"
 check-asan:
-	$(Q)$(MAKE) --no-print-directory check $(ASAN_VARS) SKIP_TESTS="$(ASAN_SKIP_TESTS)" \
+	$(Q)$(MAKE) --no-print-directory check $(ASAN_VARS) FUZZ_REPLAY= SKIP_TESTS="$(ASAN_SKIP_TESTS)" \
 		ONLY="$(ASAN_ONLY)" ZCFS_TRANSPORTS="$(ASAN_TRANSPORTS)"
 
 # The ASan+UBSan run CI affords within 30 minutes beside the plain suite:
-# unit tests, fuzz corpora and the data-path suites (POSIX with uid-switching
+# unit tests and the data-path suites (POSIX with uid-switching
 # clients, confinement, faults, fio verify, the model checker) on /dev/fuse.
 # Timing assertions do not hold at ASan's speed; `make check-asan` runs all.
 # Both trees are built first (2 jobs), then scripts/ci-lanes.sh runs the

@@ -31,7 +31,8 @@ second_lane() {
 }
 # The plain unit tests and fuzz corpora first, alone: once, run beside the
 # ASan lane's start, fuzz_state's setup failed (mkdtemp in /dev/shm,
-# cause not found); the integration tier then runs beside the ASan lane.
+# cause not found); the integration tier then runs beside the ASan lane,
+# which replays no fuzz corpus (check-asan: the same build/fuzz binaries).
 make --no-print-directory check-unit fuzz-replay
 pre_rc=$?
 second_lane >"$log" 2>&1 &
