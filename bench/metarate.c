@@ -134,11 +134,86 @@ static void child(long idx, const char *dir, long n)
 	_exit(failed ? 1 : 0);
 }
 
+/* The shared record and its process-shared barrier: nprocs workers + us. */
+static int setup_shared(long nprocs)
+{
+	pthread_barrierattr_t ba;
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED) {
+		perror("metarate: mmap");
+		return -1;
+	}
+	memset(sh, 0, sizeof(*sh));
+	pthread_barrierattr_init(&ba);
+	pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
+	if (pthread_barrier_init(&sh->barrier, &ba, (unsigned)nprocs + 1) != 0) {
+		fprintf(stderr, "metarate: pthread_barrier_init failed\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* BASE/pN for each worker, then the workers, each in its own directory. */
+static int start_workers(const char *base, long nprocs, long nfiles, pid_t *pids)
+{
+	char path[4096];
+	long p;
+
+	for (p = 0; p < nprocs; p++) {
+		snprintf(path, sizeof(path), "%s/p%ld", base, p);
+		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+			fprintf(stderr, "metarate: mkdir %s: %s\n", path, strerror(errno));
+			return -1;
+		}
+	}
+
+	for (p = 0; p < nprocs; p++) {
+		snprintf(path, sizeof(path), "%s/p%ld", base, p);
+		pids[p] = fork();
+		if (pids[p] < 0) {
+			/* Children already started wait on the barrier forever:
+			 * kill them rather than leave them behind. */
+			perror("metarate: fork");
+			while (--p >= 0)
+				kill(pids[p], SIGKILL);
+			return -1;
+		}
+		if (pids[p] == 0)
+			child(p, path, nfiles);
+	}
+	return 0;
+}
+
+/* The parent only paces the phases; the wall time of a phase is from
+ * the first process starting to the last one finishing, taken by the
+ * workers themselves (the parent may be scheduled late on a busy box). */
+static void pace_phases(long nprocs, double *secs)
+{
+	int phase;
+	long p;
+
+	for (phase = 0; phase < NPHASES; phase++) {
+		double first, last;
+
+		pthread_barrier_wait(&sh->barrier);
+		pthread_barrier_wait(&sh->barrier);
+		first = sh->start[0][phase];
+		last = sh->end[0][phase];
+		for (p = 1; p < nprocs; p++) {
+			if (sh->start[p][phase] < first)
+				first = sh->start[p][phase];
+			if (sh->end[p][phase] > last)
+				last = sh->end[p][phase];
+		}
+		secs[phase] = last - first;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	long nfiles = 5000, nprocs = 2, p;
 	double secs[NPHASES];
-	pthread_barrierattr_t ba;
 	char path[4096];
 	const char *base;
 	static pid_t pids[MAX_PROCS];
@@ -155,60 +230,9 @@ int main(int argc, char **argv)
 		usage();
 	base = argv[optind];
 
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED) {
-		perror("metarate: mmap");
+	if (setup_shared(nprocs) < 0 || start_workers(base, nprocs, nfiles, pids) < 0)
 		return 1;
-	}
-	memset(sh, 0, sizeof(*sh));
-	pthread_barrierattr_init(&ba);
-	pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
-	if (pthread_barrier_init(&sh->barrier, &ba, (unsigned)nprocs + 1) != 0) {
-		fprintf(stderr, "metarate: pthread_barrier_init failed\n");
-		return 1;
-	}
-
-	for (p = 0; p < nprocs; p++) {
-		snprintf(path, sizeof(path), "%s/p%ld", base, p);
-		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
-			fprintf(stderr, "metarate: mkdir %s: %s\n", path, strerror(errno));
-			return 1;
-		}
-	}
-
-	for (p = 0; p < nprocs; p++) {
-		snprintf(path, sizeof(path), "%s/p%ld", base, p);
-		pids[p] = fork();
-		if (pids[p] < 0) {
-			/* Children already started wait on the barrier forever:
-			 * kill them rather than leave them behind. */
-			perror("metarate: fork");
-			while (--p >= 0)
-				kill(pids[p], SIGKILL);
-			return 1;
-		}
-		if (pids[p] == 0)
-			child(p, path, nfiles);
-	}
-
-	/* The parent only paces the phases; the wall time of a phase is from
-	 * the first process starting to the last one finishing, taken by the
-	 * workers themselves (the parent may be scheduled late on a busy box). */
-	for (phase = 0; phase < NPHASES; phase++) {
-		double first, last;
-
-		pthread_barrier_wait(&sh->barrier);
-		pthread_barrier_wait(&sh->barrier);
-		first = sh->start[0][phase];
-		last = sh->end[0][phase];
-		for (p = 1; p < nprocs; p++) {
-			if (sh->start[p][phase] < first)
-				first = sh->start[p][phase];
-			if (sh->end[p][phase] > last)
-				last = sh->end[p][phase];
-		}
-		secs[phase] = last - first;
-	}
+	pace_phases(nprocs, secs);
 
 	for (p = 0; p < nprocs; p++) {
 		if (waitpid(pids[p], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
