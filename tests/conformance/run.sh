@@ -72,7 +72,6 @@ why_not() {
 	passthrough:*|peerpt:*)
 		grep -qE '^passthrough +supported' <<<"$("$ZCFS_BIN/zcfsctl" kernel 2>/dev/null)" ||
 			{ echo "kernel without FUSE passthrough"; return; };;
-	zcfsd:xfstests) echo "xfstests mounts through mount(8); a zcfsd volume is made by zcfsd's volume.publish, not by a mount helper"; return;;
 	esac
 	case $1 in peer|peerpt) [ -n "${PEER_BIN:-}" ] || echo "passthrough_hp could not be built (see $build/peer.log)";; esac
 }
