@@ -216,6 +216,7 @@ static void restart(struct zcfsd *d, struct zcfsd_volume *v)
 		log_err("event=restart-failed volume=%s error=\"%s\"", v->id, e.msg);
 		v->srv.backoff_ms = zcfsd_restart_delay_ms(&v->srv.unserved_exits, false);
 		v->srv.restart_due_ms = zcfsd_now_ms() + v->srv.backoff_ms;
+		(void)zcfsd_state_save(d);
 		return;
 	}
 	/* Requests the dead server had read stay on the connection's
