@@ -142,19 +142,31 @@ static void on_pidfd(struct zcfsd *d, int fd)
  * hold the upgrade back longer than UPGRADE_DRAIN_MS. */
 #define UPGRADE_DRAIN_MS 1000
 #define UPGRADE_DRAIN_POLL_MS 10
+static int64_t drain_since;	/* monotonic start of the drain; 0: none */
+
 static bool upgrade_drained(struct zcfsd *d)
 {
-	static int64_t since;
 	int64_t now = zcfsd_now_ms();
 
-	if (!since) {
-		since = now;
+	if (!drain_since) {
+		drain_since = now;
 		zcfsd_control_stop_accepting(d);
 	}
-	if (zcfsd_control_pending() && now - since < UPGRADE_DRAIN_MS)
+	if (zcfsd_control_pending() && now - drain_since < UPGRADE_DRAIN_MS)
 		return false;
-	since = 0;
+	drain_since = 0;
 	return true;
+}
+
+/* An upgrade put off mid-drain (a volume blocks it again: a server
+ * restarting, a hand-over, an unpublish) accepts again until its drain
+ * starts over: clients must reach zcfsd meanwhile, e.g. to clear it. */
+static void upgrade_drain_off(struct zcfsd *d)
+{
+	if (!drain_since)
+		return;
+	drain_since = 0;
+	zcfsd_control_resume_accepting(d);
 }
 
 static int run(struct zcfsd *d)
@@ -215,8 +227,12 @@ static int run(struct zcfsd *d)
 		zcfsd_check_stalls(d);
 		zcfsd_unpublish_tick(d);
 		zcfsd_syncfs_reap();
-		if (zcfsd_upgrade_due(d) && upgrade_drained(d))
-			d->quit = true;
+		if (zcfsd_upgrade_due(d)) {
+			if (upgrade_drained(d))
+				d->quit = true;
+		} else {
+			upgrade_drain_off(d);
+		}
 		if (!d->quit)
 			notify_status(d, NULL);
 	}

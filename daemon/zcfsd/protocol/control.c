@@ -578,6 +578,14 @@ void zcfsd_control_stop_accepting(struct zcfsd *d)
 		(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, d->listen_fd, NULL);
 }
 
+void zcfsd_control_resume_accepting(struct zcfsd *d)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_LISTEN };
+
+	if (d->listen_fd >= 0)
+		(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->listen_fd, &ev);
+}
+
 bool zcfsd_control_pending(void)
 {
 	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++) {

@@ -56,6 +56,9 @@ void zcfsd_control_flush(struct zcfsd *d);
  * its socket, an answer being written, a deferred one): the exec would
  * close it unanswered. */
 void zcfsd_control_stop_accepting(struct zcfsd *d);
+/* Undoes zcfsd_control_stop_accepting (an upgrade's drain that is put
+ * off: a volume blocks it again). */
+void zcfsd_control_resume_accepting(struct zcfsd *d);
 bool zcfsd_control_pending(void);
 /* Who sent a request (SO_PEERCRED, SO_PEERGROUPS at accept). */
 #define ZCFSD_PEER_GROUPS_MAX 256
