@@ -493,7 +493,8 @@ static int session_start(struct zcfs_session *se)
 
 	if (r == 0)
 		r = se->transport->start(se);
-	se->start_us[START_TRANSPORT] = wall_us();
+	/* atomic: the transport's threads may already log INIT (start_steps) */
+	__atomic_store_n(&se->start_us[START_TRANSPORT], wall_us(), __ATOMIC_RELAXED);
 	/* The transport seals as soon as its rings exist (before any request
 	 * is read); this catches a start path that did not. */
 	if (r == 0 && se->opts->sandbox && se->transport == &transport_uring && !sandbox_rings_sealed()) {

@@ -45,7 +45,8 @@ static void table_link(struct inode_table *t, struct zcfs_inode *i)
 	t->by_key[k] = i;
 	i->next_by_id = t->by_id[n];
 	t->by_id[n] = i;
-	t->count++;
+	/* atomic: inode_table_count reads it without the lock */
+	__atomic_fetch_add(&t->count, 1, __ATOMIC_RELAXED);
 }
 
 static void table_unlink(struct inode_table *t, struct zcfs_inode *i)
@@ -62,7 +63,7 @@ static void table_unlink(struct inode_table *t, struct zcfs_inode *i)
 			*p = i->next_by_id;
 			break;
 		}
-	t->count--;
+	__atomic_fetch_sub(&t->count, 1, __ATOMIC_RELAXED);
 }
 
 int inode_table_new(int root_fd, struct inode_table **ret)

@@ -138,11 +138,12 @@ static void start_steps(struct zcfs_session *se, char *buf, size_t len)
 	t[START_SERVING] = wall_us();
 	off = (size_t)snprintf(buf, len, "main=%lld steps_ms=", (long long)prev);
 	for (unsigned i = START_SOURCE; i < START_STEPS && off < len; i++) {
-		int64_t d = t[i] && prev ? t[i] - prev : 0;
+		int64_t ti = __atomic_load_n(&t[i], __ATOMIC_RELAXED);
+		int64_t d = ti && prev ? ti - prev : 0;
 		off += (size_t)snprintf(buf + off, len - off, "%s%s:%.1f", i > START_SOURCE ? "," : "",
 					names[i - START_SOURCE], (double)d / 1000);
-		if (t[i])
-			prev = t[i];
+		if (ti)
+			prev = ti;
 	}
 }
 
