@@ -243,6 +243,23 @@ check-asan:
 	$(Q)$(MAKE) --no-print-directory check $(ASAN_VARS) FUZZ_REPLAY= SKIP_TESTS="$(ASAN_SKIP_TESTS)" \
 		ONLY="$(ASAN_ONLY)" ZCFS_TRANSPORTS="$(ASAN_TRANSPORTS)"
 
+# The standalone-server data-path suites under ThreadSanitizer, both
+# transports; any report TSan writes fails the target (no timing tests:
+# TSan is 5-15x slower). tests/tsan.supp names what the kernel orders.
+TSAN_TESTS ?= t_posix t_fio_verify t_fsmodel t_fd_pressure t_quota
+check-tsan:
+	$(Q)$(MAKE) --no-print-directory SANITIZE=thread BUILD=build/tsan BIN=build/tsan/bin \
+		CFLAGS="-O1 -g" all
+	$(Q)rm -rf build/tsan/reports && mkdir -p -m 1777 build/tsan/reports
+	$(Q)TSAN_OPTIONS="log_path=$(abspath build/tsan/reports)/tsan second_deadlock_stack=1 suppressions=$(abspath tests/tsan.supp)" \
+		ZCFS_BIN=$(abspath build/tsan/bin) ZCFS_TESTBIN=$(abspath build/tsan/tests/integration) \
+		ZCFS_TEST_LOGDIR=$(abspath build/tsan/test-logs) ONLY="$(TSAN_TESTS)" tests/run-integration.sh; rc=$$?; \
+	n=$$(ls build/tsan/reports | wc -l); \
+	if [ "$$n" -gt 0 ]; then echo "check-tsan: $$n ThreadSanitizer report(s):"; \
+		head -n 40 build/tsan/reports/*; rc=1; fi; \
+	echo "tsan: $$([ $$rc -eq 0 ] && echo 1 || echo 0) passed, $$([ $$rc -eq 0 ] && echo 0 || echo 1) failed"; \
+	exit $$rc
+
 # The ASan+UBSan run CI affords within 30 minutes beside the plain suite:
 # unit tests and the data-path suites (POSIX with uid-switching
 # clients, confinement, faults, fio verify, the model checker) on /dev/fuse.
