@@ -1,19 +1,29 @@
 /* Unmounting what zcfsd mounted, never a path string resolved again.
  *
  * A target path is only a hint: a directory on the way may have been
- * renamed or swapped for a symlink by someone who owns it. So a mount is
- * opened (O_PATH, no symlink anywhere on the way), the fd's mount id is
- * read from /proc/self/fdinfo (the VFS answers, never the FUSE server) and
- * checked against mountinfo to be a mount of this volume's connection; the
- * umount then goes through /proc/self/fd/N, i.e. exactly the mount the fd
- * pins, which cannot be reused under another id while the fd is open. A
- * mount that cannot be reached by its recorded path any more is found by
- * its connection in mountinfo, at wherever it is now. */
+ * renamed or swapped for a symlink by someone who owns it. So the
+ * target's parent is opened (O_PATH, no symlink on the way) and the mount
+ * its leaf leads to checked (statx: the VFS answers, never the server) to
+ * be the root of a fuse.zcfs mount of this volume's connection. The
+ * umount goes through /proc/self/fd/PARENT/LEAF with UMOUNT_NOFOLLOW: the
+ * parent is the one the fd pins, a leaf turned symlink is not followed,
+ * and a mount point cannot be renamed or removed in this namespace
+ * (EBUSY), so the leaf still leads to the mount checked; that its id is
+ * gone afterwards is checked too. No fd of ours may pin the mount itself:
+ * the O_PATH fd the umount used to go through made every umount2 EBUSY
+ * and each unpublish a lazy detach. Only a mount really in use is
+ * detached, through an fd on it checked to be the same mount id.
+ * move_mount of the mount by fd to a private place first is no option:
+ * the kernel refuses to move a mount out of a shared parent (systemd
+ * makes every mount shared). A mount not reachable by its recorded path
+ * any more is found by its connection in mountinfo, wherever it is now. */
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "daemon/common/log.h"
 #include "daemon/common/openat2.h"
@@ -66,51 +76,93 @@ static int conn_mounts(unsigned conn, int id, struct conn_mount **ret)
 	return count;
 }
 
-static int fd_mount_id(int fd)
+/* The id of the mount DFD/NAME leads to if it is the root of a mount of
+ * CONN (and mount WANT_ID, if >= 0) that mountinfo lists as fuse.zcfs;
+ * -EMEDIUMTYPE if it is not ours. Nothing of FUSE's attributes is asked
+ * for (and DONT_SYNC): the server is never asked. */
+static int mount_of_conn(unsigned conn, int dfd, const char *name, int flags, int want_id)
 {
-	char path[64], line[128];
-	_cleanup_fclose_ FILE *f = NULL;
-	int id;
+	_cleanup_free_ struct conn_mount *m = NULL;
+	struct statx stx;
+	int r;
 
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "re");
-	if (!f)
+	if (statx(dfd, name, flags | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0)
 		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "mnt_id: %d", &id) == 1)
-			return id;
-	return -ENODATA;
+	if (!(stx.stx_mask & STATX_MNT_ID) || !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+		return -EOPNOTSUPP;
+	if (!(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) || stx.stx_dev_major != 0 ||
+	    stx.stx_dev_minor != conn || stx.stx_mnt_id > INT_MAX ||
+	    (want_id >= 0 && stx.stx_mnt_id != (uint64_t)want_id))
+		return -EMEDIUMTYPE;
+	r = conn_mounts(conn, (int)stx.stx_mnt_id, &m);
+	if (r <= 0)
+		return r < 0 ? r : -EMEDIUMTYPE;
+	return (int)stx.stx_mnt_id;
 }
 
-/* Unmounts the mount PATH leads to, if it is one of CONN's (and mount
- * WANT_ID, if >= 0). -ENOENT/-ELOOP/...: the path leads nowhere useful;
- * -EMEDIUMTYPE: what is there is not ours. */
-static int unmount_at(unsigned conn, const char *path, int want_id, bool lazy, const char *volume)
+/* PATH's parent opened without a symlink on the way; *leaf in PATH. */
+static int open_parent(const char *path, const char **leaf)
 {
-	_cleanup_close_ int fd = open_nofollow(path, O_PATH | O_DIRECTORY);
-	_cleanup_free_ struct conn_mount *m = NULL;
+	_cleanup_free_ char *dir = NULL;
+	const char *slash = strrchr(path, '/');
+
+	if (!slash || !slash[1] || !strcmp(slash + 1, ".") || !strcmp(slash + 1, ".."))
+		return -EINVAL;
+	dir = strndup(path, slash == path ? 1 : (size_t)(slash - path));
+	if (!dir)
+		return -ENOMEM;
+	*leaf = slash + 1;
+	return open_nofollow(dir, O_PATH | O_DIRECTORY);
+}
+
+/* Lazily detaches mount ID at PFD/LEAF through an fd that pins it. */
+static int detach(unsigned conn, int pfd, const char *leaf, int id)
+{
+	_cleanup_close_ int fd = RET_NERRNO(openat(pfd, leaf, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 	char self[64];
-	int id, r;
+	int r;
 
 	if (fd < 0)
 		return fd;
-	id = fd_mount_id(fd);
-	if (id < 0)
-		return id;
-	if (want_id >= 0 && id != want_id)
-		return -EMEDIUMTYPE;
-	/* The fd pins the mount: its id names it until we close the fd. */
-	r = conn_mounts(conn, id, &m);
-	if (r <= 0)
-		return r < 0 ? r : -EMEDIUMTYPE;
+	r = mount_of_conn(conn, fd, "", AT_EMPTY_PATH, id);
+	if (r < 0)
+		return r;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	if (!lazy && umount2(self, 0) == 0)
-		return 0;
-	if (!lazy)
+	return RET_NERRNO(umount2(self, MNT_DETACH));
+}
+
+/* Unmounts the mount PATH leads to, if it is one of CONN's (and mount
+ * WANT_ID, if >= 0): for real, or detached when LAZY or really busy.
+ * -ENOENT/-ELOOP/...: the path leads nowhere useful; -EMEDIUMTYPE: what
+ * is there is not ours. */
+static int unmount_at(unsigned conn, const char *path, int want_id, bool lazy, const char *volume)
+{
+	_cleanup_free_ struct conn_mount *m = NULL;
+	_cleanup_close_ int pfd = -1;
+	const char *leaf = NULL;
+	char at[96 + NAME_MAX];
+	int id;
+
+	pfd = open_parent(path, &leaf);
+	if (pfd < 0)
+		return pfd;
+	id = mount_of_conn(conn, pfd, leaf, AT_SYMLINK_NOFOLLOW, want_id);
+	if (id < 0 || lazy)
+		return id < 0 ? id : detach(conn, pfd, leaf, id);
+	if (snprintf(at, sizeof(at), "/proc/self/fd/%d/%s", pfd, leaf) >= (int)sizeof(at))
+		return -ENAMETOOLONG;
+	if (umount2(at, UMOUNT_NOFOLLOW) < 0) {
+		if (errno != EBUSY)
+			return -errno;
 		log_warn("event=unmount-busy volume=%s target=%s error=%m action=detach", volume, path);
-	/* EINVAL: the fd is inside our mount, not its root (a path that was
-	 * moved into it): nothing is unmounted. */
-	return umount2(self, MNT_DETACH) < 0 ? -errno : 0;
+		return detach(conn, pfd, leaf, id);
+	}
+	if (conn_mounts(conn, id, &m) > 0) {
+		log_err("event=unmount-raced volume=%s target=%s mount_id=%d "
+			"effect=\"another mount was unmounted in its place\"", volume, path, id);
+		return -EAGAIN;
+	}
+	return 0;
 }
 
 static bool kept(const char *path, const char *const *keep, size_t n_keep)
