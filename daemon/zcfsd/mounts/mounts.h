@@ -24,7 +24,8 @@ int zcfsd_mount_fuse(struct zcfsd *d, struct zcfsd_volume *v, int tfd, const cha
 /* A further target: a bind of the first target's mount with its own RO flag. */
 int zcfsd_mount_bind(struct zcfsd_volume *v, int tfd, const char *target, bool ro,
 		     struct zcfs_err *e);
-/* Publishing a target again succeeds when it is what is asked for. */
+/* Publishing a target again succeeds when its top mount is the volume's
+ * connection with the flag asked; anything else there fails. */
 int zcfsd_target_same(const struct zcfsd_volume *v, const char *target, bool ro,
 		      struct zcfs_err *e);
 /* Unmounts TARGET's mount of V's connection; 0 once it is gone. */

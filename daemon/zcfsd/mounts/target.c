@@ -190,14 +190,31 @@ int zcfsd_mount_bind(struct zcfsd_volume *v, int tfd, const char *target, bool r
 	return 0;
 }
 
-/* Publishing a target again succeeds when it is what is asked for. The
- * kernel's per-mount flag is the record: it survives zcfsd restarts. */
+/* Publishing a target again succeeds when it is what is asked for: the
+ * top mount there is this volume's connection (fuse.zcfs on 0:CONN), with
+ * the read-only flag asked. A foreign mount over or instead of it (another
+ * file system, another zcfs connection) or none at all is not the volume:
+ * the caller must not take it for a publish done. The kernel's per-mount
+ * flag is the record: it survives zcfsd restarts. */
 int zcfsd_target_same(const struct zcfsd_volume *v, const char *target, bool ro,
 			     struct zcfs_err *e)
 {
 	struct mountinfo_top m;
+	int r = mountinfo_top_at(target, &m);
 
-	if (mountinfo_top_at(target, &m) < 0 || strcmp(m.fstype, "fuse.zcfs") || m.read_only == ro)
+	if (r == -ENOENT)
+		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, r,
+				 "volume '%s' is recorded at %s but nothing is mounted there any more "
+				 "(unmounted behind zcfsd's back); unpublish it there, then publish again",
+				 v->id, target);
+	if (r < 0)
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "reading the mount table: %s", strerror(-r));
+	if (strcmp(m.fstype, "fuse.zcfs") || m.major != 0 || m.minor != v->conn)
+		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EMEDIUMTYPE,
+				 "volume '%s' is recorded at %s but the mount on top there is %s %u:%u, "
+				 "not the volume (connection 0:%u): something was mounted over it or in its "
+				 "place; unmount that first", v->id, target, m.fstype, m.major, m.minor, v->conn);
+	if (m.read_only == ro)
 		return 0;
 	return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
 			 "volume '%s' is already published at %s read-%s; asked read-%s", v->id, target,
