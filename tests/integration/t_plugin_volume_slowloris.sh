@@ -57,6 +57,14 @@ timed_calls() {
 	done
 }
 
+# The bound on an answer under attack: 1 s plus 4x the slowest of 10
+# unattacked calls, measured here first: a loaded machine (CI runs
+# another lane beside this one) slows both alike; a loop stalled by an
+# attacker (the old 2 s blocking write per answer) stays far above it.
+timed_calls
+BOUND=$((1000 + 4 * SLOWEST))
+log "unattacked: slowest ${SLOWEST} ms of 10, bound under attack ${BOUND} ms"
+
 run_attack() {
 	local who=$1 mode=$2 n=$3 secs=$4 peak=0 c
 	slowloris_start "$who" --http "$VPSOCK" "$mode" "$n" "$secs"
@@ -65,7 +73,7 @@ run_attack() {
 	timed_calls
 	check "$who $mode x$n: 10 x Activate + List answered (slowest ${SLOWEST} ms, $FAILS failed)" \
 		test "$FAILS" -eq 0
-	check "$who $mode x$n: each within 1000 ms (slowest ${SLOWEST} ms)" test "$SLOWEST" -lt 1000
+	check "$who $mode x$n: each within ${BOUND} ms (slowest ${SLOWEST} ms)" test "$SLOWEST" -lt "$BOUND"
 	# each connection: libmicrohttpd's socket and our dup; + listener, zcfsd's
 	check "$who $mode x$n: the plugin holds at most 80 connections ($peak socket fds / 2)" \
 		test "$peak" -le 164

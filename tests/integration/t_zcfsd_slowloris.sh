@@ -8,7 +8,8 @@
 #   trickle   30 (100 as root) connections sending a request one byte
 #            per second
 #   noread    30 connections pushing pipelined requests, never reading
-# a normal `zcfsctl status` answers within 1 s every time, a volume can be
+# a normal `zcfsctl status` answers within 1 s (plus 4x its unattacked
+# time, for a loaded machine) every time, a volume can be
 # created, published, unpublished and deleted meanwhile, the attacker
 # never holds more than the per-uid limit (32) at once, zcfsd counts what
 # it closed and its memory stays bounded. Before: 64 slots without idle
@@ -52,6 +53,14 @@ timed_status() {
 ctr() { ctl call status | jq -r ".result.daemon.control.$1"; }
 peak_of() { local m=0 n; for _ in $(seq 8); do n=$(ctr connections); [ "$n" -gt "$m" ] && m=$n; sleep 0.1; done; echo "$m"; }
 
+# The bound on an answer under attack: 1 s plus 4x the slowest of 10
+# unattacked calls, measured here first: a loaded machine (CI runs
+# another lane beside this one) slows both alike; a loop stalled by an
+# attacker (the old 2 s blocking write per answer) stays far above it.
+timed_status
+BOUND=$((1000 + 4 * SLOWEST))
+log "unattacked: slowest ${SLOWEST} ms of 10, bound under attack ${BOUND} ms"
+
 run_attack() {
 	local who=$1 mode=$2 n=$3 secs=$4 peak
 	slowloris_start "$who" "$SOCK" "$mode" "$n" "$secs"
@@ -60,7 +69,7 @@ run_attack() {
 	timed_status
 	check "$who $mode x$n: 10 status calls answered, none failed (slowest ${SLOWEST} ms)" \
 		test "$FAILS" -eq 0
-	check "$who $mode x$n: every status within 1000 ms (slowest ${SLOWEST} ms)" test "$SLOWEST" -lt 1000
+	check "$who $mode x$n: every status within ${BOUND} ms (slowest ${SLOWEST} ms)" test "$SLOWEST" -lt "$BOUND"
 	check "$who $mode x$n: zcfsd holds at most 32+2 connections ($peak)" test "$peak" -le 34
 	if [ "$mode" != noread ]; then
 		ctlq volume create v1 && ctlq volume publish v1 "$TGT/a" &&
