@@ -382,6 +382,10 @@ static int settle_options(struct zcfs_options *o)
 		fprintf(stderr, "zcfs-serve: --ready-fd=%d: %m\n", o->ready_fd);
 		return 2;
 	}
+	if (o->standby_fd >= 0 && fcntl(o->standby_fd, F_SETFD, FD_CLOEXEC) < 0) {
+		fprintf(stderr, "zcfs-serve: --standby-fd=%d: %m\n", o->standby_fd);
+		return 2;
+	}
 	return -1;
 }
 
@@ -391,6 +395,7 @@ static void session_setup(struct zcfs_session *se, struct zcfs_options *o, int r
 {
 	se->opts = o;
 	se->ready_fd = o->ready_fd;
+	se->standby = o->standby_fd >= 0;
 	se->root_fd = root_fd;
 	se->xattr_owner = o->ownership == ZCFS_OWNERSHIP_XATTR;
 	se->server_uid = geteuid();
@@ -404,6 +409,20 @@ static void session_setup(struct zcfs_session *se, struct zcfs_options *o, int r
 	se->max_write = o->max_write;
 	se->max_pages = o->max_write / 4096;
 	se->bufsize = o->max_write + 4096;
+}
+
+/* --quota-bytes / --count-inodes: what SOURCE holds now; logged. */
+static int session_quota(struct zcfs_session *se)
+{
+	const struct zcfs_options *o = se->opts;
+	int r;
+
+	if (!o->quota_bytes && !o->count_inodes)
+		return 0;
+	r = quota_init(se, o->quota_bytes);
+	if (r < 0)
+		log_err("--quota-bytes: counting what %s holds: %s", o->source, strerror(-r));
+	return r;
 }
 
 /* Inode and handle tables (the inode table owns *ROOT_FD from then on:
@@ -420,14 +439,9 @@ static int session_tables(struct zcfs_session *se, int *root_fd)
 		return r;
 	}
 	*root_fd = -1;
-	if (o->quota_bytes || o->count_inodes) {
-		r = quota_init(se, o->quota_bytes);
-		if (r < 0) {
-			log_err("--quota-bytes: counting what %s holds: %s", o->source, strerror(-r));
-			return r;
-		}
-	}
-	return 0;
+	/* A standby counts once its predecessor is gone: what that one
+	 * writes meanwhile would be missing from an earlier count. */
+	return o->standby_fd >= 0 ? 0 : session_quota(se);
 }
 
 /* The connection: zcfsd's (--fd) or a mount of our own (*MNT); logged. */
@@ -486,8 +500,55 @@ static int session_confine(struct zcfs_session *se)
 	return o->resume ? resume_index_new(&se->resume) : 0;
 }
 
-/* The prune thread and the transport, then --resume's adoption. */
-static int session_start(struct zcfs_session *se)
+/* --standby-fd: everything is set up and no thread reads the connection
+ * (session_wait_go). Says so on --ready-fd, then waits in main's epoll
+ * for the predecessor to be gone: 0 on 'G'; 1 when zcfsd gave the
+ * standby up (EOF, another byte, SIGTERM/SIGINT): the session ends with
+ * status 0 having touched nothing. */
+static int standby_wait(struct zcfs_session *se, const struct main_wait *w)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = se->opts->standby_fd };
+	int64_t t0 = wall_us();
+	struct signalfd_siginfo si;
+	char c = 0;	/* 'G' go; 'T' a signal, 'X' the session ended, else the byte read */
+	ssize_t n;
+
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, se->opts->standby_fd, &ev) < 0)
+		return -errno;
+	log_info("standby: prepared, waiting for the predecessor to leave");
+	session_ready(se);
+	while (!c) {
+		if (epoll_wait(w->epfd, &ev, 1, -1) < 1)
+			continue;
+		if (ev.data.fd == se->opts->standby_fd) {
+			do
+				n = read(se->opts->standby_fd, &c, 1);
+			while (n < 0 && errno == EINTR);
+			c = n == 1 && c ? c : 'E';
+			break;
+		}
+		while (read(w->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+				c = 'T';
+		if (!c && atomic_load(&se->exiting))
+			c = 'X';
+	}
+	(void)epoll_ctl(w->epfd, EPOLL_CTL_DEL, se->opts->standby_fd, NULL);
+	if (c != 'G') {
+		log_info("standby: given up (%s) after %.1f ms; exiting untouched",
+			 c == 'T' ? "signal" : c == 'X' ? "session ended" : c == 'E' ? "EOF" : "unexpected byte",
+			 (double)(wall_us() - t0) / 1000);
+		session_exit(se, 0);
+		return 1;
+	}
+	log_info("standby: go wall_us=%lld waited_ms=%.1f", (long long)wall_us(),
+		 (double)(wall_us() - t0) / 1000);
+	return 0;
+}
+
+/* The prune thread and the transport, then --resume's adoption; a
+ * standby waits for its go in between. 1: a standby given up. */
+static int session_start(struct zcfs_session *se, const struct main_wait *w)
 {
 	int r = prune_start(se, &se->prune);
 
@@ -500,6 +561,14 @@ static int session_start(struct zcfs_session *se)
 	if (r == 0 && se->opts->sandbox && se->transport == &transport_uring && !sandbox_rings_sealed()) {
 		log_warn("sandbox: io_uring transport started without sealing ring creation; sealing now");
 		r = sandbox_seal_rings();
+	}
+	if (r == 0 && se->opts->standby_fd >= 0) {
+		r = standby_wait(se, w);
+		se->start_us[START_STANDBY] = wall_us();
+		if (r == 0)
+			session_go(se);
+		if (r == 0)
+			r = session_quota(se);
 	}
 	if (r == 0 && se->opts->resume)
 		r = session_resume(se);
@@ -561,9 +630,10 @@ int main(int argc, char **argv)
 	if (connect_fuse(&se, &mnt) < 0 || session_confine(&se) < 0)
 		goto out;
 	se.start_us[START_CONFINE] = wall_us();
-	if (session_start(&se) < 0) {
+	if ((r = session_start(&se, &w)) != 0) {
 		atomic_store(&se.exiting, true);
 		zcfs_unmount(mnt);
+		status = r > 0 ? session_exit_status(&se) : 1;
 		goto stop;
 	}
 	notify_parent(&notify_fd, 0);

@@ -120,7 +120,11 @@ static void on_signal(struct zcfsd *d)
 
 static void on_pidfd(struct zcfsd *d, int fd)
 {
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
+		if (v->standby.pidfd == fd) {
+			zcfsd_standby_exited(d, v);
+			return;
+		}
 		if (v->srv.pidfd == fd) {
 			zcfsd_on_server_exit(d, v);
 			/* A restart due now saves state.json itself, after the
@@ -133,6 +137,7 @@ static void on_pidfd(struct zcfsd *d, int fd)
 				(void)zcfsd_state_save(d);
 			return;
 		}
+	}
 }
 
 /* An upgrade execs only once the requests of connected clients are
@@ -218,6 +223,8 @@ static int run(struct zcfsd *d)
 				zcfsd_broker_event(d, fd);
 			else if (tag == ZCFSD_EV_SRVLOG)
 				zcfsd_srvlog_event(d, fd);
+			else if (tag == ZCFSD_EV_STANDBY)
+				zcfsd_standby_event(d, fd);
 			else if (tag == ZCFSD_EV_METRICS)
 				zcfsd_metrics_run(d);
 		}
@@ -337,6 +344,7 @@ static int start(struct zcfsd *d, bool foreground, bool *state_ok)
 	d->ncpus = zcfsd_possible_cpus();
 	d->serve_can_resume = zcfsd_serve_has_option(d->serve_bin, "--resume");
 	d->serve_can_signal_ready = zcfsd_serve_has_option(d->serve_bin, "--ready-fd");
+	d->serve_can_standby = zcfsd_serve_has_option(d->serve_bin, "--standby-fd");
 	d->started_at = zcfsd_wall();
 	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	r = d->epoll_fd < 0 ? -errno : setup_signals(d);
@@ -374,10 +382,10 @@ static void announce_ready(struct zcfsd *d)
 
 	if (r < 0)
 		log_err("event=metrics-failed socket=%s error=%s", d->policy->metrics_listen, strerror(-r));
-	log_info("event=ready pid=%d socket=%s state_dir=%s policy=%s tenants=%zu serve=%s cpus=%u default_pinned=%llu resume=%s",
+	log_info("event=ready pid=%d socket=%s state_dir=%s policy=%s tenants=%zu serve=%s cpus=%u default_pinned=%llu resume=%s standby=%s",
 		 (int)getpid(), d->socket_path, d->state_dir, d->policy_path, d->policy->n_tenants,
 		 d->serve_bin, d->ncpus, (unsigned long long)uring_default_pinned_bytes(d->ncpus),
-		 d->serve_can_resume ? "yes" : "no");
+		 d->serve_can_resume ? "yes" : "no", d->serve_can_standby ? "yes" : "no");
 	snprintf(ready, sizeof(ready), "READY=1\nMAINPID=%d\n", (int)getpid());
 	notify_status(d, ready);
 }

@@ -3,95 +3,172 @@
 # fdatasync + read back every 10 ms) and two fio writers with
 # --verify=crc32c --verify_backlog (O_DIRECT and buffered) work on a
 # volume, its server is replaced PLANNED_RESTARTS times (default 10, one
-# every 0.5-1 s after the last one was seen). The old server hands over (zcfs-serve: SIGUSR2; on
-# io_uring every ring entry ends up holding a request, so none is idle
-# when it exits) and its successor serves what it held. Required: no
-# client error at all (ECANCELED included: a planned restart has no
-# kernel-limit excuse), no verify failure, no commit refused, every
-# restart planned (no kill after the hand-over deadline), restarts ==
-# count. Printed: the probe's longest round per restart, p50/p99/max.
-# Runtime: 29-33 s per transport with the 10 restarts CI runs (load 8;
-# about 2 s per restart plus ~15 s of set-up and teardown).
+# every 0.5-1 s after the last one was seen). zcfsd starts the successor
+# first (--standby-fd: set up and sandboxed, reading nothing), then asks
+# the old server to hand over (zcfs-serve: SIGUSR2; on io_uring every ring
+# entry ends up holding a request, so none is idle when it exits) and lets
+# the successor go as soon as the old one is gone; the successor serves
+# what it held. Required: no client error at all (ECANCELED included: a
+# planned restart has no kernel-limit excuse), no verify failure, no
+# commit refused, every restart planned (no kill after the hand-over
+# deadline) and made with a standby, restarts == count, and the client
+# stall per restart (the probe's longest round in flight during the
+# restart) p99 < PLANNED_STALL_MAX_MS (default 100, the issue's goal).
+# Printed: that stall p50/p99/max and the step table (restart_timing.py).
+# Volumes: [devfuse] one /dev/fuse volume; [uring] one io_uring volume and
+# one io_uring volume of a passthrough tenant (when the kernel has it),
+# side by side. Runtime: ~15-20 s per transport with the 10 restarts CI
+# runs (about 1 s per restart plus set-up and teardown; it was 29-33 s
+# with one volume). KEEP_LOGS=DIR keeps zcfsd's and each server's log
+# and the stamps in DIR/ID.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
 zcfsd_require fio python3
 PROBE=$ZCFS_TESTBIN/probe
 [ -x "$PROBE" ] || fail "probe not built ($PROBE): run make"
-: "${PLANNED_RESTARTS:=10}"
+: "${PLANNED_RESTARTS:=10}" "${PLANNED_STALL_MAX_MS:=100}"
 
 zcfsd_env 256M true
+pt=$("$ZCFS_BIN/zcfsctl" kernel --json 2>/dev/null | jq -r '.paths.passthrough.status' 2>/dev/null)
+tenant() {	# NAME UID DATA_PATHS
+	printf '{"name": "%s", "uid": %s, "gid": %s, "memlock_budget": "128M", "max_volumes": 4,
+	  "storage_root": "%s", "allowed_target_prefixes": ["%s"], "data_paths": %s}' \
+		"$1" "$2" "$2" "$STORE/$1" "$TGT" "$3"
+}
+cat >"$POLICY" <<-JSON
+{
+  "admin_group": "0",
+  "defaults": {"queue_depth": 4, "max_write": "128K", "transport": "auto"},
+  "tenants": [
+    $(tenant t1 "$TENANT_UID" '{"io_uring": true, "passthrough": false}'),
+    $(tenant tp "$TENANT_UID2" '{"io_uring": true, "passthrough": true}')
+  ]
+}
+JSON
 zcfsd_start
-id=v1 mnt=$TGT/v1
-create_publish_or_fail "$id" "$mnt"
-: >"$W/restarts"; : >"$W/stalls"
-"$PROBE" "$mnt/probe" 10 "$W/stalls" >"$W/probe.out" 2>&1 &
-probe_pid=$!
-fio --output-format=json --output="$W/fio.json" \
-	--name=direct --directory="$mnt" --filename=direct.dat --rw=write --bs=64k --size=32M \
-	--direct=1 --ioengine=psync --verify=crc32c --verify_backlog=64 --verify_fatal=1 \
-	--time_based --runtime=$((PLANNED_RESTARTS * 3 + 30)) --rate=8m \
-	--name=buffered --directory="$mnt" --filename=buffered.dat --rw=write --bs=16k --size=32M \
-	--direct=0 --ioengine=psync --fdatasync=16 --verify=crc32c --verify_backlog=256 --verify_fatal=1 \
-	--time_based --runtime=$((PLANNED_RESTARTS * 3 + 30)) --rate=4m \
-	>"$W/fio.out" 2>&1 &
-fio_pid=$!
-sleep 1
-# restarted COUNT PID: a new server after more than COUNT restarts
+
+variants=("$ZCFS_TRANSPORT:t1")
+if [ "$ZCFS_TRANSPORT" = uring ]; then
+	if [ "$pt" = supported ]; then variants+=("uring:tp"); else log "no uring+passthrough variant: passthrough $pt"; fi
+fi
+
+# restarted COUNT PID ID: ID runs a new server after more than COUNT restarts
 restarted() {
 	local p
-	p=$(vol_field "$id" pid)
-	[ "$(vol_field "$id" restarts)" -gt "$1" ] && [ "$p" != "$2" ] && [ "$p" != 0 ] && [ "$p" != null ]
+	p=$(vol_field "$3" pid)
+	[ "$(vol_field "$3" restarts)" -gt "$1" ] && [ "$p" != "$2" ] && [ "$p" != 0 ] && [ "$p" != null ]
 }
-ctl_fail=0
-for i in $(seq "$PLANNED_RESTARTS"); do
-	before=$(vol_field "$id" restarts)
-	pid=$(server_pid "$id")
-	date +%s%6N >>"$W/restarts"
-	ctl volume restart "$id" >/dev/null || ctl_fail=$((ctl_fail + 1))
-	wait_for "planned restart $i" 15 restarted "$before" "$pid" || { show_zcfsd_log; break; }
-	sleep "0.$(( 5 + RANDOM % 5 ))"
-done
-kill -TERM "$probe_pid"; wait "$probe_pid"; rc_probe=$?
-kill -INT "$fio_pid" 2>/dev/null; wait "$fio_pid"
-sed -n '/^{/,$p' "$W/fio.json" >"$W/fio.json.clean" && mv "$W/fio.json.clean" "$W/fio.json"
-sed "s/^/# probe: /" "$W/probe.out" | tail -n 4
-restarts=$(vol_field "$id" restarts)
-probe_err=$(grep -cE 'probe: round [0-9]+:' "$W/probe.out")
-fio_err=$(grep -ciE 'io_u error|verify|bad magic|crc|error=' "$W/fio.out")
-jobs_err=$(jq '[.jobs[] | select(.error != 0)] | length' "$W/fio.json" 2>/dev/null || echo unparseable)
-check "zcfsctl volume restart answered OK every time ($ctl_fail failed)" test "$ctl_fail" = 0
-check "restarts ($restarts) == planned restarts ($PLANNED_RESTARTS)" test "$restarts" = "$PLANNED_RESTARTS"
-check "probe: no client error or mismatch" \
-	test "$probe_err" -eq 0 -a "$rc_probe" -le 1 -a "$(grep -c 'probe: rounds=' "$W/probe.out")" = 1
-check "fio: no I/O or verify error ($fio_err lines, $jobs_err jobs)" test "$fio_err" = 0 -a "$jobs_err" = 0
-check "fio wrote and verified through the restarts" \
-	test "$(jq '[.jobs[] | select(.write.io_bytes > 0 and .read.io_bytes > 0)] | length' "$W/fio.json" 2>/dev/null)" = 2
-check "every restart was a hand-over (none killed at the deadline)" \
-	test "$(grep -c 'planned=yes' "$W/zcfsd.log")" = "$PLANNED_RESTARTS" -a "$(grep -c 'no-exit-after-handover' "$W/zcfsd.log")" = 0
-check "no io_uring commit refused ($(refused_commits "$STATE/logs/$id.log"))" \
-	test "$(refused_commits "$STATE/logs/$id.log")" = 0
-log "hand-overs: $(grep -o 'hand-over: [0-9]* ring entries' "$STATE/logs/$id.log" | awk '{ s += $2 } END { print NR " logged, " s+0 " requests held" }')"
-log "hand-overs that timed out with idle entries: $(grep -c 'some entries stayed idle' "$STATE/logs/$id.log")"
-grep -E 'hand-over|idle|kick' "$STATE/logs/$id.log" | sort | uniq -c | sort -rn | head -n 8 | sed 's/^/# server log: /'
-log "planned restart: client stall per restart: $(/usr/bin/python3 - "$W/restarts" "$W/stalls" <<-'PY'
-	import sys
-	ks = [int(l) for l in open(sys.argv[1]) if l.strip()]
+
+# stall EVENTS STALLS ZCFSD_LOG ID: per restart, the longest probe round
+# in flight while it ran (from the restart's stamp until 50 ms after zcfsd
+# handed the connection to the successor: its resume and backlog);
+# p50/p99/max, the same over the wider window up to the next restart
+# (which also catches rounds slow for other reasons on a loaded
+# machine), and "ok" or "over" by PLANNED_STALL_MAX_MS.
+stall() {
+	/usr/bin/python3 - "$@" "$PLANNED_STALL_MAX_MS" <<-'PY'
+	import re, sys
+	ev = [int(l) for l in open(sys.argv[1]) if l.strip()]
 	st = [tuple(map(int, l.split())) for l in open(sys.argv[2]) if l.strip()]
-	per = []
-	for i, k in enumerate(ks):
-	    end = ks[i + 1] if i + 1 < len(ks) else float("inf")
-	    per.append(max([d for s, d in st if k - 1000000 <= s < end and s + d > k] or [0]) / 1000)
-	per.sort()
-	pct = lambda p: per[min(len(per) - 1, int(p * len(per)))] if per else 0
-	print(f"p50={pct(0.50):.0f}ms p99={pct(0.99):.0f}ms max={per[-1] if per else 0:.0f}ms")
+	done = []
+	for line in open(sys.argv[3], errors="replace"):
+	    m = re.search(r"event=server-restart volume=%s .*wall_us=(\d+)" % re.escape(sys.argv[4]), line)
+	    if m:
+	        done.append(int(m.group(1)))
+	per, wide = [], []
+	for i, k in enumerate(ev):
+	    end = ev[i + 1] if i + 1 < len(ev) else float("inf")
+	    d = next((x for x in done if k <= x < end), end)
+	    # in flight at some moment of [k, d + 50 ms]
+	    per.append(max([u for s, u in st if s < d + 50000 and s + u > k] or [0]) / 1000)
+	    # the wider window of t_zcfsd_restart_load: any round up to the next restart
+	    wide.append(max([u for s, u in st if k - 1000000 <= s < end and s + u > k] or [0]) / 1000)
+	pct = lambda xs, p: sorted(xs)[min(len(xs) - 1, int(p * len(xs)))] if xs else 0
+	p99 = pct(per, 0.99)
+	print(f"n={len(per)} p50={pct(per, 0.5):.0f}ms p99={p99:.0f}ms max={max(per or [0]):.0f}ms "
+	      f"(up to the next restart: p50={pct(wide, 0.5):.0f}ms p99={pct(wide, 0.99):.0f}ms "
+	      f"max={max(wide or [0]):.0f}ms) {'ok' if p99 < float(sys.argv[5]) else 'over'}")
 	PY
-)"
-/usr/bin/python3 "$(dirname "$0")/restart_timing.py" "$W/restarts" "$W/stalls" "$W/zcfsd.log" \
-	"$STATE/logs/$id.log" "$id" | sed "s/^/# planned restart step: /"
-jq -r '.jobs[] | "\(.jobname): error=\(.error) written=\(.write.io_bytes) verified(read)=\(.read.io_bytes)"' \
-	"$W/fio.json" 2>/dev/null | sed "s/^/# fio: /"
-[ "$fio_err" = 0 ] || tail -n 20 "$W/fio.out" | sed "s/^/# fio: /"
-ctl volume unpublish "$id" "$mnt" >/dev/null
-ctl volume delete "$id" >/dev/null
+}
+
+run_variant() {
+	local tenant=${1#*:} id=v-${1//[:+]/-} mnt i before pid
+	mnt=$TGT/$id
+	create_publish_or_fail "$id" "$mnt" --tenant "$tenant"
+	local d=$W/$id
+	mkdir -p "$d"
+	: >"$d/restarts"; : >"$d/stalls"
+	"$PROBE" "$mnt/probe" 10 "$d/stalls" >"$d/probe.out" 2>&1 &
+	local probe_pid=$!
+	fio --output-format=json --output="$d/fio.json" \
+		--name=direct --directory="$mnt" --filename=direct.dat --rw=write --bs=64k --size=32M \
+		--direct=1 --ioengine=psync --verify=crc32c --verify_backlog=64 --verify_fatal=1 \
+		--time_based --runtime=$((PLANNED_RESTARTS * 3 + 30)) --rate=8m \
+		--name=buffered --directory="$mnt" --filename=buffered.dat --rw=write --bs=16k --size=32M \
+		--direct=0 --ioengine=psync --fdatasync=16 --verify=crc32c --verify_backlog=256 --verify_fatal=1 \
+		--time_based --runtime=$((PLANNED_RESTARTS * 3 + 30)) --rate=4m \
+		>"$d/fio.out" 2>&1 &
+	local fio_pid=$!
+	sleep 1
+	local ctl_fail=0 rc_probe
+	for i in $(seq "$PLANNED_RESTARTS"); do
+		before=$(vol_field "$id" restarts)
+		pid=$(server_pid "$id")
+		date +%s%6N >>"$d/restarts"
+		ctl volume restart "$id" >/dev/null || ctl_fail=$((ctl_fail + 1))
+		wait_for "planned restart $i of $id" 15 restarted "$before" "$pid" "$id" || { show_zcfsd_log; break; }
+		sleep "0.$(( 5 + RANDOM % 5 ))"
+	done
+	kill -TERM "$probe_pid"; wait "$probe_pid"; rc_probe=$?
+	kill -INT "$fio_pid" 2>/dev/null; wait "$fio_pid"
+	sed -n '/^{/,$p' "$d/fio.json" >"$d/fio.json.clean" && mv "$d/fio.json.clean" "$d/fio.json"
+	sed "s/^/# $id probe: /" "$d/probe.out" | tail -n 4
+	local restarts probe_err fio_err jobs_err slog=$STATE/logs/$id.log s
+	restarts=$(vol_field "$id" restarts)
+	probe_err=$(grep -cE 'probe: round [0-9]+:' "$d/probe.out")
+	fio_err=$(grep -ciE 'io_u error|verify|bad magic|crc|error=' "$d/fio.out")
+	jobs_err=$(jq '[.jobs[] | select(.error != 0)] | length' "$d/fio.json" 2>/dev/null || echo unparseable)
+	check "[$1] zcfsctl volume restart answered OK every time ($ctl_fail failed)" test "$ctl_fail" = 0
+	check "[$1] restarts ($restarts) == planned restarts ($PLANNED_RESTARTS)" test "$restarts" = "$PLANNED_RESTARTS"
+	check "[$1] probe: no client error or mismatch" \
+		test "$probe_err" -eq 0 -a "$rc_probe" -le 1 -a "$(grep -c 'probe: rounds=' "$d/probe.out")" = 1
+	check "[$1] fio: no I/O or verify error ($fio_err lines, $jobs_err jobs)" test "$fio_err" = 0 -a "$jobs_err" = 0
+	check "[$1] fio wrote and verified through the restarts" \
+		test "$(jq '[.jobs[] | select(.write.io_bytes > 0 and .read.io_bytes > 0)] | length' "$d/fio.json" 2>/dev/null)" = 2
+	check "[$1] every restart was a hand-over (none killed at the deadline)" \
+		test "$(grep -c "volume=$id .*planned=yes" "$W/zcfsd.log")" = "$PLANNED_RESTARTS" \
+		-a "$(grep -c "volume=$id .*no-exit-after-handover" "$W/zcfsd.log")" = 0
+	check "[$1] every restart went to a standby started first" \
+		test "$(grep -c "event=server-restart volume=$id .*standby=yes" "$W/zcfsd.log")" = "$PLANNED_RESTARTS"
+	check "[$1] no io_uring commit refused ($(refused_commits "$slog"))" test "$(refused_commits "$slog")" = 0
+	log "[$1] hand-overs: $(grep -o 'hand-over: [0-9]* ring entries' "$slog" | awk '{ s += $2 } END { print NR " logged, " s+0 " requests held" }'), timed out with idle entries: $(grep -c 'some entries stayed idle' "$slog")"
+	s=$(stall "$d/restarts" "$d/stalls" "$W/zcfsd.log" "$id")
+	log "[$1] planned restart: $PLANNED_RESTARTS restarts, client stall per restart: ${s% *}"
+	check "[$1] client stall per planned restart p99 < ${PLANNED_STALL_MAX_MS} ms" test "${s##* }" = ok
+	/usr/bin/python3 "$(dirname "$0")/restart_timing.py" "$d/restarts" "$d/stalls" "$W/zcfsd.log" \
+		"$slog" "$id" | sed "s/^/# [$1] planned restart step: /"
+	jq -r '.jobs[] | "\(.jobname): error=\(.error) written=\(.write.io_bytes) verified(read)=\(.read.io_bytes)"' \
+		"$d/fio.json" 2>/dev/null | sed "s/^/# $id fio: /"
+	[ "$fio_err" = 0 ] || tail -n 20 "$d/fio.out" | sed "s/^/# $id fio: /"
+	[ -n "${KEEP_LOGS:-}" ] && mkdir -p "$KEEP_LOGS/$id" &&
+		cp "$W/zcfsd.log" "$slog" "$d/restarts" "$d/stalls" "$KEEP_LOGS/$id/"
+	ctl volume unpublish "$id" "$mnt" >/dev/null
+	ctl volume delete "$id" >/dev/null
+}
+
+# The volumes side by side, each in a subshell with its own output; the
+# checks are counted here from what they printed.
+n=0 jobs=()
+for v in "${variants[@]}"; do
+	n=$((n + 1))
+	( run_variant "$v" ) >"$W/variant-$n.out" 2>&1 &
+	jobs+=($!)
+done
+wait "${jobs[@]}"	# not zcfsd, also a child of this shell
+for i in $(seq "$n"); do
+	cat "$W/variant-$i.out"
+	_zcfs_checks=$((_zcfs_checks + $(grep -cE '^(not )?ok - ' "$W/variant-$i.out")))
+	_zcfs_failed=$((_zcfs_failed + $(grep -c '^not ok - ' "$W/variant-$i.out")))
+done
 [ "$_zcfs_failed" -eq 0 ] || show_zcfsd_log
 finish

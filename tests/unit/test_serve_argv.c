@@ -46,14 +46,15 @@ static void test_every_option(void **state)
 		.serve_bin = "zcfs-serve", .source = "SRC", .transport = "uring",
 		.queue_depth = 128, .max_write = 1048576, .quota_bytes = 1ULL << 40,
 		.read_only = true, .ring_memfd = true, .writeback = true, .broker = true,
-		.zero_copy = true, .ready_fd = true, .resume = true,
+		.zero_copy = true, .ready_fd = true, .resume = true, .standby = true,
 	};
 	const char *const want[] = {
 		"zcfs-serve", "--fd=3", "--stats-fd=5", "--ownership=xattr", "--foreground",
 		"--sandbox", "--transport=uring", "--queue-depth=128", "--max-write=1048576",
 		"--cache=exclusive", "--threads=1", "--read-only", "--ring-memfd=8",
 		"--passthrough", "--broker-fd=6", "--zero-copy=auto",
-		"--quota-bytes=1099511627776", "--ready-fd=10", "--resume", "SRC", NULL,
+		"--quota-bytes=1099511627776", "--ready-fd=10", "--resume", "--standby-fd=11",
+		"SRC", NULL,
 	};
 
 	(void)state;
@@ -72,6 +73,7 @@ static void test_fd_numbers(void **state)
 	assert_int_equal(ZCFSD_SERVER_RING_FD, 8);
 	assert_int_equal(ZCFSD_SERVER_LOG_PARK_FD, 9);
 	assert_int_equal(ZCFSD_SERVER_READY_FD, 10);
+	assert_int_equal(ZCFSD_SERVER_STANDBY_FD, 11);
 }
 
 static void test_opts_of_volume(void **state)

@@ -17,7 +17,7 @@ enum {
 	OPT_NO_ALLOW_OTHER, OPT_FD, OPT_PRINT_PINNED, OPT_SANDBOX, OPT_RESUME, OPT_STATS_FD,
 	OPT_BUFFER_POOL, OPT_ZERO_COPY, OPT_POOL_BUFFERS, OPT_QUOTA_BYTES,
 	OPT_BROKER_FD, OPT_NO_WRITEBACK, OPT_DIRTY_LIMIT, OPT_RING_MEMFD, OPT_NO_ACL, OPT_PINNED_BUDGET,
-	OPT_READY_FD, OPT_COUNT_INODES,
+	OPT_READY_FD, OPT_COUNT_INODES, OPT_STANDBY_FD,
 };
 
 static const struct option long_opts[] = {
@@ -43,6 +43,7 @@ static const struct option long_opts[] = {
 	{ "resume", no_argument, NULL, OPT_RESUME },
 	{ "stats-fd", required_argument, NULL, OPT_STATS_FD },
 	{ "ready-fd", required_argument, NULL, OPT_READY_FD },
+	{ "standby-fd", required_argument, NULL, OPT_STANDBY_FD },
 	{ "buffer-pool", required_argument, NULL, OPT_BUFFER_POOL },
 	{ "zero-copy", required_argument, NULL, OPT_ZERO_COPY },
 	{ "pool-buffers", required_argument, NULL, OPT_POOL_BUFFERS },
@@ -112,14 +113,15 @@ void options_usage(const char *prog)
 	       "                        are not allowed inside it\n"
 	       "  --stats-fd=N          count requests, errors, bytes and latency in the\n"
 	       "                        shared memory of fd N (zcfsd's metrics)\n"
-	       "  --ready-fd=N          write one byte 'R' to fd N and close it once INIT is\n"
-	       "                        answered and the transport serves (zcfsd's publish\n"
-	       "                        waits for it; exit before that closes it unwritten)\n"
+	       "  --ready-fd=N          one byte 'R' to fd N, closed, once INIT is answered and\n"
+	       "                        the transport serves (zcfsd waits for it; none if exiting)\n"
 	       "  --ring-memfd=N        io_uring buffers in memfd N (zcfsd keeps it): with\n"
 	       "                        --resume, requests the previous server's ring\n"
 	       "                        entries held are answered too\n"
 	       "  --resume              with --fd: take over a live connection whose server\n"
 	       "                        died (INIT done; node ids and open files found again)\n"
+	       "  --standby-fd=N        with --resume (zcfsd's planned restart): set up, 'R' on\n"
+	       "                        --ready-fd, serve only after one 'G' on fd N (EOF: exit)\n"
 	       "  --print-pinned        print the bytes of memory this volume would pin with\n"
 	       "                        these options (rings, entry headers, payloads), exit\n"
 	       "  -o OPT[,OPT...]       mount options: ro, rw, dev/nodev, suid/nosuid,\n"
@@ -370,6 +372,8 @@ static const struct num_opt {
 	  FIELD(stats_fd) },
 	{ OPT_READY_FD, "ready-fd", false, 0, 1 << 20, 1, "a file descriptor number",
 	  FIELD(ready_fd) },
+	{ OPT_STANDBY_FD, "standby-fd", false, 0, 1 << 20, 1, "a file descriptor number",
+	  FIELD(standby_fd) },
 };
 
 static const struct enum_opt {
@@ -471,6 +475,8 @@ static int check_args(int argc, char **argv, struct zcfs_options *o, int wb, cha
 		return fail(errbuf, errlen, "--broker-fd needs --passthrough and --fd=N (it is zcfsd's)");
 	if (o->resume && o->fuse_fd < 0)
 		return fail(errbuf, errlen, "--resume needs --fd=N (the live connection to take over)");
+	if (o->standby_fd >= 0 && !o->resume)
+		return fail(errbuf, errlen, "--standby-fd needs --resume (a standby takes over a live connection)");
 	/* Pools and zero-copy exist only on the ring, and zero-copy pages
 	 * are delivered only to queues that have a pool. */
 	if (o->transport == ZCFS_TRANSPORT_DEVFUSE && ring_only)
@@ -525,7 +531,7 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 	int nargs = 0, r;
 
 	*o = (struct zcfs_options){ .fuse_fd = -1, .stats_fd = -1, .allow_other = true,
-				    .broker_fd = -1, .ring_memfd = -1, .ready_fd = -1, .dirty_limit = 1ULL << 30,
+				    .broker_fd = -1, .ring_memfd = -1, .ready_fd = -1, .standby_fd = -1, .dirty_limit = 1ULL << 30,
 				    .mount_flags = MS_NODEV | MS_NOSUID };
 	r = expand_o(argc, argv, o, &args, &nargs, errbuf, errlen);
 	if (r < 0)

@@ -35,6 +35,7 @@ struct zcfs_options {
 	int stats_fd;		/* -1, or shared counters to map (zcfs_stats.h) */
 	int broker_fd;		/* -1, or zcfsd's passthrough broker socket (zcfs_broker.h) */
 	int ready_fd;		/* -1, or where to say "serving" (session_ready) */
+	int standby_fd;		/* -1, or the pipe whose 'G' lets a prepared successor serve */
 	unsigned long mount_flags;	/* MS_* of -o (nodev, nosuid, noatime...); default nodev,nosuid */
 	char fsname[256];	/* -o fsname=: the mount's source column (default SOURCE) */
 	char subtype[64];	/* -o subtype=: file system type fuse.<subtype> (default zcfs) */

@@ -47,6 +47,23 @@ bool session_wait_initialized(struct zcfs_session *se)
 	return atomic_load(&se->initialized);
 }
 
+bool session_wait_go(struct zcfs_session *se)
+{
+	pthread_mutex_lock(&se->init_lock);
+	while (atomic_load(&se->standby) && !atomic_load(&se->exiting))
+		pthread_cond_wait(&se->init_cond, &se->init_lock);
+	pthread_mutex_unlock(&se->init_lock);
+	return !atomic_load(&se->exiting);
+}
+
+void session_go(struct zcfs_session *se)
+{
+	pthread_mutex_lock(&se->init_lock);
+	atomic_store(&se->standby, false);
+	pthread_cond_broadcast(&se->init_cond);
+	pthread_mutex_unlock(&se->init_lock);
+}
+
 void session_ready(struct zcfs_session *se)
 {
 	int fd = atomic_exchange(&se->ready_fd, -1);

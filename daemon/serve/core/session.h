@@ -47,6 +47,7 @@ enum zcfs_start_step {
 	START_TABLES,		/* inode/handle tables, quota count */
 	START_CONFINE,		/* counters, privileges, sandbox */
 	START_TRANSPORT,	/* prune thread, transport (rings, readers) */
+	START_STANDBY,		/* --standby-fd: waiting for the predecessor to leave */
 	START_SERVING,		/* INIT answered or assumed, rings registered */
 	START_STEPS
 };
@@ -91,6 +92,9 @@ struct zcfs_session {
 	struct zcfs_prune *prune;	/* FUSE_NOTIFY_PRUNE under fd pressure, or NULL */
 	uid_t server_uid;
 
+	/* --standby-fd until session_go(): the transport's threads exist but
+	 * none reads the connection (the predecessor still serves it). */
+	atomic_bool standby;
 	atomic_int ready_fd;	/* --ready-fd until session_ready() has used it, then -1 */
 	atomic_bool exiting;
 	int exit_status;
@@ -107,6 +111,10 @@ int session_exit_status(struct zcfs_session *se);
 void session_set_initialized(struct zcfs_session *se);
 /* Waits until the session is initialized or exiting; true if initialized. */
 bool session_wait_initialized(struct zcfs_session *se);
+/* A standby's readers wait here before their first read: true once
+ * session_go() let them, false when the session ends first. */
+bool session_wait_go(struct zcfs_session *se);
+void session_go(struct zcfs_session *se);
 /* Serving (INIT answered, or assumed on --resume, and the transport's
  * post-INIT work done): writes 'R' to --ready-fd and closes it, once. */
 void session_ready(struct zcfs_session *se);

@@ -126,12 +126,13 @@ int op_init(struct zcfs_req *req)
 	return 0;
 }
 
-/* "main=WALL_US steps_ms=source:A,tables:B,confine:C,transport:D,serving:E":
+/* "main=WALL_US steps_ms=source:A,tables:B,confine:C,transport:D,standby:E,serving:F":
  * when main() was entered and how long each start step took
  * (zcfs_start_step; a step not reached counts 0). */
 static void start_steps(struct zcfs_session *se, char *buf, size_t len)
 {
-	static const char *const names[] = { "source", "tables", "confine", "transport", "serving" };
+	static const char *const names[] = { "source", "tables", "confine", "transport", "standby",
+					      "serving" };
 	int64_t *t = se->start_us, prev = t[START_MAIN];
 	size_t off;
 

@@ -71,6 +71,9 @@ static void *devfuse_worker_main(void *arg)
 	struct devfuse_worker *w = arg;
 	struct zcfs_session *se = w->se;
 
+	/* A standby's predecessor still reads the connection. */
+	if (!session_wait_go(se))
+		return NULL;
 	while (!atomic_load(&se->exiting)) {
 		struct zcfs_req req = { .se = se, .reply = devfuse_reply, .tctx = w,
 					.outbuf = w->outbuf, .outbuf_size = w->outbuf_size,

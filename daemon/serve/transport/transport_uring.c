@@ -139,7 +139,8 @@ static int start_queues(struct zcfs_session *se, struct uring_transport *t, cons
 	if (!t->queues)
 		return -ENOMEM;
 	if (se->opts->ring_memfd >= 0 && !t->rm) {
-		r = ringmem_attach(se->opts->ring_memfd, &t->g, se->opts->resume, &t->rm);
+		r = ringmem_attach(se->opts->ring_memfd, &t->g, se->opts->resume,
+				   se->opts->standby_fd >= 0, &t->rm);
 		if (r < 0) {
 			*step = "ring-memfd";
 			return r;

@@ -101,7 +101,8 @@ static int map_fresh(struct ringmem *rm, struct ringmem_header *h)
 	return 0;
 }
 
-int ringmem_attach(int fd, const struct uring_geometry *g, bool resume, struct ringmem **ret)
+int ringmem_attach(int fd, const struct uring_geometry *g, bool resume, bool take_only,
+		   struct ringmem **ret)
 {
 	struct ringmem_header h = { .magic = RINGMEM_MAGIC, .version = RINGMEM_VERSION };
 	struct ringmem *rm = calloc(1, sizeof(*rm));
@@ -129,7 +130,7 @@ int ringmem_attach(int fd, const struct uring_geometry *g, bool resume, struct r
 			log_warn("--ring-memfd: cannot take over the previous server's ring buffers (%s); "
 				 "requests its entries held stay unanswered", strerror(-r));
 	}
-	if (r < 0)
+	if (r < 0 && !take_only)
 		r = map_fresh(rm, &h);
 	if (r < 0) {
 		free(rm);

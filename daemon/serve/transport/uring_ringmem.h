@@ -44,8 +44,11 @@ struct ringmem {
 
 /* Maps the memfd for geometry g. With resume, takes over a predecessor's
  * mapping (same address, same geometry) and sets recovering; otherwise,
- * or when that is impossible (logged), starts afresh. */
-int ringmem_attach(int fd, const struct uring_geometry *g, bool resume, struct ringmem **ret) _must_check_;
+ * or when that is impossible (logged), starts afresh -- unless
+ * take_only (a standby, whose predecessor still uses them): then the
+ * error. */
+int ringmem_attach(int fd, const struct uring_geometry *g, bool resume, bool take_only,
+		   struct ringmem **ret) _must_check_;
 void ringmem_detach(struct ringmem *rm);
 
 /* The notify_unique of this server's next kick (uring_queue.c): even,

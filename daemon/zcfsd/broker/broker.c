@@ -66,30 +66,47 @@ static void close_socket(struct zcfsd_broker *b)
 	b->peer = safe_close(b->peer);
 }
 
-int zcfsd_broker_open_socket(struct zcfsd_broker *b)
+/* A server's socket: *MINE zcfsd's end (non-blocking), *PEER the server's. */
+static int socket_pair(int *mine, int *peer)
 {
 	const struct timeval tv = { .tv_sec = ZCFS_BROKER_TIMEOUT_MS / 1000,
 				    .tv_usec = (ZCFS_BROKER_TIMEOUT_MS % 1000) * 1000 };
-	int sv[2], r = 0;
+	int sv[2], r;
 
-	close_socket(b);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
-	b->fd = sv[0];
-	b->peer = sv[1];
 	/* The server blocks on its end; bounded, so that a zcfsd that is
 	 * busy or restarting costs it passthrough, not a stuck open. */
-	if (fcntl(b->fd, F_SETFL, O_NONBLOCK) < 0 ||
-	    setsockopt(b->peer, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
-	    setsockopt(b->peer, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0) {
+	if (fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0 ||
+	    setsockopt(sv[1], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(sv[1], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0) {
 		r = -errno;
-		close_socket(b);
+		safe_close(sv[0]);
+		safe_close(sv[1]);
 		return r;
 	}
-	/* A new server: its own state, and no ids of a zcfsd before us. */
+	*mine = sv[0];
+	*peer = sv[1];
+	return 0;
+}
+
+/* A new server: its own state, and no ids of a zcfsd before us. */
+static void new_server(struct zcfsd_broker *b)
+{
 	b->state = ZCFSD_PT_PENDING;
 	b->inherited = false;
 	b->bad = 0;
+}
+
+int zcfsd_broker_open_socket(struct zcfsd_broker *b)
+{
+	int r;
+
+	close_socket(b);
+	r = socket_pair(&b->fd, &b->peer);
+	if (r < 0)
+		return r;
+	new_server(b);
 	return 0;
 }
 
@@ -377,6 +394,45 @@ void zcfsd_broker_prepare(struct zcfsd *d, struct zcfsd_volume *v, const struct 
 	if (r < 0)
 		log_warn("event=broker-failed volume=%s error=%s effect=\"server runs without passthrough\"",
 			 v->id, strerror(-r));
+}
+
+int zcfsd_broker_standby_socket(struct zcfsd *d, struct zcfsd_volume *v,
+				const struct policy_tenant *t, const char *storage, int *mine,
+				int *peer)
+{
+	int r = 0;
+
+	*mine = *peer = -1;
+	if (!t->passthrough)
+		return 0;
+	if (v->broker && v->broker->fuse_fd != v->fuse_fd)
+		zcfsd_broker_stop(d, v);	/* not this connection's: cannot be */
+	if (!v->broker)
+		r = zcfsd_broker_new(v->id, v->fuse_fd, storage, t->uid, t->gid, &v->broker);
+	if (r == 0)
+		r = socket_pair(mine, peer);
+	if (r < 0)
+		log_warn("event=broker-failed volume=%s error=%s effect=\"the successor runs without "
+			 "passthrough\"", v->id, strerror(-r));
+	return 0;
+}
+
+void zcfsd_broker_standby_take(struct zcfsd *d, struct zcfsd_volume *v, int fd)
+{
+	struct zcfsd_broker *b = v->broker;
+	int r;
+
+	if (!b || fd < 0) {
+		safe_close(fd);
+		return;
+	}
+	unwatch(d, b);
+	close_socket(b);
+	b->fd = fd;
+	new_server(b);
+	r = zcfsd_broker_watch(d, v);
+	if (r < 0)
+		log_warn("event=broker-watch-failed volume=%s error=%s", v->id, strerror(-r));
 }
 
 void zcfsd_broker_spawned(struct zcfsd *d, struct zcfsd_volume *v, bool started)

@@ -129,6 +129,16 @@ int32_t zcfsd_broker_ids_claim(struct zcfsd_broker *b, const struct zcfsd_file_i
 void zcfsd_broker_prepare(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
 			  const char *storage);
 void zcfsd_broker_spawned(struct zcfsd *d, struct zcfsd_volume *v, bool started);
+/* A standby successor's socket (server/standby.c), made while its
+ * predecessor's is still in use: *MINE zcfsd's end, *PEER the server's,
+ * both -1 when the tenant has no passthrough or it failed (logged: the
+ * successor runs without). Returns 0. At the promotion, after
+ * zcfsd_broker_server_gone(), zcfsd_broker_standby_take() makes *MINE
+ * the broker's socket (watched); without a broker it is closed. */
+int zcfsd_broker_standby_socket(struct zcfsd *d, struct zcfsd_volume *v,
+				const struct policy_tenant *t, const char *storage, int *mine,
+				int *peer);
+void zcfsd_broker_standby_take(struct zcfsd *d, struct zcfsd_volume *v, int fd);
 
 /* Event loop glue (zcfsd/model/model.h's volume list). */
 int zcfsd_broker_watch(struct zcfsd *d, struct zcfsd_volume *v);

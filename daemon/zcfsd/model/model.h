@@ -30,6 +30,9 @@
  * (server/srvlog.c); its stdout and stderr are the write end. */
 #define ZCFSD_SERVER_LOG_PARK_FD 9
 #define ZCFSD_SERVER_READY_FD 10	/* a publish's "serving" pipe (server/ready.c) */
+/* A planned restart's successor: the pipe whose 'G' lets it serve
+ * (server/standby.c). The highest number a server gets. */
+#define ZCFSD_SERVER_STANDBY_FD 11
 
 /* Requests fail with a struct zcfs_err (daemon/common/zcfs_err.h). */
 
@@ -49,6 +52,23 @@ struct zcfsd_server {
 	int64_t fork_us, exec_us;	/* wall_us() before its fork, after its exec (logged) */
 };
 
+/* A planned restart's successor, started before its predecessor hands
+ * over (server/standby.c): set up, sandboxed, reading nothing until zcfsd
+ * writes 'G' into its go pipe once the predecessor is gone. */
+struct zcfsd_standby {
+	pid_t pid;			/* 0: none */
+	int pidfd;			/* watched: an exit before its promotion gives it up */
+	unsigned long long starttime;
+	int ready_fd;			/* its --ready-fd's read end, watched until 'R'; -1 after */
+	int go_fd;			/* the write end of its --standby-fd */
+	int log_rfd;			/* its stdout/stderr pipe: the volume's log once promoted */
+	int broker_fd;			/* zcfsd's end of its broker socket; -1: none */
+	bool ready;			/* said 'R': its predecessor was asked to hand over */
+	bool dying;			/* given up and killed: reaped when its pidfd fires */
+	int64_t due_ms;			/* monotonic: given up unless ready by then */
+	int64_t fork_us, exec_us;
+};
+
 struct zcfsd_volume {
 	char *id;
 	char *tenant;
@@ -64,6 +84,7 @@ struct zcfsd_volume {
 	unsigned conn;			/* /sys/fs/fuse/connections/<conn> */
 	uint64_t pinned;		/* bytes charged to the tenant */
 	struct zcfsd_server srv;
+	struct zcfsd_standby standby;	/* a planned restart's successor, if one is starting */
 	struct zcfsd_broker *broker;	/* passthrough broker of the running server, or NULL */
 	/* Why zcfsd last unpublished the volume on its own (a static
 	 * string, e.g. its connection was aborted); NULL after a publish. */
@@ -122,6 +143,7 @@ struct zcfsd {
 	const char *serve_bin;
 	bool serve_can_resume;		/* zcfs-serve has --resume (restart on a live connection) */
 	bool serve_can_signal_ready;	/* zcfs-serve has --ready-fd (server/ready.c) */
+	bool serve_can_standby;		/* zcfs-serve has --standby-fd (server/standby.c) */
 	unsigned ncpus;			/* possible CPUs */
 	struct zcfsd_volume *volumes;
 	int epoll_fd;
@@ -167,5 +189,6 @@ int zcfsd_check_dev_fuse(int fd);
 #define ZCFSD_EV_PIDFD   (4ULL << 32)
 #define ZCFSD_EV_BROKER  (5ULL << 32)
 #define ZCFSD_EV_SRVLOG  (6ULL << 32)
+#define ZCFSD_EV_STANDBY (7ULL << 32)	/* a standby's ready pipe */
 
 #endif

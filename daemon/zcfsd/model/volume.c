@@ -1,4 +1,5 @@
 /* The volume model: lookup, lifetime, targets, where its storage lives. */
+#include <sys/wait.h>
 #include <string.h>
 #include "daemon/common/util.h"
 #include "model.h"
@@ -19,6 +20,7 @@ struct zcfsd_volume *zcfsd_volume_alloc(void)
 		return NULL;
 	v->fuse_fd = -1;
 	v->srv.pidfd = -1;
+	v->standby.pidfd = v->standby.ready_fd = v->standby.go_fd = v->standby.log_rfd = v->standby.broker_fd = -1;
 	v->stats_fd = -1;
 	v->ring_fd = -1;
 	v->log.rfd = -1;
@@ -33,6 +35,14 @@ void zcfsd_volume_free(struct zcfsd_volume *v)
 		return;
 	safe_close(v->log.rfd);
 	safe_close(v->log.file_fd);
+	/* A standby given up and killed: reaped if it is gone already. */
+	if (v->standby.pidfd >= 0)
+		(void)waitid(P_PIDFD, (id_t)v->standby.pidfd, &(siginfo_t){ 0 }, WEXITED | WNOHANG);
+	safe_close(v->standby.pidfd);
+	safe_close(v->standby.ready_fd);
+	safe_close(v->standby.go_fd);
+	safe_close(v->standby.log_rfd);
+	safe_close(v->standby.broker_fd);
 	free(v->log.line);
 	zcfsd_stats_release(v);
 	zcfsd_ringfd_release(v);

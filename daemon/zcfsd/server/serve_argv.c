@@ -85,6 +85,10 @@ size_t zcfsd_serve_argv(const struct zcfsd_serve_opts *o, struct zcfsd_serve_arg
 	}
 	if (o->resume)
 		a->argv[k++] = "--resume";
+	if (o->standby) {
+		snprintf(a->standby, sizeof(a->standby), "--standby-fd=%d", ZCFSD_SERVER_STANDBY_FD);
+		a->argv[k++] = a->standby;
+	}
 	/* No MOUNTPOINT: zcfs-serve would stat() it, a request to itself. */
 	a->argv[k++] = (char *)o->source;
 	a->argv[k] = NULL;

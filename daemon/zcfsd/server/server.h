@@ -14,6 +14,13 @@ int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
  * it) and *READY_FD the read end (ready.c), else -1. */
 int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
 			     const struct policy_tenant *t, int *ready_fd, struct zcfs_err *e);
+/* A planned restart's successor (server/standby.c) into V->next: forked
+ * with --resume --ready-fd --standby-fd and pipes of its own, its log
+ * pipe and broker socket kept apart until it is promoted; nothing of
+ * V's running server is touched. Not watched yet. -errno with E filled;
+ * V->next may then hold fds to close. */
+int zcfsd_spawn_standby(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+			struct zcfs_err *e);
 unsigned long long zcfsd_proc_starttime(pid_t pid);
 pid_t zcfsd_proc_ppid(pid_t pid);	/* 0 when unknown */
 
@@ -33,13 +40,14 @@ struct zcfsd_serve_opts {
 	bool zero_copy;			/* --zero-copy=auto, else off */
 	bool ready_fd;			/* --ready-fd=ZCFSD_SERVER_READY_FD */
 	bool resume;
+	bool standby;			/* --standby-fd=ZCFSD_SERVER_STANDBY_FD */
 };
-#define ZCFSD_SERVE_ARGV_MAX 26
+#define ZCFSD_SERVE_ARGV_MAX 27
 /* The argv and the strings it points to (besides the options' own). */
 struct zcfsd_serve_argv {
 	char *argv[ZCFSD_SERVE_ARGV_MAX];
 	char fd[32], stats[32], transport[32], depth[32], max_write[32], ring[32], broker[32],
-	     ready[32], quota[48];
+	     ready[32], standby[32], quota[48];
 };
 /* V's options for its next server, started with SRC (its storage) and,
  * with READY_FD, --ready-fd. */
@@ -114,7 +122,31 @@ int zcfsd_send_resend(int fuse_fd);
  * once, and a server still running after HANDOVER_TIMEOUT_MS is killed. */
 #define HANDOVER_TIMEOUT_MS 5000
 int zcfsd_server_handover(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e);
+/* Sends the hand-over request (SIGUSR2) to V's server; its deadline. */
+int zcfsd_server_signal_handover(struct zcfsd_volume *v);
 void zcfsd_readopt(struct zcfsd *d);
+
+/* standby.c: a planned restart starts the successor first (--standby-fd):
+ * exec, linking, sandbox, tables and rings happen while the old server
+ * still serves; once the successor says 'R', the old one is asked to
+ * hand over, and when its exit is seen the successor gets 'G' and
+ * serves at once. A standby that fails, lies or is not ready within
+ * STANDBY_READY_TIMEOUT_MS is killed and the restart goes on without
+ * one (hand-over, then an ordinary restart). */
+#define STANDBY_READY_TIMEOUT_MS 3000
+int zcfsd_standby_start(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e);
+/* Its ready pipe (ZCFSD_EV_STANDBY) became readable. */
+void zcfsd_standby_event(struct zcfsd *d, int fd);
+/* Its pidfd fired before it was promoted: reaped and forgotten. */
+void zcfsd_standby_exited(struct zcfsd *d, struct zcfsd_volume *v);
+/* V's server exited (seen, forgotten): a ready standby takes over; true
+ * if it did. */
+bool zcfsd_standby_promote(struct zcfsd *d, struct zcfsd_volume *v);
+/* Kills a standby not promoted (none: nothing); its exit is reaped later. */
+void zcfsd_standby_give_up(struct zcfsd *d, struct zcfsd_volume *v, const char *why);
+/* One not ready by its deadline is given up; the ms of the next one (0: none). */
+void zcfsd_standby_deadline(struct zcfsd *d, struct zcfsd_volume *v, int64_t now);
+int64_t zcfsd_standby_due_ms(const struct zcfsd_volume *v);
 int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v);
 
 /* stall.c: hung servers; call from the event loop; the ms until the
@@ -141,6 +173,9 @@ void zcfsd_scope_done(void);
  * its stdout/stderr (the caller closes it after fork), the read end is
  * watched (and parked in the server at ZCFSD_SERVER_LOG_PARK_FD). */
 int zcfsd_srvlog_pipe(struct zcfsd *d, struct zcfsd_volume *v, int *wfd) _must_check_;
+/* A promoted standby's pipe (server/standby.c), read end RFD, becomes
+ * the volume's log (taken: closed on failure). */
+int zcfsd_srvlog_take(struct zcfsd *d, struct zcfsd_volume *v, int rfd);
 /* After a zcfsd restart: the parked read end, if it is one. */
 void zcfsd_srvlog_adopt(struct zcfsd *d, struct zcfsd_volume *v, int pidfd);
 /* Drains what is left and stops watching (the server is gone). */

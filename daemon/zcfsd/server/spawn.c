@@ -87,23 +87,36 @@ struct child_fd {
 
 /* Every fd we keep is first lifted above the highest number a server
  * gets, so that placing them cannot overwrite one another. */
-#define CHILD_FD_LIFT (ZCFSD_SERVER_READY_FD + 1)
+#define CHILD_FD_LIFT (ZCFSD_SERVER_STANDBY_FD + 1)
+
+/* What one new server gets besides the volume's fuse fd, counters and
+ * ring memfd (-1: not given). The parent closes log_w, ready_w and go_r
+ * once the child has them. */
+struct spawn_fds {
+	int log_w;		/* its stdout and stderr */
+	int log_park;		/* that pipe's read end, parked */
+	int ready_w;		/* --ready-fd */
+	int go_r;		/* --standby-fd */
+	int broker_peer;	/* --broker-fd */
+	int broker_park;	/* zcfsd's end of the broker socket, parked */
+};
 
 /* Stdin /dev/null, the fds of model/model.h's ZCFSD_SERVER_*_FD list
- * (0..10) and nothing else. *ERRFD, the error pipe, ends at
+ * (0..11) and nothing else. *ERRFD, the error pipe, ends at
  * ZCFSD_SERVER_ERR_FD. */
-static int child_fds(const struct zcfsd_volume *v, int log_fd, int ready_w, int *errfd)
+static int child_fds(const struct zcfsd_volume *v, const struct spawn_fds *f, int *errfd)
 {
 	struct child_fd keep[] = {	/* in the order of AT */
-		{ log_fd, STDOUT_FILENO, true },
-		{ log_fd, STDERR_FILENO, true },
+		{ f->log_w, STDOUT_FILENO, true },
+		{ f->log_w, STDERR_FILENO, true },
 		{ v->fuse_fd, ZCFSD_SERVER_FUSE_FD, true },
 		{ v->stats_fd, ZCFSD_SERVER_STATS_FD, true },
-		{ v->broker ? v->broker->peer : -1, ZCFSD_SERVER_BROKER_FD, v->broker != NULL },
-		{ v->broker ? v->broker->fd : -1, ZCFSD_SERVER_BROKER_PARK_FD, v->broker != NULL },
+		{ f->broker_peer, ZCFSD_SERVER_BROKER_FD, f->broker_peer >= 0 },
+		{ f->broker_park, ZCFSD_SERVER_BROKER_PARK_FD, f->broker_peer >= 0 },
 		{ v->ring_fd, ZCFSD_SERVER_RING_FD, v->ring_fd >= 0 },
-		{ v->log.rfd, ZCFSD_SERVER_LOG_PARK_FD, true },
-		{ ready_w, ZCFSD_SERVER_READY_FD, ready_w >= 0 },
+		{ f->log_park, ZCFSD_SERVER_LOG_PARK_FD, true },
+		{ f->ready_w, ZCFSD_SERVER_READY_FD, f->ready_w >= 0 },
+		{ f->go_r, ZCFSD_SERVER_STANDBY_FD, f->go_r >= 0 },
 	};
 	int efd, null, last = 0;
 
@@ -146,14 +159,14 @@ static int child_limits(uint64_t memlock)
 /* Becomes ARGV (serve_argv.c) as the tenant; a failed step's errno goes
  * to zcfsd through ERRFD. Never returns. */
 _Noreturn static void child_exec(const struct zcfsd_volume *v, const struct policy_tenant *t,
-				 int log_fd, int errfd, int ready_w, uint64_t memlock,
+				 const struct spawn_fds *f, int errfd, uint64_t memlock,
 				 bool sys_admin, char *const argv[])
 {
 	char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 	int r, err;
 
 	child_session();
-	r = child_fds(v, log_fd, ready_w, &errfd);
+	r = child_fds(v, f, &errfd);
 	if (r == 0)
 		r = child_limits(memlock);
 	if (r == 0)
@@ -197,6 +210,17 @@ static int spawn_ready_pipe(int *rd, int *wr)
 	return 0;
 }
 
+static void log_start(const struct zcfsd_volume *v, const struct policy_tenant *t, pid_t pid,
+		      uint64_t memlock, int64_t fork_us, int64_t exec_us, const char *how)
+{
+	log_info("event=server-start volume=%s tenant=%s pid=%d uid=%u memlock=%llu restarts=%u "
+		 "passthrough=%s caps=%s%s fork_us=%lld exec_ms=%.1f", v->id, v->tenant, (int)pid,
+		 (unsigned)t->uid, (unsigned long long)memlock, v->srv.restarts,
+		 v->broker ? "brokered" : "off",
+		 zcfsd_server_gets_sys_admin(v, t) ? "CAP_SYS_ADMIN-until-rings-registered" : "none",
+		 how, (long long)fork_us, (double)(exec_us - fork_us) / 1000);
+}
+
 /* The child PID (PIDFD) runs zcfs-serve: V's server from now on. */
 static void spawn_record(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
 			 pid_t pid, int pidfd, uint64_t memlock)
@@ -215,13 +239,7 @@ static void spawn_record(struct zcfsd *d, struct zcfsd_volume *v, const struct p
 	r = zcfsd_watch_pidfd(d, v);
 	if (r < 0)
 		log_warn("event=watch-failed volume=%s error=%s", v->id, strerror(-r));
-	zcfsd_broker_spawned(d, v, true);
-	log_info("event=server-start volume=%s tenant=%s pid=%d uid=%u memlock=%llu restarts=%u "
-		 "passthrough=%s caps=%s fork_us=%lld exec_ms=%.1f", v->id, v->tenant, (int)pid,
-		 (unsigned)t->uid, (unsigned long long)memlock, v->srv.restarts,
-		 v->broker ? "brokered" : "off",
-		 zcfsd_server_gets_sys_admin(v, t) ? "CAP_SYS_ADMIN-until-rings-registered" : "none",
-		 (long long)v->srv.fork_us, (double)(v->srv.exec_us - v->srv.fork_us) / 1000);
+	log_start(v, t, pid, memlock, v->srv.fork_us, v->srv.exec_us, "");
 }
 
 int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
@@ -256,15 +274,14 @@ static int spawn_prepare(struct zcfsd_volume *v, const struct policy_tenant *t, 
 	return 0;
 }
 
-/* Forks V's server with its log pipe's write end *LOG_FD and --ready-fd's
- * *READY_W (-1: none), both closed here once the child has them. 0 with
- * the child's *PID and *PIDFD once it exec'd; -errno with E filled and
- * the broker told when it did not. */
+/* Forks a server of V with argv from O and the fds of F (log_w, ready_w
+ * and go_r are closed here once the child has them, or the fork failed).
+ * 0 with the child's *PID and *PIDFD once it exec'd, *FORK_US and
+ * *EXEC_US stamped; -errno with E filled when it did not. */
 static int spawn_fork(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
-		      const char *src, int *log_fd, int *ready_w, uint64_t memlock, pid_t *pidp,
-		      int *pidfdp, struct zcfs_err *e)
+		      const struct zcfsd_serve_opts *o, struct spawn_fds *f, uint64_t memlock,
+		      int64_t stamps[2], pid_t *pidp, int *pidfdp, struct zcfs_err *e)
 {
-	struct zcfsd_serve_opts o;
 	struct zcfsd_serve_argv a;
 	int p[2], child_err = 0, pidfd, r;
 	ssize_t n;
@@ -274,37 +291,33 @@ static int spawn_fork(struct zcfsd *d, struct zcfsd_volume *v, const struct poli
 		r = -errno;
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "pipe: %s", strerror(-r));
 	}
-	zcfsd_broker_prepare(d, v, t, src);
-	/* After the broker exists: a first start has none before. */
-	zcfsd_serve_opts_of(d, v, t, src, *ready_w >= 0, &o);
-	zcfsd_serve_argv(&o, &a);
-	v->srv.fork_us = wall_us();
+	zcfsd_serve_argv(o, &a);
+	stamps[0] = wall_us();
 	pid = fork();
 	if (pid == 0)
-		child_exec(v, t, *log_fd, p[1], *ready_w, memlock, o.zero_copy, a.argv);
+		child_exec(v, t, f, p[1], memlock, o->zero_copy, a.argv);
 	r = pid < 0 ? -errno : 0;
 	safe_close(p[1]);
+	f->log_w = safe_close(f->log_w);	/* the server's now: EOF when it is gone */
+	f->ready_w = safe_close(f->ready_w);	/* EOF once the server closes or exits */
+	f->go_r = safe_close(f->go_r);
 	if (pid < 0) {
 		safe_close(p[0]);
-		zcfsd_broker_spawned(d, v, false);
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "fork: %s", strerror(-r));
 	}
-	*log_fd = safe_close(*log_fd);		/* the server's now: EOF when it is gone */
-	*ready_w = safe_close(*ready_w);	/* EOF once the server closes or exits */
 	/* The pid is our unreaped child: pidfd_open cannot race with reuse. */
 	pidfd = pidfd_open(pid, 0);
 	r = pidfd < 0 ? -errno : 0;
 	do
 		n = read(p[0], &child_err, sizeof(child_err));
 	while (n < 0 && errno == EINTR);
-	v->srv.exec_us = wall_us();
+	stamps[1] = wall_us();
 	safe_close(p[0]);
 	if (n > 0 || pidfd < 0) {
 		r = n > 0 ? -child_err : r;
 		if (pidfd >= 0)
 			safe_close(pidfd);
 		(void)waitpid(pid, NULL, 0);
-		zcfsd_broker_spawned(d, v, false);
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "starting %s for volume %s: %s", d->serve_bin,
 				 v->id, strerror(-r));
 	}
@@ -313,17 +326,27 @@ static int spawn_fork(struct zcfsd *d, struct zcfsd_volume *v, const struct poli
 	return 0;
 }
 
+/* mlock is bounded per process: a server may lock its own share and no
+ * more (with the tenant's total, one server could lock what its siblings
+ * were granted). io_uring's registered buffers are charged to the uid
+ * and checked against the registering process's limit, so a zero-copy
+ * tenant's servers get the tenant total (docs/security.md). */
+static uint64_t server_memlock(struct zcfsd *d, const struct zcfsd_volume *v,
+			       const struct policy_tenant *t)
+{
+	return t->zero_copy ? zcfsd_tenant_used(d, t->name) : v->pinned;
+}
+
 int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
 			     const struct policy_tenant *t, int *ready_fd, struct zcfs_err *e)
 {
 	_cleanup_free_ char *src = NULL;
-	_cleanup_close_ int log_fd = -1, ready_r = -1, ready_w = -1;
-	/* mlock is bounded per process: a server may lock its own share and
-	 * no more (with the tenant's total, one server could lock what its
-	 * siblings were granted). io_uring's registered buffers are charged
-	 * to the uid and checked against the registering process's limit, so
-	 * a zero-copy tenant's servers get the tenant total (docs/security.md). */
-	uint64_t memlock = t->zero_copy ? zcfsd_tenant_used(d, t->name) : v->pinned;
+	_cleanup_close_ int ready_r = -1;
+	struct spawn_fds f = { .log_w = -1, .ready_w = -1, .go_r = -1, .broker_peer = -1,
+			       .broker_park = -1 };
+	uint64_t memlock = server_memlock(d, v, t);
+	struct zcfsd_serve_opts o;
+	int64_t stamps[2];
 	int pidfd, r;
 	pid_t pid;
 
@@ -332,20 +355,98 @@ int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
 	r = spawn_prepare(v, t, src, e);
 	if (r < 0)
 		return r;
-	if (ready_fd && d->serve_can_signal_ready && (r = spawn_ready_pipe(&ready_r, &ready_w)) < 0)
+	if (ready_fd && d->serve_can_signal_ready && (r = spawn_ready_pipe(&ready_r, &f.ready_w)) < 0)
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "pipe: %s", strerror(-r));
 	/* Its stdout and stderr: a pipe zcfsd drains into a capped file, so
 	 * the server never holds the file (it could fill or truncate it). */
-	r = zcfsd_srvlog_pipe(d, v, &log_fd);
-	if (r < 0)
+	r = zcfsd_srvlog_pipe(d, v, &f.log_w);
+	if (r < 0) {
+		safe_close(f.ready_w);
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "log pipe of volume %s: %s", v->id, strerror(-r));
-	r = spawn_fork(d, v, t, src, &log_fd, &ready_w, memlock, &pid, &pidfd, e);
+	}
+	f.log_park = v->log.rfd;
+	zcfsd_broker_prepare(d, v, t, src);
+	if (v->broker && v->broker->fd >= 0) {
+		f.broker_peer = v->broker->peer;
+		f.broker_park = v->broker->fd;
+	}
+	/* After the broker exists: a first start has none before. */
+	zcfsd_serve_opts_of(d, v, t, src, f.ready_w >= 0, &o);
+	o.broker = f.broker_peer >= 0;
+	r = spawn_fork(d, v, t, &o, &f, memlock, stamps, &pid, &pidfd, e);
+	zcfsd_broker_spawned(d, v, r == 0);
 	if (r < 0) {
 		zcfsd_srvlog_close(d, v);
 		return r;
 	}
+	v->srv.fork_us = stamps[0];
+	v->srv.exec_us = stamps[1];
 	spawn_record(d, v, t, pid, pidfd, memlock);
 	if (ready_fd)
 		*ready_fd = TAKE_FD(ready_r);
+	return 0;
+}
+
+/* Its pipes: --ready-fd's, the go pipe, its own log pipe (read end
+ * parked in it, installed as the volume's log when it is promoted). */
+static int standby_pipes(struct zcfsd_standby *n, struct spawn_fds *f)
+{
+	int go[2], lg[2], r = spawn_ready_pipe(&n->ready_fd, &f->ready_w);
+
+	if (r < 0)
+		return r;
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -errno;
+	f->go_r = go[0];
+	n->go_fd = go[1];
+	if (pipe2(lg, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	n->log_rfd = f->log_park = lg[0];
+	f->log_w = lg[1];
+	return 0;
+}
+
+int zcfsd_spawn_standby(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+			struct zcfs_err *e)
+{
+	_cleanup_free_ char *src = NULL;
+	_cleanup_close_ int broker_peer = -1;
+	struct spawn_fds f = { .log_w = -1, .ready_w = -1, .go_r = -1, .broker_peer = -1,
+			       .broker_park = -1 };
+	struct zcfsd_standby *n = &v->standby;
+	uint64_t memlock = server_memlock(d, v, t);
+	struct zcfsd_serve_opts o;
+	int64_t stamps[2];
+	int r;
+
+	if (zcfsd_storage_path(d, v, &src) < 0)
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
+	r = spawn_prepare(v, t, src, e);
+	if (r < 0)
+		return r;
+	r = standby_pipes(n, &f);
+	if (r == 0)
+		r = zcfsd_broker_standby_socket(d, v, t, src, &n->broker_fd, &broker_peer);
+	if (r < 0) {
+		safe_close(f.log_w);
+		safe_close(f.ready_w);
+		safe_close(f.go_r);
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "standby pipes of volume %s: %s", v->id,
+				 strerror(-r));
+	}
+	f.broker_peer = broker_peer;
+	f.broker_park = n->broker_fd;
+	zcfsd_serve_opts_of(d, v, t, src, true, &o);
+	o.broker = broker_peer >= 0;
+	o.resume = true;
+	o.standby = true;
+	r = spawn_fork(d, v, t, &o, &f, memlock, stamps, &n->pid, &n->pidfd, e);
+	if (r < 0)
+		return r;
+	n->fork_us = stamps[0];
+	n->exec_us = stamps[1];
+	n->starttime = zcfsd_proc_starttime(n->pid);
+	(void)zcfsd_scope_move(n->pid, v->id);
+	log_start(v, t, n->pid, memlock, n->fork_us, n->exec_us, " standby=yes");
 	return 0;
 }

@@ -249,6 +249,18 @@ int zcfsd_srvlog_pipe(struct zcfsd *d, struct zcfsd_volume *v, int *wfd)
 	return 0;
 }
 
+int zcfsd_srvlog_take(struct zcfsd *d, struct zcfsd_volume *v, int rfd)
+{
+	int r;
+
+	zcfsd_srvlog_close(d, v);
+	v->log.served_transport[0] = '\0';
+	r = install(d, v, rfd);
+	if (r < 0)
+		safe_close(rfd);
+	return r;
+}
+
 void zcfsd_srvlog_adopt(struct zcfsd *d, struct zcfsd_volume *v, int pidfd)
 {
 	int fd = (int)syscall(SYS_pidfd_getfd, pidfd, ZCFSD_SERVER_LOG_PARK_FD, 0), fl;

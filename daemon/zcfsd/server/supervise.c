@@ -75,6 +75,7 @@ int zcfsd_send_resend(int fuse_fd)
 
 void zcfsd_stop_server_begin(struct zcfsd *d, struct zcfsd_volume *v)
 {
+	zcfsd_standby_give_up(d, v, "volume-stopping");
 	/* While the connection is still ours to close them on. */
 	zcfsd_broker_stop(d, v);
 	/* After the last unmount the kernel already aborted the connection;
@@ -119,21 +120,44 @@ static bool conn_aborted(int fuse_fd)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLNVAL));
 }
 
+int zcfsd_server_signal_handover(struct zcfsd_volume *v)
+{
+	if (syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGUSR2, NULL, 0) < 0)
+		return -errno;
+	v->srv.handover_due_ms = zcfsd_now_ms() + HANDOVER_TIMEOUT_MS;
+	log_info("event=server-handover volume=%s pid=%d wall_us=%lld", v->id, (int)v->srv.pid,
+		 (long long)wall_us());
+	return 0;
+}
+
+/* With a zcfs-serve that can stand by, the successor starts first
+ * (standby.c) and the hand-over is asked for once it is ready. */
 int zcfsd_server_handover(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e)
 {
-	(void)d;
+	struct zcfs_err se = { 0 };
+	int r;
+
 	if (!v->n_targets || v->srv.pidfd < 0 || !v->srv.pid)
 		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -ESRCH,
 				 "volume '%s' has no running server (publish it first)", v->id);
 	if (v->srv.handover_due_ms)
 		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EALREADY,
 				 "volume '%s': a restart is already under way", v->id);
-	if (syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGUSR2, NULL, 0) < 0)
-		return zcfs_fail(e, ZCFS_INTERNAL, -errno, "signalling the server of '%s': %s", v->id,
-				 strerror(errno));
-	v->srv.handover_due_ms = zcfsd_now_ms() + HANDOVER_TIMEOUT_MS;
-	log_info("event=server-handover volume=%s pid=%d wall_us=%lld", v->id, (int)v->srv.pid,
-		 (long long)wall_us());
+	if (d->serve_can_standby && d->serve_can_resume && d->serve_can_signal_ready && !v->standby.pid) {
+		r = zcfsd_standby_start(d, v, &se);
+		if (r == 0) {
+			/* Blocks a second restart (and an upgrade) meanwhile. */
+			v->srv.handover_due_ms = zcfsd_now_ms() + STANDBY_READY_TIMEOUT_MS +
+						 HANDOVER_TIMEOUT_MS;
+			return 0;
+		}
+		log_warn("event=standby-failed volume=%s error=\"%s\" action=handover-without-standby",
+			 v->id, se.msg);
+	}
+	r = zcfsd_server_signal_handover(v);
+	if (r < 0)
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "signalling the server of '%s': %s", v->id,
+				 strerror(-r));
 	return 0;
 }
 
@@ -161,6 +185,7 @@ void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 	/* Its backing ids stay for its successor (zcfsd_broker_carry). */
 	zcfsd_broker_server_gone(d, v);
 	if (!v->n_targets || v->fuse_fd < 0) {
+		zcfsd_standby_give_up(d, v, "volume-stopped");
 		zcfsd_broker_stop(d, v);
 		return;
 	}
@@ -186,6 +211,12 @@ void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 		log_warn("event=server-exit volume=%s pid=%d %s=%d ran_s=%lld restart_in_ms=%u%s wall_us=%lld",
 			 v->id, (int)pid, si.si_code == CLD_EXITED ? "status" : "signal", si.si_status,
 			 (long long)ran, v->srv.backoff_ms, planned ? " planned=yes" : "", (long long)seen_us);
+	/* A ready standby serves now; one still starting is of no use to
+	 * a restart that is due at once. */
+	if (zcfsd_standby_promote(d, v))
+		v->srv.restart_due_ms = 0;
+	else
+		zcfsd_standby_give_up(d, v, "predecessor-exited-first");
 }
 
 static void restart(struct zcfsd *d, struct zcfsd_volume *v)
@@ -234,6 +265,7 @@ void zcfsd_run_due_restarts(struct zcfsd *d)
 
 	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
 		handover_deadlines(v, now);
+		zcfsd_standby_deadline(d, v, now);
 		if (v->srv.restart_due_ms && v->srv.restart_due_ms <= now)
 			restart(d, v);
 	}
@@ -248,6 +280,8 @@ int64_t zcfsd_next_restart_ms(struct zcfsd *d)
 			next = v->srv.restart_due_ms;
 		if (v->srv.handover_due_ms && (!next || v->srv.handover_due_ms < next))
 			next = v->srv.handover_due_ms;
+		if (zcfsd_standby_due_ms(v) && (!next || zcfsd_standby_due_ms(v) < next))
+			next = zcfsd_standby_due_ms(v);
 	}
 	return next;
 }

@@ -1,0 +1,215 @@
+/* Planned restarts with the successor started first (server.h,
+ * docs/supervision.md "Planned restart"): the standby runs zcfs-serve
+ * --resume --standby-fd up to the point where it would read the
+ * connection, says 'R', and waits; its predecessor is asked to hand over
+ * only then, and the standby is let go ('G') as soon as that one's exit
+ * is seen. The client-visible gap is the hand-over, the exit and the
+ * standby's resume, not the successor's whole start. */
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include "daemon/common/log.h"
+#include "daemon/zcfsd/broker/broker.h"
+#include "server.h"
+
+static void unwatch_ready(struct zcfsd *d, struct zcfsd_standby *n)
+{
+	if (n->ready_fd < 0)
+		return;
+	(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, n->ready_fd, NULL);
+	n->ready_fd = safe_close(n->ready_fd);
+}
+
+/* Closes every fd of N but its pidfd. */
+static void close_pipes(struct zcfsd *d, struct zcfsd_standby *n)
+{
+	unwatch_ready(d, n);
+	n->go_fd = safe_close(n->go_fd);
+	n->log_rfd = safe_close(n->log_rfd);
+	n->broker_fd = safe_close(n->broker_fd);
+}
+
+static void clear(struct zcfsd_standby *n)
+{
+	*n = (struct zcfsd_standby){ .pidfd = -1, .ready_fd = -1, .go_fd = -1, .log_rfd = -1,
+				     .broker_fd = -1 };
+}
+
+/* What a standby that failed said: its pipe is not the volume's log
+ * (the predecessor's is), so it goes into zcfsd's own, bounded. */
+static void log_output(const struct zcfsd_volume *v, int rfd)
+{
+	char buf[2048], *line, *save = NULL;
+	ssize_t n;
+
+	if (rfd < 0)
+		return;
+	n = read(rfd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		log_warn("event=standby-output volume=%s line=\"%.300s\"", v->id, line);
+}
+
+int zcfsd_standby_start(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e)
+{
+	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
+	struct zcfsd_standby *n = &v->standby;
+	struct epoll_event ev = { .events = EPOLLIN };
+	int r;
+
+	if (!t)
+		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -ENOENT,
+				 "volume '%s': tenant '%s' is not in the policy", v->id, v->tenant);
+	if (n->pid)
+		return zcfs_fail(e, ZCFS_UNAVAILABLE, -EBUSY,
+				 "volume '%s': the last standby is still exiting", v->id);
+	r = zcfsd_spawn_standby(d, v, t, e);
+	if (r == 0) {
+		ev.data.u64 = ZCFSD_EV_PIDFD | (uint32_t)n->pidfd;
+		r = RET_NERRNO(epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, n->pidfd, &ev));
+		if (r == 0) {
+			ev.data.u64 = ZCFSD_EV_STANDBY | (uint32_t)n->ready_fd;
+			r = RET_NERRNO(epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, n->ready_fd, &ev));
+			if (r < 0)
+				(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, n->pidfd, NULL);
+		}
+		if (r < 0)
+			zcfs_fail(e, ZCFS_INTERNAL, r, "epoll: %s", strerror(-r));
+	}
+	if (r < 0) {
+		close_pipes(d, n);
+		if (n->pidfd >= 0) {
+			(void)syscall(SYS_pidfd_send_signal, n->pidfd, SIGKILL, NULL, 0);
+			(void)waitid(P_PIDFD, (id_t)n->pidfd, &(siginfo_t){ 0 }, WEXITED);
+			safe_close(n->pidfd);
+		}
+		clear(n);
+		return r;
+	}
+	n->due_ms = zcfsd_now_ms() + STANDBY_READY_TIMEOUT_MS;
+	log_info("event=server-standby volume=%s pid=%d old_pid=%d wall_us=%lld", v->id, (int)n->pid,
+		 (int)v->srv.pid, (long long)wall_us());
+	return 0;
+}
+
+void zcfsd_standby_give_up(struct zcfsd *d, struct zcfsd_volume *v, const char *why)
+{
+	struct zcfsd_standby *n = &v->standby;
+
+	if (!n->pid || n->dying)
+		return;
+	log_warn("event=standby-given-up volume=%s pid=%d reason=%s", v->id, (int)n->pid, why);
+	log_output(v, n->log_rfd);
+	/* It has read nothing of the connection: a kill loses nothing. */
+	(void)syscall(SYS_pidfd_send_signal, n->pidfd, SIGKILL, NULL, 0);
+	close_pipes(d, n);
+	n->dying = true;
+}
+
+/* Given up before its predecessor was asked: that one is asked now, and
+ * the restart goes on the way it does without a standby. */
+static void fall_back(struct zcfsd *d, struct zcfsd_volume *v, const char *why)
+{
+	bool asked = v->standby.ready;
+
+	zcfsd_standby_give_up(d, v, why);
+	if (!asked && v->srv.pidfd >= 0 && zcfsd_server_signal_handover(v) < 0)
+		log_warn("event=server-handover-failed volume=%s pid=%d error=%m", v->id, (int)v->srv.pid);
+}
+
+void zcfsd_standby_event(struct zcfsd *d, int fd)
+{
+	struct zcfsd_volume *v;
+	char buf[8];
+	ssize_t n;
+
+	for (v = d->volumes; v && v->standby.ready_fd != fd; v = v->next)
+		;
+	if (!v) {
+		(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+		return;
+	}
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	unwatch_ready(d, &v->standby);
+	if (n != 1 || buf[0] != 'R') {
+		fall_back(d, v, n == 0 ? "closed-ready-pipe" : "bad-ready-byte");
+		return;
+	}
+	v->standby.ready = true;
+	log_info("event=server-standby-ready volume=%s pid=%d exec_to_ready_ms=%.1f wall_us=%lld",
+		 v->id, (int)v->standby.pid, (double)(wall_us() - v->standby.exec_us) / 1000,
+		 (long long)wall_us());
+	if (zcfsd_server_signal_handover(v) < 0)	/* gone meanwhile: its exit promotes */
+		log_warn("event=server-handover-failed volume=%s pid=%d error=%m", v->id, (int)v->srv.pid);
+}
+
+void zcfsd_standby_exited(struct zcfsd *d, struct zcfsd_volume *v)
+{
+	struct zcfsd_standby *n = &v->standby;
+	siginfo_t si = { 0 };
+	char how[96];
+
+	(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, n->pidfd, NULL);
+	(void)waitid(P_PIDFD, (id_t)n->pidfd, &si, WEXITED | WNOHANG);
+	if (!n->dying) {
+		zcfsd_exit_describe(&si, how, sizeof(how));
+		log_warn("event=standby-exit volume=%s pid=%d how=\"%s\"", v->id, (int)n->pid, how);
+		fall_back(d, v, "exited");
+	}
+	safe_close(n->pidfd);
+	clear(n);
+}
+
+bool zcfsd_standby_promote(struct zcfsd *d, struct zcfsd_volume *v)
+{
+	struct zcfsd_standby *n = &v->standby;
+	int64_t go_us;
+	int r;
+
+	if (!n->pid || n->dying || !n->ready)
+		return false;
+	v->srv.restarts++;
+	v->srv.pid = n->pid;
+	v->srv.pidfd = n->pidfd;
+	v->srv.starttime = n->starttime;
+	v->srv.started_at = zcfsd_wall();
+	v->srv.started_ms = zcfsd_now_ms();
+	v->srv.fork_us = n->fork_us;
+	v->srv.exec_us = n->exec_us;
+	v->srv.adopted = false;
+	v->stalled = false;
+	v->stall_since_ms = 0;
+	if (zcfsd_srvlog_take(d, v, n->log_rfd) < 0)
+		log_warn("event=srvlog-failed volume=%s effect=\"its output is lost\"", v->id);
+	zcfsd_broker_standby_take(d, v, n->broker_fd);
+	/* What the predecessor had read from /dev/fuse and not answered goes
+	 * back to the queue before the successor reads. */
+	r = zcfsd_send_resend(v->fuse_fd);
+	go_us = wall_us();
+	if (write(n->go_fd, "G", 1) != 1)	/* it died: its pidfd, now v->srv's, says so */
+		log_warn("event=standby-go-failed volume=%s pid=%d error=%m", v->id, (int)n->pid);
+	log_info("event=server-restart volume=%s pid=%d restarts=%u resend=%s standby=yes wall_us=%lld",
+		 v->id, (int)v->srv.pid, v->srv.restarts, r < 0 ? strerror(-r) : "ok",
+		 (long long)go_us);
+	safe_close(n->go_fd);
+	unwatch_ready(d, n);
+	clear(n);
+	return true;
+}
+
+void zcfsd_standby_deadline(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
+{
+	if (zcfsd_standby_due_ms(v) && v->standby.due_ms <= now)
+		fall_back(d, v, "not-ready-in-time");
+}
+
+int64_t zcfsd_standby_due_ms(const struct zcfsd_volume *v)
+{
+	return v->standby.pid && !v->standby.ready && !v->standby.dying ? v->standby.due_ms : 0;
+}
