@@ -146,8 +146,16 @@ static void on_pidfd(struct zcfsd *d, int fd)
  * the backlog meanwhile. Bounded: a client that keeps sending does not
  * hold the upgrade back longer than UPGRADE_DRAIN_MS. */
 #define UPGRADE_DRAIN_MS 1000
-#define UPGRADE_DRAIN_POLL_MS 10
 static int64_t drain_since;	/* monotonic start of the drain; 0: none */
+
+/* What ends a drain (the last answer written, a request read, a blocker
+ * gone: a server's exit, a restart, an unpublish phase) comes with an
+ * event or a timer the loop already waits for; only its deadline needs
+ * one of its own. -1: none. */
+static int upgrade_timeout_ms(void)
+{
+	return drain_since ? (int)MAX(0, drain_since + UPGRADE_DRAIN_MS - zcfsd_now_ms()) : -1;
+}
 
 static bool upgrade_drained(struct zcfsd *d)
 {
@@ -201,8 +209,9 @@ static int run(struct zcfsd *d)
 			timeout = lt;	/* flooding servers' logs are watched again */
 		if (ut >= 0 && (timeout < 0 || ut < timeout))
 			timeout = ut;	/* unpublishes under way */
-		if (d->upgrade && (timeout < 0 || timeout > UPGRADE_DRAIN_POLL_MS))
-			timeout = UPGRADE_DRAIN_POLL_MS;	/* draining for the exec */
+		if (d->upgrade && upgrade_timeout_ms() >= 0 &&
+		    (timeout < 0 || timeout > upgrade_timeout_ms()))
+			timeout = upgrade_timeout_ms();	/* the drain's deadline */
 		n = epoll_wait(d->epoll_fd, evs, ARRAY_SIZE(evs), timeout);
 
 		if (n < 0 && errno != EINTR)

@@ -42,6 +42,7 @@ struct client {
 	char *out;
 	size_t out_len, out_off;
 	bool close_after_out;	/* framing lost or dropped: hang up once out is sent */
+	bool asked;		/* a whole request came: one that has none yet is sending it */
 	uint64_t deferred;	/* the answer comes later (zcfsd_control_complete); 0: none */
 	const char *deferred_method;
 	char buf[ZCFS_REQUEST_MAX + 1];
@@ -398,6 +399,8 @@ static char *handle_request(struct zcfsd *d, struct client *c, const char *line,
 	const char *method = "?";
 	char why[96], *s;
 
+	c->asked = true;
+
 	/* Duplicate keys, "\u0000" in a string, trailing data: refused, so a
 	 * request cannot mean something else to zcfsd than to its sender. */
 	if (zcfs_json_parse_strict(line, len, &req, why, sizeof(why)) < 0) {
@@ -594,7 +597,10 @@ bool zcfsd_control_pending(void)
 
 		if (!c)
 			continue;
-		if (c->deferred || c->out || c->len)
+		/* A connection accepted before the drain whose first request
+		 * has not arrived yet (zcfsctl connects, then writes) would
+		 * be closed by the exec unanswered. */
+		if (!c->asked || c->deferred || c->out || c->len)
 			return true;
 		p = (struct pollfd){ .fd = c->fd, .events = POLLIN };
 		if (poll(&p, 1, 0) > 0)

@@ -59,6 +59,9 @@ void zcfsd_control_stop_accepting(struct zcfsd *d);
 /* Undoes zcfsd_control_stop_accepting (an upgrade's drain that is put
  * off: a volume blocks it again). */
 void zcfsd_control_resume_accepting(struct zcfsd *d);
+/* A client with something unanswered: a request read or arriving, an
+ * answer not sent (or deferred), or a connection that has not sent its
+ * first request yet. */
 bool zcfsd_control_pending(void);
 /* Who sent a request (SO_PEERCRED, SO_PEERGROUPS at accept). */
 #define ZCFSD_PEER_GROUPS_MAX 256
