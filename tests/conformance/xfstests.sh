@@ -114,7 +114,15 @@ IFS=,; for o in \$opts; do
 	*) echo "mount.fuse.zcfs: -o \$o: a zcfsd volume takes read-only alone (zcfsd mounts it nodev,nosuid,relatime)" >&2; exit 32;;
 	esac
 done; unset IFS
-"\${ctl[@]}" volume publish "\${spec#zcfs:}" "\$mnt" \$ro >/dev/null || exit 32
+# A publish racing this volume's unpublish answers UNAVAILABLE "is being
+# unpublished ... retry" (docs/supervision.md); mount(2) would wait for
+# the umount (s_umount), so the helper waits too, by retrying that answer.
+for _ in \$(seq 300); do
+	err=\$("\${ctl[@]}" volume publish "\${spec#zcfs:}" "\$mnt" \$ro 2>&1 >/dev/null) && exit 0
+	case \$err in *"is being unpublished"*) sleep 0.05;; *) break;; esac
+done
+echo "\$err" >&2
+exit 32
 EOS
 	cat >"$2" <<EOS
 #!/bin/bash
