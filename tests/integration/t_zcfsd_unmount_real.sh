@@ -23,7 +23,8 @@ zcfsd_start_with_v1
 busy_lines() { grep -c "event=unmount-busy volume=v1 target=$1 " "$W/zcfsd.log"; }
 mounted_at() { awk -v p="$1" '$5 == p' /proc/self/mountinfo | grep -q .; }
 not_mounted_at() { ! mounted_at "$1"; }
-conn_mounts() { awk -v c="0:$1" '$3 == c && $9 == "fuse.zcfs"' /proc/self/mountinfo | wc -l; }
+# under W only: a connection number is reused by the next mount anywhere
+conn_mounts() { awk -v c="0:$1" -v w="$W/" '$3 == c && $9 == "fuse.zcfs" && index($5, w) == 1' /proc/self/mountinfo | wc -l; }
 
 # 1. idle
 conn=$(vol_field v1 conn)
