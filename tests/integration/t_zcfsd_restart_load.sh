@@ -7,7 +7,9 @@
 # restarts it on the same connection. Required: no client error, no
 # verify failure, restarts == kills (and no kernel report: the runner's
 # kmsg check). Printed: the client stall per kill (the probe's longest
-# round between one kill and the next), p50/p99/max.
+# round in flight from a kill until 50 ms after its restart, the widest
+# round up to the next kill, and the slowest round away from kills; see
+# restart_stall.py), p50/p99/max.
 # Volumes: [devfuse] one /dev/fuse volume; [uring] one io_uring volume and
 # one io_uring volume of a passthrough tenant (when the kernel has it),
 # both at once. Runtime: about 2.5 s per kill (20 kills: ~60 s per
@@ -65,24 +67,6 @@ restarted() {
 	local p
 	p=$(vol_field "$3" pid)
 	[ "$(vol_field "$3" restarts)" -gt "$1" ] && [ "$p" != "$2" ] && [ "$p" != 0 ] && [ "$p" != null ]
-}
-
-# stalls KILLS_FILE STALL_FILE: per kill, the longest probe round that
-# started between it and the next kill (ms); then p50/p99/max.
-stalls() {
-	/usr/bin/python3 - "$1" "$2" <<-'PY'
-	import sys
-	kills = [int(l) for l in open(sys.argv[1]) if l.strip()]
-	st = [tuple(map(int, l.split())) for l in open(sys.argv[2]) if l.strip()]
-	per = []
-	for i, k in enumerate(kills):
-	    end = kills[i + 1] if i + 1 < len(kills) else float("inf")
-	    # a round that began up to 1 s before the kill may be the one it stalled
-	    per.append(max([d for s, d in st if k - 1000000 <= s < end and s + d > k] or [0]) / 1000)
-	per.sort()
-	pct = lambda p: per[min(len(per) - 1, int(p * len(per)))] if per else 0
-	print(f"p50={pct(0.50):.0f}ms p99={pct(0.99):.0f}ms max={per[-1] if per else 0:.0f}ms per-kill={per}")
-	PY
 }
 
 run_variant() {
@@ -155,7 +139,11 @@ run_variant() {
 	check "[$1] restarts ($restarts) == kill count ($RESTART_KILLS)" test "$restarts" = "$RESTART_KILLS"
 	check "[$1] no io_uring commit refused (cross-wired ring entries: $(refused_commits "$STATE/logs/$id.log"))" \
 		test "$(refused_commits "$STATE/logs/$id.log")" = 0
-	log "[$1] kill -9: $RESTART_KILLS restarts, client stall per restart: $(stalls "$d/kills" "$d/stalls")"
+	# restart_stall.py: in flight during the restart, up to the next one,
+	# and the slowest round away from restarts (printed, not required:
+	# the issue's 500 ms is a p99 of what the machine allows as well)
+	log "[$1] kill -9: $RESTART_KILLS restarts, client stall per restart: $(/usr/bin/python3 \
+		"$(dirname "$0")/restart_stall.py" "$d/kills" "$d/stalls" "$W/zcfsd.log" "$id" 500)"
 	/usr/bin/python3 "$(dirname "$0")/restart_timing.py" "$d/kills" "$d/stalls" "$W/zcfsd.log" \
 		"$STATE/logs/$id.log" "$id" | sed "s/^/# [$1] restart step: /"
 	jq -r '.jobs[] | "\(.jobname): error=\(.error) written=\(.write.io_bytes) verified(read)=\(.read.io_bytes) short_reads=\(.read.short_ios // 0)"' \

@@ -61,46 +61,6 @@ restarted() {
 	[ "$(vol_field "$3" restarts)" -gt "$1" ] && [ "$p" != "$2" ] && [ "$p" != 0 ] && [ "$p" != null ]
 }
 
-# stall EVENTS STALLS ZCFSD_LOG ID: per restart, the longest probe round
-# in flight while it ran (from the restart's stamp until 50 ms after zcfsd
-# handed the connection to the successor: its resume and backlog);
-# p50/p99/max, the same over the wider window up to the next restart
-# (which also catches rounds slow for other reasons on a loaded
-# machine), the slowest round that overlapped no restart ("ambient": the
-# machine's own noise, same probe, same run), and "ok" when the p99 is
-# below PLANNED_STALL_MAX_MS plus that ambient round, else "over". So on
-# an idle machine the bound is the goal, and on a loaded one a restart
-# may not cost more than the goal beyond what the probe sees anyway.
-stall() {
-	/usr/bin/python3 - "$@" "$PLANNED_STALL_MAX_MS" <<-'PY'
-	import re, sys
-	ev = [int(l) for l in open(sys.argv[1]) if l.strip()]
-	st = [tuple(map(int, l.split())) for l in open(sys.argv[2]) if l.strip()]
-	done = []
-	for line in open(sys.argv[3], errors="replace"):
-	    m = re.search(r"event=server-restart volume=%s .*wall_us=(\d+)" % re.escape(sys.argv[4]), line)
-	    if m:
-	        done.append(int(m.group(1)))
-	per, wide, windows = [], [], []
-	for i, k in enumerate(ev):
-	    end = ev[i + 1] if i + 1 < len(ev) else float("inf")
-	    d = next((x for x in done if k <= x < end), end)
-	    windows.append((k, d + 50000))
-	    # in flight at some moment of [k, d + 50 ms]
-	    per.append(max([u for s, u in st if s < d + 50000 and s + u > k] or [0]) / 1000)
-	    # the wider window of t_zcfsd_restart_load: any round up to the next restart
-	    wide.append(max([u for s, u in st if k - 1000000 <= s < end and s + u > k] or [0]) / 1000)
-	ambient = max([u for s, u in st if ev and s >= ev[0] - 1000000 and
-	               not any(s < b and s + u > a for a, b in windows)] or [0]) / 1000
-	pct = lambda xs, p: sorted(xs)[min(len(xs) - 1, int(p * len(xs)))] if xs else 0
-	p99, bound = pct(per, 0.99), float(sys.argv[5]) + ambient
-	print(f"n={len(per)} p50={pct(per, 0.5):.0f}ms p99={p99:.0f}ms max={max(per or [0]):.0f}ms "
-	      f"(up to the next restart: p50={pct(wide, 0.5):.0f}ms p99={pct(wide, 0.99):.0f}ms "
-	      f"max={max(wide or [0]):.0f}ms; slowest round away from restarts {ambient:.0f}ms, "
-	      f"bound {bound:.0f}ms) {'ok' if p99 < bound else 'over'}")
-	PY
-}
-
 run_variant() {
 	local tenant=${1#*:} id=v-${1//[:+]/-} mnt i before pid
 	mnt=$TGT/$id
@@ -152,10 +112,12 @@ run_variant() {
 		test "$(grep -c "event=server-restart volume=$id .*standby=yes" "$W/zcfsd.log")" = "$PLANNED_RESTARTS"
 	check "[$1] no io_uring commit refused ($(refused_commits "$slog"))" test "$(refused_commits "$slog")" = 0
 	log "[$1] hand-overs: $(grep -o 'hand-over: [0-9]* ring entries' "$slog" | awk '{ s += $2 } END { print NR " logged, " s+0 " requests held" }'), timed out with idle entries: $(grep -c 'some entries stayed idle' "$slog")"
-	s=$(stall "$d/restarts" "$d/stalls" "$W/zcfsd.log" "$id")
-	log "[$1] planned restart: $PLANNED_RESTARTS restarts, client stall per restart: ${s% *}"
+	# restart_stall.py: the narrow window, the wide one, the ambient round
+	s=$(/usr/bin/python3 "$(dirname "$0")/restart_stall.py" "$d/restarts" "$d/stalls" "$W/zcfsd.log" \
+		"$id" "$PLANNED_STALL_MAX_MS")
+	log "[$1] planned restart: $PLANNED_RESTARTS restarts, client stall per restart: $s"
 	check "[$1] client stall per planned restart p99 < ${PLANNED_STALL_MAX_MS} ms + the slowest round away from restarts" \
-		test "${s##* }" = ok
+		grep -q ') ok per=' <<<"$s"
 	/usr/bin/python3 "$(dirname "$0")/restart_timing.py" "$d/restarts" "$d/stalls" "$W/zcfsd.log" \
 		"$slog" "$id" | sed "s/^/# [$1] planned restart step: /"
 	jq -r '.jobs[] | "\(.jobname): error=\(.error) written=\(.write.io_bytes) verified(read)=\(.read.io_bytes)"' \
