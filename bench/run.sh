@@ -105,6 +105,13 @@ mkdir -p "$BENCH_RESULTS/tmp"
 work=$(mktemp -d "$BENCH_RESULTS/tmp/run.XXXXXX") || die "mktemp"
 raw=$work/raw
 mkdir -p "$raw"
+# fio runs in an empty directory of its own: a job whose name is an
+# existing directory in fio's working directory (bench/ when run from the
+# repository root, as `make bench` does) gets that name as its one file,
+# shared by every numjobs clone (fio's exists_and_not_regfile(jobname)),
+# so both jobs did their I/O on one file "bench" instead of one each.
+fio_cwd=$work/fio-cwd
+mkdir -p "$fio_cwd"
 
 _pids=()      # zcfs-serve processes
 _fuse=()      # FUSE mountpoints
@@ -361,12 +368,12 @@ run_fio() {
 	local env=$out/$wl$tag.env f=$out/$wl$tag
 	: >"$env"
 	c0=$(proc_cpu "$pid"); t0=$(now)
-	timeout -k 10 $((BENCH_RUNTIME + BENCH_RAMP + 120)) \
+	(cd "$fio_cwd" && exec timeout -k 10 $((BENCH_RUNTIME + BENCH_RAMP + 120)) \
 		fio --output-format=json --output="$f.fio.json" \
 		--name=bench --directory="$dir" --size="$BENCH_SIZE" --numjobs="$BENCH_JOBS" \
 		--group_reporting --ioengine=sync --rw="$rw" --bs="$bs" --direct="$direct" \
-		--norandommap --randrepeat=0 --iomem_align=4096 \
-		--time_based --runtime="$BENCH_RUNTIME" --ramp_time="$BENCH_RAMP" "${extra[@]}" \
+		--norandommap --randrepeat=0 --iomem_align=4096 --fallocate=none \
+		--time_based --runtime="$BENCH_RUNTIME" --ramp_time="$BENCH_RAMP" "${extra[@]}") \
 		2>"$f.fio.err" &
 	fpid=$!
 	_bg=$fpid
@@ -537,10 +544,17 @@ setup_target() {
 		# Written, not fallocated: tmpfs answers reads of fallocated,
 		# never written pages from the zero page without touching
 		# memory (native 1 MiB reads 21.6 vs 9.3 GB/s once written).
-		if ! timeout -k 10 600 fio --name=bench --directory="${T_DIR[$name]}" --size="$BENCH_SIZE" \
-			--numjobs="$BENCH_JOBS" --ioengine=sync --rw=write --bs=1M --create_only=1 \
-			--fallocate=none --output="$out/layout.out" 2>"$out/layout.err"; then
+		# A whole write pass, not --create_only (which leaves a write
+		# job's files empty: fio then fallocated them at the first
+		# measured write workload).
+		if ! (cd "$fio_cwd" && exec timeout -k 10 600 fio --name=bench --directory="${T_DIR[$name]}" \
+			--size="$BENCH_SIZE" --numjobs="$BENCH_JOBS" --ioengine=sync --rw=write --bs=1M \
+			--fallocate=none --output="$out/layout.out") 2>"$out/layout.err"; then
 			T_DEAD[$name]="layout failed: $(tail -n 2 "$out/layout.err")"
+			kv "$env" problem "${T_DEAD[$name]}"
+			log "$name: ${T_DEAD[$name]}"
+		elif [ "$(find "${T_DIR[$name]}" -maxdepth 1 -name 'bench.*.0' -type f -size +0 | wc -l)" -ne "$BENCH_JOBS" ]; then
+			T_DEAD[$name]="layout: not one file per job in ${T_DIR[$name]}: $(find "${T_DIR[$name]}" -maxdepth 1 -printf "%f " | head -c 200)"
 			kv "$env" problem "${T_DEAD[$name]}"
 			log "$name: ${T_DEAD[$name]}"
 		fi

@@ -3032,6 +3032,7 @@ static void g_direct(void)
 {
 	const size_t len = 65536;
 	unsigned char *a = NULL, *b = NULL;
+	struct tsnap t0, t1;
 	size_t got = 0;
 	int fd, nfd, r;
 
@@ -3044,12 +3045,20 @@ static void g_direct(void)
 		return;
 	if (posix_memalign((void **)&a, 4096, len) || posix_memalign((void **)&b, 4096, len))
 		goto out;
+	SETUP(set_old("dio"));
+	t0 = snap("dio");
+	msleep(30);
 	fill_pattern(a, len, 0, 0x11);
 	r = ERR(pwrite(fd, a, len, 0));
 	EXPECT_OK("aligned O_DIRECT write of 64 KiB", r);
 	fill_pattern(a, len, len, 0x11);
 	r = ERR(pwrite(fd, a, len, (off_t)len));
 	EXPECT_OK("aligned O_DIRECT write at 64 KiB", r);
+	/* the kernel's FOPEN_DIRECT_IO write path moves no times: under
+	 * writeback, where the kernel owns them, they would stay old */
+	t1 = snap("dio");
+	changed("O_DIRECT write updates mtime", t0.m, t1.m);
+	changed("O_DIRECT write updates ctime", t0.c, t1.c);
 	memset(b, 0, len);
 	r = pread_full(fd, b, len, (off_t)len, &got);
 	check(r == 0 && got == len && memcmp(a, b, len) == 0, "aligned O_DIRECT read returns the data",

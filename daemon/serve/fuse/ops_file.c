@@ -40,14 +40,26 @@ static int backing_open_flags(struct zcfs_session *se, uint32_t flags)
 /* FOPEN_NOFLUSH: close(2) costs a synchronous FLUSH round trip, and
  * FLUSH has nothing to do here (writes are on the backing file when
  * acknowledged; POSIX locks stay in the kernel). Under writeback the
- * kernel flushes dirty pages on close regardless. */
-static uint32_t open_reply_flags(struct zcfs_session *se)
+ * kernel flushes dirty pages on close regardless.
+ *
+ * FOPEN_DIRECT_IO on an O_DIRECT open without writeback caching: the
+ * kernel's O_DIRECT write of a cached-mode file holds the inode lock
+ * exclusively across the round trip (fuse_cache_write_iter), so writers of
+ * one file take turns; a FOPEN_DIRECT_IO file takes it shared
+ * (FOPEN_PARALLEL_DIRECT_WRITES, fuse_dio_lock) while no open of the
+ * inode caches. Not under writeback: the kernel owns mtime/ctime then and
+ * its direct write path (fuse_direct_write_iter) never moves them, so a
+ * stat would show the time before the write until the inode is forgotten.
+ * Passthrough replaces these flags (passthrough_attach). */
+static uint32_t open_reply_flags(struct zcfs_session *se, int client_flags)
 {
 	uint32_t f = FOPEN_PARALLEL_DIRECT_WRITES | FOPEN_NOFLUSH;
 
 	if (se->keep_cache)
 		f |= FOPEN_KEEP_CACHE;
 	if (se->opts->cache == ZCFS_CACHE_NONE)
+		f |= FOPEN_DIRECT_IO;
+	if ((client_flags & O_DIRECT) && !(se->conn_flags & FUSE_WRITEBACK_CACHE))
 		f |= FOPEN_DIRECT_IO;
 	return f;
 }
@@ -84,7 +96,7 @@ static int new_file_handle(struct zcfs_req *req, struct zcfs_inode *inode, int f
 	h->opener = req->in.uid;
 	h->writable = (client_flags & O_ACCMODE) != O_RDONLY;
 	memset(out, 0, sizeof(*out));
-	out->open_flags = open_reply_flags(se);
+	out->open_flags = open_reply_flags(se, client_flags);
 	r = passthrough_attach(se, inode, h, out);
 	if (r == 0)
 		r = handle_register(se->handles, h, &out->fh);
