@@ -50,8 +50,16 @@ head -c 8M /dev/urandom >"$W/src"
 SUM=$(md5sum <"$W/src")
 
 # --- a tenant allowed passthrough -------------------------------------------
+t0=$(date +%s%N)
 create_publish v1 "$TGT/a" --tenant pt || { show_zcfsd_log; fail "publish v1"; }
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 P=$(server_pid v1)
+# The server's broker hello waits for zcfsd; zcfsd's publish waited for
+# the server's ready byte, sent after the hello: both sat out 1 s, and
+# passthrough was lost when the server's timer ran out first (CI).
+check "publish saw the server ready, not its 1 s time-out ($ms ms)" \
+	bash -c "! grep -q 'event=server-not-ready volume=v1' '$W/zcfsd.log'"
+check "the server's hello was answered" bash -c "! grep -q 'broker: hello' '$STATE/logs/v1.log'"
 check "server runs with --passthrough --broker-fd=6" grep -q -- "--passthrough.*--broker-fd=6" \
 	<(tr '\0' ' ' <"/proc/$P/cmdline")
 check "passthrough negotiated (HELLO from the server)" wait_for "passthrough on" 5 \

@@ -121,8 +121,10 @@ int op_init(struct zcfs_req *req)
 			return 0;	/* exiting: --ready-fd closes unwritten */
 		}
 	}
-	log_serving(se, "");
+	/* Ready first: log_serving's broker hello waits for zcfsd, which
+	 * may be waiting for this byte (publish) and answers only after. */
 	session_ready(se);
+	log_serving(se, "");
 	return 0;
 }
 
@@ -179,8 +181,8 @@ int session_resume(struct zcfs_session *se)
 	if (se->transport->after_init)
 		r = se->transport->after_init(se);
 	if (r == 0) {
+		session_ready(se);	/* before the hello, as in op_init */
 		log_serving(se, " resumed=yes");
-		session_ready(se);
 	}
 	return r;
 }
