@@ -156,19 +156,6 @@ run_variant() {
 	ctl volume delete "$id" >/dev/null
 }
 
-# The volumes side by side, each in a subshell with its own output; the
-# checks are counted here from what they printed.
-n=0 jobs=()
-for v in "${variants[@]}"; do
-	n=$((n + 1))
-	( run_variant "$v" ) >"$W/variant-$n.out" 2>&1 &
-	jobs+=($!)
-done
-wait "${jobs[@]}"	# not zcfsd, also a child of this shell
-for i in $(seq "$n"); do
-	cat "$W/variant-$i.out"
-	_zcfs_checks=$((_zcfs_checks + $(grep -cE '^(not )?ok - ' "$W/variant-$i.out")))
-	_zcfs_failed=$((_zcfs_failed + $(grep -c '^not ok - ' "$W/variant-$i.out")))
-done
+run_variants "${variants[@]}"
 [ "$_zcfs_failed" -eq 0 ] || show_zcfsd_log
 finish

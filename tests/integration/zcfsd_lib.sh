@@ -278,3 +278,21 @@ zcfsd_status_poller() {
 	STATUS_LOOP=$!
 	_zcfs_pids+=("$STATUS_LOOP")
 }
+
+# run_variants V...: the test's run_variant for each V, side by side, each
+# in a subshell with its own output, printed afterwards in order; the
+# checks are counted here from what they printed.
+run_variants() {
+	local n=0 i v jobs=()
+	for v in "$@"; do
+		n=$((n + 1))
+		( run_variant "$v" ) >"$W/variant-$n.out" 2>&1 &
+		jobs+=($!)
+	done
+	wait "${jobs[@]}"	# not zcfsd, also a child of this shell
+	for i in $(seq "$n"); do
+		cat "$W/variant-$i.out"
+		_zcfs_checks=$((_zcfs_checks + $(grep -cE '^(not )?ok - ' "$W/variant-$i.out")))
+		_zcfs_failed=$((_zcfs_failed + $(grep -c '^not ok - ' "$W/variant-$i.out")))
+	done
+}
