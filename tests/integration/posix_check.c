@@ -3028,6 +3028,30 @@ static void g_sparse(void)
 /* ------------------------------------------------------------------ */
 /* group: direct (O_DIRECT)                                            */
 
+/* A read-only O_DIRECT open (FOPEN_DIRECT_IO in zcfs) sees what a
+ * buffered open just wrote and extended, still dirty under writeback. */
+static void g_direct_rdonly(int nfd, unsigned char *a, unsigned char *b, size_t len)
+{
+	size_t got = 0;
+	int rfd, r;
+
+	rfd = open("dio", O_RDONLY | O_DIRECT);
+	if (!EXPECT_OK("open O_RDONLY | O_DIRECT", rfd < 0 ? errno : 0))
+		return;
+	fill_pattern(a, len, 2 * len, 0x55);
+	SETUP(ERR(pwrite(nfd, a, 4096, 4096)));
+	SETUP(ERR(pwrite(nfd, a, len, 2 * (off_t)len)));
+	memset(b, 0, len);
+	r = pread_full(rfd, b, len, 2 * (off_t)len, &got);
+	check(r == 0 && got == len && memcmp(a, b, len) == 0,
+	      "read-only O_DIRECT read sees a buffered write past the old end", "read %s, %zu bytes", ename(r), got);
+	memset(b, 0, 4096);
+	r = pread_full(rfd, b, 4096, 4096, &got);
+	check(r == 0 && got == 4096 && memcmp(a, b, 4096) == 0, "read-only O_DIRECT read sees a buffered overwrite",
+	      "read %s, %zu bytes", ename(r), got);
+	close(rfd);
+}
+
 static void g_direct(void)
 {
 	const size_t len = 65536;
@@ -3075,9 +3099,10 @@ static void g_direct(void)
 		r = pread_full(fd, b, 4096, 0, &got);
 		check(r == 0 && got == 4096 && memcmp(a, b, 4096) == 0, "O_DIRECT read sees buffered writes",
 		      "read %s, %zu bytes", ename(r), got);
+		g_direct_rdonly(nfd, a, b, len);
 		close(nfd);
 	}
-	expect_val("size after O_DIRECT writes", 2 * (long long)len, l_size("dio"));
+	expect_val("size after O_DIRECT and buffered writes", 3 * (long long)len, l_size("dio"));
 out:
 	free(a);
 	free(b);
