@@ -29,7 +29,7 @@ int mountinfo_top_at(const char *path, struct mountinfo_top *ret)
 		return -errno;
 	/* Later lines are mounted on top of earlier ones: the last match wins. */
 	while (getline(&line, &cap, f) > 0) {
-		char mnt[4096], opts[256], fstype[64];
+		char mnt[4096], opts[256], fstype[64], source[256];
 		unsigned maj, min;
 		const char *sep;
 
@@ -39,11 +39,12 @@ int mountinfo_top_at(const char *path, struct mountinfo_top *ret)
 		if (strcmp(mnt, path))
 			continue;
 		sep = strstr(line, " - ");
-		if (!sep || sscanf(sep, " - %63s", fstype) != 1)
+		if (!sep || sscanf(sep, " - %63s %255s", fstype, source) != 2)
 			continue;
 		ret->major = maj;
 		ret->minor = min;
 		snprintf(ret->fstype, sizeof(ret->fstype), "%s", fstype);
+		snprintf(ret->source, sizeof(ret->source), "%s", source);
 		ret->read_only = !strncmp(opts, "ro", 2) && (opts[2] == ',' || opts[2] == '\0');
 		found = 0;
 	}

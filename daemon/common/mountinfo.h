@@ -11,6 +11,7 @@
 struct mountinfo_top {
 	unsigned major, minor;	/* st_dev of the mount; minor names a FUSE connection */
 	char fstype[64];
+	char source[256];	/* mountinfo's mount source, escaped */
 	bool read_only;		/* per-mount "ro" */
 };
 

@@ -164,15 +164,18 @@ void zcfsd_clean_orphans(struct zcfsd *d)
 		conns[nconns++] = minor;
 	}
 	for (size_t i = 0; i < nconns; i++) {
+		int pin;
 		bool seen = false;
 
 		for (size_t j = 0; j < i; j++)
 			seen |= conns[j] == conns[i];
 		if (seen)
 			continue;
-		if (zcfsd_unmount_conn(conns[i], true, "orphan") < 0)
+		pin = zcfsd_conn_pin(conns[i], NULL);	/* the number stays the orphan's */
+		if (zcfsd_unmount_conn(conns[i], true, NULL) < 0)
 			log_err("event=orphan-unmount-failed conn=%u", conns[i]);
-		if (zcfsd_conn_exists(conns[i]))
+		if (pin >= 0)
 			(void)zcfsd_conn_abort(conns[i]);
+		pin = safe_close(pin);
 	}
 }

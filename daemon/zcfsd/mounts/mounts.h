@@ -44,8 +44,20 @@ bool zcfsd_conn_exists(unsigned conn);
  * mount is left, -ENOTUNIQ when several moved mounts could be it. */
 int zcfsd_unmount_target(unsigned conn, const char *target, const char *const *keep, size_t n_keep,
 			 bool lazy, const char *volume);
-/* Every mount of CONN; 0 when none is left, -EBUSY otherwise. */
+/* Every mount of CONN; 0 when none is left, -EBUSY otherwise. Only mounts
+ * whose source is zcfs:VOLUME (any zcfs: volume if NULL, orphans) made by
+ * root count: a connection number is reused once its superblock is gone. */
 int zcfsd_unmount_conn(unsigned conn, bool lazy, const char *volume);
+
+/* A mount of CONN that is VOLUME's (source zcfs:VOLUME, root's) is in
+ * mountinfo now. A connection number alone names nothing once its
+ * superblock is gone: the next mount anywhere gets it, so a fusectl abort
+ * by number is only done while this holds or a pin is held. */
+bool zcfsd_conn_ours(unsigned conn, const char *volume);
+/* A detached clone of such a mount: while its fd is open the superblock,
+ * and with it the number, stays ours (it keeps no attached mount busy).
+ * -ENOENT when no mount of VOLUME's is found. */
+int zcfsd_conn_pin(unsigned conn, const char *volume);
 
 /* syncfs.c: syncfs(2) of the mount at target, waiting at most timeout_ms. */
 int zcfsd_syncfs_bounded(const char *target, int timeout_ms) _must_check_;

@@ -191,7 +191,8 @@ int zcfsd_mount_bind(struct zcfsd_volume *v, int tfd, const char *target, bool r
 }
 
 /* Publishing a target again succeeds when it is what is asked for: the
- * top mount there is this volume's connection (fuse.zcfs on 0:CONN), with
+ * top mount there is this volume's connection (fuse.zcfs on 0:CONN, source
+ * zcfs:ID: a connection number is reused once its superblock is gone), with
  * the read-only flag asked. A foreign mount over or instead of it (another
  * file system, another zcfs connection) or none at all is not the volume:
  * the caller must not take it for a publish done. The kernel's per-mount
@@ -209,7 +210,8 @@ int zcfsd_target_same(const struct zcfsd_volume *v, const char *target, bool ro,
 				 v->id, target);
 	if (r < 0)
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "reading the mount table: %s", strerror(-r));
-	if (strcmp(m.fstype, "fuse.zcfs") || m.major != 0 || m.minor != v->conn)
+	if (strcmp(m.fstype, "fuse.zcfs") || m.major != 0 || m.minor != v->conn ||
+	    strncmp(m.source, "zcfs:", 5) || strcmp(m.source + 5, v->id))
 		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EMEDIUMTYPE,
 				 "volume '%s' is recorded at %s but the mount on top there is %s %u:%u, "
 				 "not the volume (connection 0:%u): something was mounted over it or in its "

@@ -4,12 +4,14 @@
  * renamed or swapped for a symlink by someone who owns it. So the
  * target's parent is opened (O_PATH, no symlink on the way) and the mount
  * its leaf leads to checked (statx: the VFS answers, never the server) to
- * be the root of a fuse.zcfs mount of this volume's connection. The
+ * be the root of a mount of this volume's connection that mountinfo lists
+ * as fuse.zcfs of source zcfs:ID made by root. The
  * umount goes through /proc/self/fd/PARENT/LEAF with UMOUNT_NOFOLLOW: the
  * parent is the one the fd pins, a leaf turned symlink is not followed,
  * and a mount point cannot be renamed or removed in this namespace
- * (EBUSY), so the leaf still leads to the mount checked; that its id is
- * gone afterwards is checked too. No fd of ours may pin the mount itself:
+ * (EBUSY), so the leaf still leads to the mount checked. Nothing is
+ * checked by number after the umount: the connection number and mount id
+ * are the next mount's. No fd of ours may pin the mount itself:
  * the O_PATH fd the umount used to go through made every umount2 EBUSY
  * and each unpublish a lazy detach. Only a mount really in use is
  * detached, through an fd on it checked to be the same mount id.
@@ -30,15 +32,28 @@
 #include "daemon/common/mountinfo.h"
 #include "mounts.h"
 
+#define VNAME(volume) ((volume) ? (volume) : "orphan")
+
 struct conn_mount {
 	int id;
 	char path[4096];
 };
 
-/* Every mount of fuse connection CONN (its superblock is 0:CONN), in
- * mountinfo order (later ones on top of earlier ones). ID >= 0: only
- * that mount. Returns the count or -errno. */
-static int conn_mounts(unsigned conn, int id, struct conn_mount **ret)
+/* Is the mount zcfsd's mount of VOLUME (NULL: of any volume)? Connection
+ * numbers (anonymous device minors) and mount ids are handed to the next
+ * mount anywhere once ours is gone, so neither alone names our mount: its
+ * source is zcfs:VOLUME and user_id=0, which only a root mount can carry
+ * (fusermount3 writes the caller's uid). */
+static bool ours(const char *source, const char *opts, const char *volume)
+{
+	return !strncmp(source, "zcfs:", 5) && (!volume || !strcmp(source + 5, volume)) &&
+	       strstr(opts, ",user_id=0,");
+}
+
+/* Every mount of fuse connection CONN (its superblock is 0:CONN) that is
+ * zcfsd's of VOLUME, in mountinfo order (later ones on top of earlier
+ * ones). ID >= 0: only that mount. Returns the count or -errno. */
+static int conn_mounts(unsigned conn, int id, const char *volume, struct conn_mount **ret)
 {
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
 	_cleanup_free_ char *line = NULL;
@@ -50,7 +65,7 @@ static int conn_mounts(unsigned conn, int id, struct conn_mount **ret)
 	if (!f)
 		return -errno;
 	while (getline(&line, &cap, f) > 0) {
-		char mnt[4096], fstype[64];
+		char mnt[4096], fstype[64], source[256], opts[512];
 		unsigned maj, min;
 		const char *sep;
 		int mid;
@@ -59,7 +74,8 @@ static int conn_mounts(unsigned conn, int id, struct conn_mount **ret)
 		    min != conn || (id >= 0 && mid != id))
 			continue;
 		sep = strstr(line, " - ");
-		if (!sep || sscanf(sep, " - %63s", fstype) != 1 || strcmp(fstype, "fuse.zcfs"))
+		if (!sep || sscanf(sep, " - %63s %255s %511s", fstype, source, opts) != 3 ||
+		    strcmp(fstype, "fuse.zcfs") || !ours(source, opts, volume))
 			continue;
 		n = realloc(list, (size_t)(count + 1) * sizeof(*list));
 		if (!n) {
@@ -77,10 +93,11 @@ static int conn_mounts(unsigned conn, int id, struct conn_mount **ret)
 }
 
 /* The id of the mount DFD/NAME leads to if it is the root of a mount of
- * CONN (and mount WANT_ID, if >= 0) that mountinfo lists as fuse.zcfs;
+ * CONN (and mount WANT_ID, if >= 0) that mountinfo lists as VOLUME's;
  * -EMEDIUMTYPE if it is not ours. Nothing of FUSE's attributes is asked
  * for (and DONT_SYNC): the server is never asked. */
-static int mount_of_conn(unsigned conn, int dfd, const char *name, int flags, int want_id)
+static int mount_of_conn(unsigned conn, int dfd, const char *name, int flags, int want_id,
+			 const char *volume)
 {
 	_cleanup_free_ struct conn_mount *m = NULL;
 	struct statx stx;
@@ -94,7 +111,7 @@ static int mount_of_conn(unsigned conn, int dfd, const char *name, int flags, in
 	    stx.stx_dev_minor != conn || stx.stx_mnt_id > INT_MAX ||
 	    (want_id >= 0 && stx.stx_mnt_id != (uint64_t)want_id))
 		return -EMEDIUMTYPE;
-	r = conn_mounts(conn, (int)stx.stx_mnt_id, &m);
+	r = conn_mounts(conn, (int)stx.stx_mnt_id, volume, &m);
 	if (r <= 0)
 		return r < 0 ? r : -EMEDIUMTYPE;
 	return (int)stx.stx_mnt_id;
@@ -116,7 +133,7 @@ static int open_parent(const char *path, const char **leaf)
 }
 
 /* Lazily detaches mount ID at PFD/LEAF through an fd that pins it. */
-static int detach(unsigned conn, int pfd, const char *leaf, int id)
+static int detach(unsigned conn, int pfd, const char *leaf, int id, const char *volume)
 {
 	_cleanup_close_ int fd = RET_NERRNO(openat(pfd, leaf, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 	char self[64];
@@ -124,7 +141,7 @@ static int detach(unsigned conn, int pfd, const char *leaf, int id)
 
 	if (fd < 0)
 		return fd;
-	r = mount_of_conn(conn, fd, "", AT_EMPTY_PATH, id);
+	r = mount_of_conn(conn, fd, "", AT_EMPTY_PATH, id, volume);
 	if (r < 0)
 		return r;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
@@ -137,7 +154,6 @@ static int detach(unsigned conn, int pfd, const char *leaf, int id)
  * is there is not ours. */
 static int unmount_at(unsigned conn, const char *path, int want_id, bool lazy, const char *volume)
 {
-	_cleanup_free_ struct conn_mount *m = NULL;
 	_cleanup_close_ int pfd = -1;
 	const char *leaf = NULL;
 	char at[96 + NAME_MAX];
@@ -146,23 +162,17 @@ static int unmount_at(unsigned conn, const char *path, int want_id, bool lazy, c
 	pfd = open_parent(path, &leaf);
 	if (pfd < 0)
 		return pfd;
-	id = mount_of_conn(conn, pfd, leaf, AT_SYMLINK_NOFOLLOW, want_id);
+	id = mount_of_conn(conn, pfd, leaf, AT_SYMLINK_NOFOLLOW, want_id, volume);
 	if (id < 0 || lazy)
-		return id < 0 ? id : detach(conn, pfd, leaf, id);
+		return id < 0 ? id : detach(conn, pfd, leaf, id, volume);
 	if (snprintf(at, sizeof(at), "/proc/self/fd/%d/%s", pfd, leaf) >= (int)sizeof(at))
 		return -ENAMETOOLONG;
-	if (umount2(at, UMOUNT_NOFOLLOW) < 0) {
-		if (errno != EBUSY)
-			return -errno;
-		log_warn("event=unmount-busy volume=%s target=%s error=%m action=detach", volume, path);
-		return detach(conn, pfd, leaf, id);
-	}
-	if (conn_mounts(conn, id, &m) > 0) {
-		log_err("event=unmount-raced volume=%s target=%s mount_id=%d "
-			"effect=\"another mount was unmounted in its place\"", volume, path, id);
-		return -EAGAIN;
-	}
-	return 0;
+	if (umount2(at, UMOUNT_NOFOLLOW) == 0)
+		return 0;	/* its numbers may name another mount from now on */
+	if (errno != EBUSY)
+		return -errno;
+	log_warn("event=unmount-busy volume=%s target=%s error=%m action=detach", VNAME(volume), path);
+	return detach(conn, pfd, leaf, id, volume);
 }
 
 static bool kept(const char *path, const char *const *keep, size_t n_keep)
@@ -184,7 +194,7 @@ int zcfsd_unmount_target(unsigned conn, const char *target, const char *const *k
 	/* Not reachable at its path (a parent renamed, a component swapped
 	 * for a symlink, something mounted over it): the connection's
 	 * mounts that are not another target of the volume. */
-	n = conn_mounts(conn, -1, &m);
+	n = conn_mounts(conn, -1, volume, &m);
 	if (n < 0)
 		return n;
 	for (i = 0; i < n; i++)
@@ -198,7 +208,7 @@ int zcfsd_unmount_target(unsigned conn, const char *target, const char *const *k
 		if (kept(m[i].path, keep, n_keep))
 			continue;
 		k = unmount_at(conn, m[i].path, m[i].id, lazy, volume);
-		log_info("event=unmount-moved volume=%s target=%s found_at=%s mount_id=%d result=%s", volume,
+		log_info("event=unmount-moved volume=%s target=%s found_at=%s mount_id=%d result=%s", VNAME(volume),
 			 target, m[i].path, m[i].id, k ? strerror(-k) : "unmounted");
 		if (k < 0 && r == 0)
 			r = k;
@@ -211,7 +221,7 @@ int zcfsd_unmount_conn(unsigned conn, bool lazy, const char *volume)
 	/* A few rounds: a mount moved while we walked is found again. */
 	for (int round = 0;; round++) {
 		_cleanup_free_ struct conn_mount *m = NULL;
-		int n = conn_mounts(conn, -1, &m);
+		int n = conn_mounts(conn, -1, volume, &m);
 
 		if (n <= 0)
 			return n;
@@ -221,7 +231,43 @@ int zcfsd_unmount_conn(unsigned conn, bool lazy, const char *volume)
 			int r = unmount_at(conn, m[i].path, m[i].id, lazy, volume);
 			if (r < 0)
 				log_warn("event=unmount-failed volume=%s target=%s mount_id=%d error=\"%s\"",
-					 volume, m[i].path, m[i].id, strerror(-r));
+					 VNAME(volume), m[i].path, m[i].id, strerror(-r));
 		}
 	}
+}
+
+bool zcfsd_conn_ours(unsigned conn, const char *volume)
+{
+	_cleanup_free_ struct conn_mount *m = NULL;
+
+	return conn_mounts(conn, -1, volume, &m) > 0;
+}
+
+/* FD (a detached clone) holds a superblock; 0:CONN names only one live
+ * superblock, so a mount of it in mountinfo that is VOLUME's makes it ours. */
+static bool pinned_ours(int fd, unsigned conn, const char *volume)
+{
+	struct statx stx;
+
+	return statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == 0 &&
+	       stx.stx_dev_major == 0 && stx.stx_dev_minor == conn && zcfsd_conn_ours(conn, volume);
+}
+
+int zcfsd_conn_pin(unsigned conn, const char *volume)
+{
+	_cleanup_free_ struct conn_mount *m = NULL;
+	int n = conn_mounts(conn, -1, volume, &m);
+
+	for (int i = n - 1; i >= 0; i--) {
+		_cleanup_close_ int pfd = -1, fd = -1;
+		const char *leaf = NULL;
+
+		pfd = open_parent(m[i].path, &leaf);
+		if (pfd < 0)
+			continue;
+		fd = RET_NERRNO(open_tree(pfd, leaf, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW));
+		if (fd >= 0 && pinned_ours(fd, conn, volume))
+			return TAKE_FD(fd);
+	}
+	return n < 0 ? n : -ENOENT;
 }

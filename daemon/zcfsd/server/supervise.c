@@ -78,9 +78,11 @@ void zcfsd_stop_server_begin(struct zcfsd *d, struct zcfsd_volume *v)
 	zcfsd_standby_give_up(d, v, "volume-stopping");
 	/* While the connection is still ours to close them on. */
 	zcfsd_broker_stop(d, v);
-	/* After the last unmount the kernel already aborted the connection;
-	 * after a lazy one it did not: abort so the server's reads end. */
-	if (v->fuse_fd >= 0 && zcfsd_conn_exists(v->conn))
+	/* After the unmounts (zcfsd_volume_unmount_all) the connection is
+	 * aborted already; a mount of ours still there (a failed publish):
+	 * abort so the server's reads end. Never by number alone: once our
+	 * superblock is gone the number is the next mount's. */
+	if (v->fuse_fd >= 0 && zcfsd_conn_ours(v->conn, v->id))
 		(void)zcfsd_conn_abort(v->conn);
 	v->fuse_fd = safe_close(v->fuse_fd);
 	v->srv.restart_due_ms = 0;
@@ -393,7 +395,7 @@ void zcfsd_readopt(struct zcfsd *d)
 			v->id, (int)v->srv.pid, why, strerror(-r));
 		if (v->srv.pidfd >= 0 && v->fuse_fd < 0)
 			(void)syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0);
-		if (v->fuse_fd < 0 && v->conn && zcfsd_conn_exists(v->conn))
+		if (v->fuse_fd < 0 && v->conn && zcfsd_conn_ours(v->conn, v->id))
 			(void)zcfsd_conn_abort(v->conn);
 		zcfsd_volume_teardown(d, v, true);
 	}

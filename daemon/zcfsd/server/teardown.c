@@ -27,6 +27,10 @@ int zcfsd_volume_teardown(struct zcfsd *d, struct zcfsd_volume *v, bool lazy)
 
 int zcfsd_volume_unmount_all(struct zcfsd_volume *v, bool lazy)
 {
+	/* Held to the end: the superblock, and with it the connection
+	 * number, stays ours, so the abort below cannot hit the next mount
+	 * to get that number (an unmount by number would not either). */
+	_cleanup_close_ int pin = v->conn ? zcfsd_conn_pin(v->conn, v->id) : -1;
 	int r;
 
 	/* Binds first: the fuse mount at targets[0] goes last. A target
@@ -47,10 +51,12 @@ int zcfsd_volume_unmount_all(struct zcfsd_volume *v, bool lazy)
 				v->id, v->conn, strerror(-r));
 			return r;
 		}
-		/* Lazy (cleanup after a failure): never leave a live mount to a
-		 * forgotten connection; aborting makes it answer ENOTCONN. */
-		if (r < 0 && zcfsd_conn_exists(v->conn))
-			(void)zcfsd_conn_abort(v->conn);
 	}
+	/* The pin keeps the superblock alive past the last unmount: end the
+	 * connection (a detached busy mount then answers ENOTCONN, a lazy
+	 * cleanup leaves no live mount to a forgotten connection, the
+	 * server's reads end). */
+	if (pin >= 0)
+		(void)zcfsd_conn_abort(v->conn);
 	return 0;
 }
