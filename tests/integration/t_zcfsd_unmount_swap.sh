@@ -66,7 +66,15 @@ mkdir -p "$TGT/r"
 ) &
 SWAPPER=$!
 _zcfs_pids+=("$SWAPPER")
-for i in $(seq 1 16); do
+# 16 rounds at least, more while the swapper runs until the loop has
+# published and unpublished 6 times each (the swaps make many of them
+# fail by design; a short run once got fewer than 6)
+loop_count() { grep -c "event=$1 volume=r" "$W/zcfsd.log"; }
+for i in $(seq 1 64); do
+	if [ "$i" -gt 16 ]; then
+		kill -0 "$SWAPPER" 2>/dev/null || break
+		[ "$(loop_count publish)" -ge 6 ] && [ "$(loop_count unpublish)" -ge 6 ] && break
+	fi
 	id=r$i; leaf=v$(( (i % 4) + 1 ))
 	ctl volume create "$id" --transport "$ZCFS_TRANSPORT" >/dev/null 2>&1
 	ctl volume publish "$id" "$TGT/r/$leaf" >/dev/null 2>&1
