@@ -39,22 +39,7 @@ PROBE=$ZCFS_TESTBIN/probe
 : "${RESTART_KILLS:=20}"
 
 zcfsd_env 256M true
-pt=$("$ZCFS_BIN/zcfsctl" kernel --json 2>/dev/null | jq -r '.paths.passthrough.status' 2>/dev/null)
-tenant() {	# NAME UID DATA_PATHS
-	printf '{"name": "%s", "uid": %s, "gid": %s, "memlock_budget": "128M", "max_volumes": 4,
-	  "storage_root": "%s", "allowed_target_prefixes": ["%s"], "data_paths": %s}' \
-		"$1" "$2" "$2" "$STORE/$1" "$TGT" "$3"
-}
-cat >"$POLICY" <<-JSON
-{
-  "admin_group": "0",
-  "defaults": {"queue_depth": 4, "max_write": "128K", "transport": "auto"},
-  "tenants": [
-    $(tenant t1 "$TENANT_UID" '{"io_uring": true, "passthrough": false}'),
-    $(tenant tp "$TENANT_UID2" '{"io_uring": true, "passthrough": true}')
-  ]
-}
-JSON
+restart_policy
 zcfsd_start
 
 variants=("$ZCFS_TRANSPORT:t1")

@@ -296,3 +296,26 @@ run_variants() {
 		_zcfs_failed=$((_zcfs_failed + $(grep -c '^not ok - ' "$W/variant-$i.out")))
 	done
 }
+
+# restart_policy: $POLICY for the restart tests, tenants t1 (io_uring) and
+# tp (io_uring and passthrough) with 128M memlock each; pt = the kernel's
+# passthrough status (zcfsctl kernel)
+restart_policy() {
+	# shellcheck disable=SC2034 # read by the tests
+	pt=$("$ZCFS_BIN/zcfsctl" kernel --json 2>/dev/null | jq -r '.paths.passthrough.status' 2>/dev/null)
+	cat >"$POLICY" <<-JSON
+	{
+	  "admin_group": "0",
+	  "defaults": {"queue_depth": 4, "max_write": "128K", "transport": "auto"},
+	  "tenants": [
+	    $(restart_tenant t1 "$TENANT_UID" '{"io_uring": true, "passthrough": false}'),
+	    $(restart_tenant tp "$TENANT_UID2" '{"io_uring": true, "passthrough": true}')
+	  ]
+	}
+	JSON
+}
+restart_tenant() {	# NAME UID DATA_PATHS
+	printf '{"name": "%s", "uid": %s, "gid": %s, "memlock_budget": "128M", "max_volumes": 4,
+	  "storage_root": "%s", "allowed_target_prefixes": ["%s"], "data_paths": %s}' \
+		"$1" "$2" "$2" "$STORE/$1" "$TGT" "$3"
+}
