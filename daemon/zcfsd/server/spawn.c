@@ -248,13 +248,19 @@ int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 	return zcfsd_spawn_server_ready(d, v, t, NULL, e);
 }
 
-/* What V's server needs before it can start: its storage still the
- * tenant's directory, the request counters, for io_uring the ring memfd. */
-static int spawn_prepare(struct zcfsd_volume *v, const struct policy_tenant *t, const char *src,
-			 struct zcfs_err *e)
+/* What V's server needs before it can start: *SRC, its storage path
+ * (the caller frees it), still the tenant's directory, the request
+ * counters, for io_uring the ring memfd. */
+static int spawn_prepare(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+			 char **srcp, struct zcfs_err *e)
 {
-	int r = check_storage(src, t);
+	const char *src;
+	int r;
 
+	if (zcfsd_storage_path(d, v, srcp) < 0)
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
+	src = *srcp;
+	r = check_storage(src, t);
 	if (r < 0)
 		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, r,
 				 "storage %s of volume %s is %s", src, v->id,
@@ -350,9 +356,7 @@ int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
 	int pidfd, r;
 	pid_t pid;
 
-	if (zcfsd_storage_path(d, v, &src) < 0)
-		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
-	r = spawn_prepare(v, t, src, e);
+	r = spawn_prepare(d, v, t, &src, e);
 	if (r < 0)
 		return r;
 	if (ready_fd && d->serve_can_signal_ready && (r = spawn_ready_pipe(&ready_r, &f.ready_w)) < 0)
@@ -419,9 +423,7 @@ int zcfsd_spawn_standby(struct zcfsd *d, struct zcfsd_volume *v, const struct po
 	int64_t stamps[2];
 	int r;
 
-	if (zcfsd_storage_path(d, v, &src) < 0)
-		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
-	r = spawn_prepare(v, t, src, e);
+	r = spawn_prepare(d, v, t, &src, e);
 	if (r < 0)
 		return r;
 	r = standby_pipes(n, &f);
