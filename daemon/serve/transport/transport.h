@@ -20,6 +20,10 @@ void devfuse_pool_stop(struct devfuse_pool *pool);
  * readers leave unblocked, so that read() fails with EINTR; joins them.
  * NULL-safe; devfuse_pool_stop frees the pool afterwards. */
 void devfuse_pool_interrupt(struct devfuse_pool *pool, int sig);
+/* From now on each reader pauses 1 ms after a FORGET or BATCH_FORGET, so
+ * that the FORGETs queued meanwhile come in one BATCH_FORGET: for a pool
+ * whose other requests (if any) no client waits for. NULL-safe. */
+void devfuse_pool_batch_forgets(struct devfuse_pool *pool);
 
 /* io_uring transport (FUSE-over-io_uring). */
 extern const struct zcfs_transport_ops transport_uring;

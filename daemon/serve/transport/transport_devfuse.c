@@ -3,6 +3,7 @@
  * with one writev of header + payload. */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -19,9 +20,13 @@
  * more than the copy they save (fio direct reads, 2 jobs: 4 KiB -15%,
  * 16 KiB -9%, 32 KiB even, 64 KiB +14%, 128 KiB +27%, 1 MiB +25%). */
 #define SPLICE_READ_MIN (64u << 10)
+/* How long a reader that only carries FORGETs waits after one before it
+ * reads again (devfuse_pool_batch_forgets). */
+#define FORGET_BATCH_NS 1000000L
 
 struct devfuse_worker {
 	struct zcfs_session *se;
+	struct devfuse_pool *pool;
 	pthread_t thread;
 	bool started;
 	int fd;
@@ -37,6 +42,7 @@ struct devfuse_worker {
 struct devfuse_pool {
 	int nworkers;
 	struct devfuse_worker *workers;
+	atomic_bool batch_forgets;
 };
 
 static int devfuse_reply(struct zcfs_req *req, int error, const struct iovec *iov, int iovcnt)
@@ -64,6 +70,21 @@ static int devfuse_reply_fd(struct zcfs_req *req, int fd, uint64_t off, size_t s
 	if (r > 0)
 		reply_sent(req, sent);
 	return r;
+}
+
+/* The kernel hands a reader every FORGET it has queued in one
+ * BATCH_FORGET, but a reader waiting in read() is woken for each one
+ * alone: one wake-up and two context switches per unlinked or evicted
+ * inode, on the CPU of the client that dropped it. Pausing after a
+ * FORGET lets the next ones queue up. Only for a pool that carries
+ * nothing else that waits (the io_uring transport's, once its queues
+ * are registered: FORGET and INTERRUPT, which op_interrupt ignores);
+ * EINTR (devfuse_pool_interrupt) ends the pause. */
+static void forget_pause(void)
+{
+	struct timespec ts = { .tv_nsec = FORGET_BATCH_NS };
+
+	(void)nanosleep(&ts, NULL);
 }
 
 static void *devfuse_worker_main(void *arg)
@@ -101,6 +122,9 @@ static void *devfuse_worker_main(void *arg)
 			continue;
 		}
 		session_dispatch(&req);
+		if ((req.in.opcode == FUSE_FORGET || req.in.opcode == FUSE_BATCH_FORGET) &&
+		    atomic_load(&w->pool->batch_forgets))
+			forget_pause();
 	}
 	return NULL;
 }
@@ -150,6 +174,12 @@ void devfuse_pool_interrupt(struct devfuse_pool *pool, int sig)
 	}
 }
 
+void devfuse_pool_batch_forgets(struct devfuse_pool *pool)
+{
+	if (pool)
+		atomic_store(&pool->batch_forgets, true);
+}
+
 void devfuse_pool_stop(struct devfuse_pool *pool)
 {
 	int i;
@@ -196,6 +226,7 @@ int devfuse_pool_start(struct zcfs_session *se, int nthreads, bool splice_reads,
 	for (i = 0; i < nthreads && r == 0; i++) {
 		struct devfuse_worker *w = &pool->workers[i];
 		w->se = se;
+		w->pool = pool;
 		w->fd = i == 0 ? se->fuse_fd : clone_fd(se->fuse_fd);
 		if (w->fd == -EACCES || w->fd == -EPERM) {
 			/* /dev/fuse may be root-only (mode 0600): an unprivileged

@@ -338,6 +338,9 @@ static int uring_after_init(struct zcfs_session *se)
 			 t->g.nr_queues, t->g.depth, (unsigned long long)locked_bytes(t),
 			 pool_word(&t->plan), t->plan.zero_copy ? "on" : "off",
 			 se->transport_reason[0] ? se->transport_reason : "requested");
+	/* Every request takes the ring now: the reader carries FORGET and
+	 * INTERRUPT alone, and batches FORGETs. */
+	devfuse_pool_batch_forgets(t->pool);
 	return 0;
 }
 
