@@ -125,6 +125,10 @@ static void on_pidfd(struct zcfsd *d, int fd)
 			zcfsd_standby_exited(d, v);
 			return;
 		}
+		if (v->srv.pidfd == fd && v->pubwait.token) {
+			zcfsd_publish_server_exited(d, v);	/* fails the publish */
+			return;
+		}
 		if (v->srv.pidfd == fd) {
 			zcfsd_on_server_exit(d, v);
 			/* A restart due now saves state.json itself, after the
@@ -192,9 +196,10 @@ static int run(struct zcfsd *d)
 		int mt = zcfsd_metrics_timeout_ms();
 		int st = zcfsd_stall_timeout_ms(d);
 		int ct = zcfsd_control_timeout_ms();
-		int rt = zcfsd_syncfs_reap_timeout_ms();
+		int rt = zcfsd_reap_timeout_ms();
 		int lt = zcfsd_srvlog_timeout_ms(d);
 		int ut = zcfsd_unpublish_timeout_ms(d);
+		int pt = zcfsd_publish_wait_timeout_ms(d);
 		int n;
 
 		if (mt >= 0 && (timeout < 0 || mt < timeout))
@@ -204,11 +209,13 @@ static int run(struct zcfsd *d)
 		if (ct >= 0 && (timeout < 0 || ct < timeout))
 			timeout = ct;	/* control clients' deadlines */
 		if (rt >= 0 && (timeout < 0 || rt < timeout))
-			timeout = rt;	/* abandoned syncfs children */
+			timeout = rt;	/* children given up on (model/reap.c) */
 		if (lt >= 0 && (timeout < 0 || lt < timeout))
 			timeout = lt;	/* flooding servers' logs are watched again */
 		if (ut >= 0 && (timeout < 0 || ut < timeout))
 			timeout = ut;	/* unpublishes under way */
+		if (pt >= 0 && (timeout < 0 || pt < timeout))
+			timeout = pt;	/* publishes waiting for their server */
 		if (d->upgrade && upgrade_timeout_ms() >= 0 &&
 		    (timeout < 0 || timeout > upgrade_timeout_ms()))
 			timeout = upgrade_timeout_ms();	/* the drain's deadline */
@@ -234,6 +241,8 @@ static int run(struct zcfsd *d)
 				zcfsd_srvlog_event(d, fd);
 			else if (tag == ZCFSD_EV_STANDBY)
 				zcfsd_standby_event(d, fd);
+			else if (tag == ZCFSD_EV_READY)
+				zcfsd_publish_ready_event(d, fd);
 			else if (tag == ZCFSD_EV_METRICS)
 				zcfsd_metrics_run(d);
 		}
@@ -242,7 +251,8 @@ static int run(struct zcfsd *d)
 		zcfsd_run_due_restarts(d);
 		zcfsd_check_stalls(d);
 		zcfsd_unpublish_tick(d);
-		zcfsd_syncfs_reap();
+		zcfsd_publish_wait_tick(d);
+		zcfsd_reap_abandoned();
 		if (zcfsd_upgrade_due(d)) {
 			if (upgrade_drained(d))
 				d->quit = true;

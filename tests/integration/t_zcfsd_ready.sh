@@ -7,7 +7,8 @@
 # serves anyway, or holds the pipe and never writes. Each hostile publish
 # fails with INTERNAL naming the cause (or, for silence, is published
 # after the bounded wait and serves), leaves nothing behind (mounts,
-# processes, files) and zcfsd answers at once afterwards. Each mode runs
+# processes, files) and zcfsd answers at once afterwards and during the
+# wait (the wait is an event of its loop). Each mode runs
 # ROUNDS times. About 25 s.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/zcfsd_lib.sh"
@@ -66,10 +67,33 @@ hostile exit3 INTERNAL "exited before serving (exit status 3)"
 hostile sigsys INTERNAL "exited before serving (killed by signal 31"
 hostile close INTERNAL "did not signal readiness properly"
 check "the volume is not published after the hostile servers" test "$(vol_field v1 targets | jq length)" -eq 0
+# Servers that failed their start are killed, not waited for, and
+# reaped by the loop within its 250 ms look: no zombie stays.
+sleep 0.6
+zombies=$(ps --ppid "$ZCFSD_PID" -o stat= | grep -c '^Z' || true)
+check "no zombie child of zcfsd after the hostile servers ($zombies)" test "$zombies" -eq 0
 
 # Silence: published after the bounded wait, served by the real server.
+# The wait is the loop's, not zcfsd's: a status asked 200 ms into it is
+# answered before the publish is, and the same volume's second publish
+# is told UNAVAILABLE at once.
 echo silent >"$W/mode"
-out=$(pub)
+t0=$(date +%s%N)
+( pub >"$W/silent.out"; date +%s%N >"$W/silent.done" ) &
+pubpid=$!
+sleep 0.2
+ctl status >/dev/null || fail "status during the silent publish"
+status_ms=$((($(date +%s%N) - t0) / 1000000))
+again=$(pub 2>/dev/null)
+wait "$pubpid"
+out=$(cat "$W/silent.out")
+pub_ms=$((($(cat "$W/silent.done") - t0) / 1000000))
+rm -f "$W/silent.out" "$W/silent.done"	# not part of what a publish leaves
+echo "# silent publish answered after $pub_ms ms; status during it after $status_ms ms"
+check "silent server: a status during the wait answered before the publish ($status_ms < $pub_ms ms)" \
+	test "$status_ms" -lt "$pub_ms"
+check "silent server: a second publish during the wait is UNAVAILABLE ($again)" \
+	test "$(jq -r '.error.code' <<<"$again")" = UNAVAILABLE
 check "silent server: published ($(jq -c . <<<"$out"))" jq -e '.result' <<<"$out"
 check "silent server: the target serves" stat -f "$TGT/a"
 check "silent server: zcfsd logged that it did not say ready" grep -q 'event=server-not-ready volume=v1' "$W/zcfsd.log"

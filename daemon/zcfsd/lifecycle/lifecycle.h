@@ -23,8 +23,19 @@ int zcfsd_volume_create(struct zcfsd *d, const struct zcfsd_volume_spec *s,
 /* TARGET read-only when READ_ONLY (or the volume is); MOUNT_GROUP >= 0
  * applied to the volume root (group, set-gid, group rwx) on the first
  * target; on a later one it must match. */
+/* 0 done; 1 for a first target, whose server is started and not waited
+ * for (v->pubwait holds its ready pipe and what to undo, for
+ * protocol/publish_wait.c); or -errno with E set and nothing changed. */
 int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
 			 bool read_only, int64_t mount_group, struct zcfs_err *e);
+/* Its ends, for publish_wait.c: a first target given up (server killed,
+ * mount, target, connection and charge undone; storage and target
+ * directory removed when this publish made them), or done (state saved,
+ * logged). */
+void zcfsd_publish_undo_first(struct zcfsd *d, struct zcfsd_volume *v, bool created_storage,
+			      bool created_target);
+void zcfsd_publish_done(struct zcfsd *d, struct zcfsd_volume *v, const char *target, bool ro);
+
 int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
 			   struct zcfs_err *e);
 /* Its steps, for the deferred unpublish (protocol/unpublish.c): the

@@ -39,13 +39,13 @@ static int publish_group_kept(const struct policy_tenant *t, const struct zcfsd_
 }
 
 /* The first target: storage (*CREATED_STORAGE when made here), the root's
- * group, the fuse mount on TFD, the server, its wait until it serves.
- * Undoes its own steps on failure, except the storage it made. */
+ * group, the fuse mount on TFD, the server (*READY_FD: its ready pipe, or
+ * -1 without --ready-fd). Undoes its own steps on failure, except the
+ * storage it made; the wait for the server is publish_wait.c's. */
 static int publish_first(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
 			 int tfd, const char *target, bool ro, int64_t mount_group, uint64_t pinned,
-			 bool *created_storage, struct zcfs_err *e)
+			 bool *created_storage, int *ready_fd, struct zcfs_err *e)
 {
-	_cleanup_close_ int ready_fd = -1;
 	int r = zcfsd_storage_ensure(t, v->id, created_storage, e);
 
 	if (r < 0)
@@ -63,30 +63,50 @@ static int publish_first(struct zcfsd *d, struct zcfsd_volume *v, const struct p
 	r = zcfsd_volume_add_target(v, target);
 	if (r < 0) {
 		zcfs_fail(e, ZCFS_INTERNAL, r, "out of memory");
-		goto undo_mount;
+		(void)zcfsd_target_unmount(v, target, true);
+		v->fuse_fd = safe_close(v->fuse_fd);
+		return r;
 	}
 	v->pinned = pinned;	/* charged from here on: the spawn's rlimit counts it */
 	v->srv.restarts = 0;
 	v->srv.backoff_ms = 0;
-	r = zcfsd_spawn_server_ready(d, v, t, &ready_fd, e);
+	r = zcfsd_spawn_server_ready(d, v, t, ready_fd, e);
 	if (r < 0)
-		goto undo_target;
-	/* Returns when the target serves: a server that fails at start (bad
-	 * source, options, sandbox) is reported here, not left to a restart
-	 * loop. */
-	r = zcfsd_server_wait_serving(d, v, ready_fd, e);
-	if (r < 0) {
-		zcfsd_stop_server(d, v);
-		goto undo_target;
-	}
-	return 0;
-undo_target:
-	zcfsd_volume_remove_target(v, v->n_targets - 1);
-undo_mount:
-	(void)zcfsd_target_unmount(v, target, true);
-	v->fuse_fd = safe_close(v->fuse_fd);
-	v->pinned = 0;
+		zcfsd_publish_undo_first(d, v, false, false);
 	return r;
+}
+
+void zcfsd_publish_undo_first(struct zcfsd *d, struct zcfsd_volume *v, bool created_storage,
+			      bool created_target)
+{
+	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
+
+	/* Killed, not asked: it failed its start, and a wait for its exit
+	 * would be a wait on a server in the event loop. */
+	zcfsd_stop_server_now(d, v, "publish-failed");
+	if (v->n_targets) {
+		(void)zcfsd_target_unmount(v, v->targets[0], true);
+		if (created_target)
+			(void)rmdir(v->targets[0]);
+		zcfsd_volume_remove_target(v, 0);
+	}
+	v->fuse_fd = safe_close(v->fuse_fd);
+	zcfsd_ringfd_release(v);	/* the next publish is a new connection */
+	v->pinned = 0;
+	if (created_storage && t)
+		zcfsd_storage_remove_dir(t, v->id);
+}
+
+void zcfsd_publish_done(struct zcfsd *d, struct zcfsd_volume *v, const char *target, bool ro)
+{
+	int r;
+
+	v->detached_reason = NULL;
+	r = zcfsd_state_save(d);
+	if (r < 0)
+		log_err("event=state-save-failed error=%s", strerror(-r));
+	log_info("event=publish volume=%s target=%s targets=%zu conn=%u pinned=%llu read_only=%d", v->id,
+		 target, v->n_targets, v->conn, (unsigned long long)v->pinned, ro);
 }
 
 int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
@@ -98,6 +118,7 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 	bool created_target = false, created_storage = false, first = v->n_targets == 0;
 	bool ro = read_only || v->read_only;	/* a read-only volume has no writable target */
 	uint64_t pinned = 0;
+	int ready_fd = -1;
 	size_t idx;
 	int r;
 
@@ -122,7 +143,8 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 	tfd = zcfsd_target_open(target, &created_target, e);
 	if (tfd < 0)
 		return tfd;
-	r = first ? publish_first(d, v, t, tfd, target, ro, mount_group, pinned, &created_storage, e)
+	r = first ? publish_first(d, v, t, tfd, target, ro, mount_group, pinned, &created_storage,
+				  &ready_fd, e)
 		  : publish_bind(v, tfd, target, ro, e);
 	if (r < 0) {
 		if (created_storage)
@@ -131,12 +153,14 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 			(void)rmdir(target);
 		return r;
 	}
-	v->detached_reason = NULL;
-	r = zcfsd_state_save(d);
-	if (r < 0)
-		log_err("event=state-save-failed error=%s", strerror(-r));
-	log_info("event=publish volume=%s target=%s targets=%zu conn=%u pinned=%llu read_only=%d", v->id,
-		 target, v->n_targets, v->conn, (unsigned long long)v->pinned, ro);
+	if (first) {	/* the wait for the server is the caller's */
+		v->pubwait = (struct zcfsd_publish_wait){
+			.ready_fd = ready_fd, .read_only = ro,
+			.created_storage = created_storage, .created_target = created_target,
+		};
+		return 1;
+	}
+	zcfsd_publish_done(d, v, target, ro);
 	return 0;
 }
 

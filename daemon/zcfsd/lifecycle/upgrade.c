@@ -34,7 +34,7 @@ const char *zcfsd_upgrade_blocker(struct zcfsd *d)
 {
 	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
 		if ((v->n_targets && (v->srv.pid <= 0 || v->srv.handover_due_ms)) || v->unpub.phase ||
-		    v->standby.pid)
+		    v->standby.pid || v->pubwait.token)
 			return v->id;
 	return NULL;
 }

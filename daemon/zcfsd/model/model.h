@@ -130,6 +130,19 @@ struct zcfsd_volume {
 		bool killed;			/* the server was sent SIGKILL */
 		char *target;
 	} unpub;
+	/* A publish of the first target waiting for its new server to say
+	 * it serves, answered then (lifecycle/publish_wait.c): the wait is
+	 * on a server, so it is a state the loop polls, not a poll(2). */
+	struct zcfsd_publish_wait {
+		uint64_t token;			/* its deferred answer; 0: no publish waiting */
+		int ready_fd;			/* the --ready-fd read end, watched; -1: none or EOF */
+		bool eof;			/* closed unwritten: only its exit is awaited */
+		int64_t started_ms;		/* monotonic */
+		int64_t due_ms;			/* monotonic: answered as published (or failed) then */
+		bool created_storage;		/* made by this publish: removed if it fails */
+		bool created_target;
+		bool read_only;
+	} pubwait;
 	struct zcfsd_volume *next;
 };
 #define ZCFSD_UNPUB_SYNCING 1	/* dirty pages written back (syncfs child, 10 s) */
@@ -179,6 +192,13 @@ int zcfsd_ringfd_ensure(struct zcfsd_volume *v);
 void zcfsd_ringfd_adopt(struct zcfsd_volume *v, int pidfd);
 void zcfsd_ringfd_release(struct zcfsd_volume *v);
 
+/* model/reap.c: a child given up on (PIDFD consumed, SIGKILL sent by
+ * the caller) is reaped by the loop once it exits (every 250 ms while
+ * any is left). */
+void zcfsd_reap_later(int pidfd);
+void zcfsd_reap_abandoned(void);
+int zcfsd_reap_timeout_ms(void);
+
 /* 0 if FD is an open /dev/fuse (character device 10:229), else -errno. */
 int zcfsd_check_dev_fuse(int fd);
 
@@ -190,5 +210,6 @@ int zcfsd_check_dev_fuse(int fd);
 #define ZCFSD_EV_BROKER  (5ULL << 32)
 #define ZCFSD_EV_SRVLOG  (6ULL << 32)
 #define ZCFSD_EV_STANDBY (7ULL << 32)	/* a standby's ready pipe */
+#define ZCFSD_EV_READY   (8ULL << 32)	/* a publish's new server's ready pipe */
 
 #endif

@@ -26,6 +26,7 @@ struct zcfsd_volume *zcfsd_volume_alloc(void)
 	v->log.rfd = -1;
 	v->log.file_fd = -1;
 	v->unpub.sync_pidfd = -1;
+	v->pubwait.ready_fd = -1;
 	return v;
 }
 
@@ -54,6 +55,7 @@ void zcfsd_volume_free(struct zcfsd_volume *v)
 	safe_close(v->fuse_fd);
 	safe_close(v->srv.pidfd);
 	safe_close(v->unpub.sync_pidfd);
+	safe_close(v->pubwait.ready_fd);
 	free(v->unpub.target);
 	free(v);
 }

@@ -64,13 +64,9 @@ int zcfsd_syncfs_bounded(const char *target, int timeout_ms) _must_check_;
 /* The same in steps, for the event loop: a child started on target
  * (*pidfd, watch it for POLLIN); then its result: 0, -EIO, -EINPROGRESS
  * while it runs and !give_up, -ETIMEDOUT when given up on (killed, reaped
- * later by zcfsd_syncfs_reap). pidfd is consumed unless -EINPROGRESS. */
+ * later: zcfsd_reap_later). pidfd is consumed unless -EINPROGRESS. */
 int zcfsd_syncfs_start(const char *target, int *pidfd) _must_check_;
 int zcfsd_syncfs_finish(int pidfd, bool give_up) _must_check_;
-/* The children it gave up on, reaped from the event loop once they
- * exit; the ms until the next look (-1: none pending). */
-void zcfsd_syncfs_reap(void);
-int zcfsd_syncfs_reap_timeout_ms(void);
 
 /* storage.c: STORAGE_ROOT/ID owned by the tenant 0700 under a root:GID
  * 0710 root (*created: made now); opened without following symlinks;

@@ -15,32 +15,6 @@
 #include "daemon/common/log.h"
 #include "mounts.h"
 
-/* Children given up on: reaped once they exit (zcfsd_syncfs_reap), so a
- * hung unpublish leaves no zombie. */
-#define MAX_ABANDONED 64
-static int abandoned[MAX_ABANDONED];
-static unsigned n_abandoned;
-
-void zcfsd_syncfs_reap(void)
-{
-	unsigned i = 0;
-
-	while (i < n_abandoned) {
-		siginfo_t si = { 0 };
-		if (waitid(P_PIDFD, (id_t)abandoned[i], &si, WEXITED | WNOHANG) < 0 || si.si_pid) {
-			close(abandoned[i]);
-			abandoned[i] = abandoned[--n_abandoned];
-			continue;
-		}
-		i++;
-	}
-}
-
-int zcfsd_syncfs_reap_timeout_ms(void)
-{
-	return n_abandoned ? 250 : -1;
-}
-
 int zcfsd_syncfs_start(const char *target, int *pidfd)
 {
 	pid_t pid;
@@ -78,10 +52,7 @@ int zcfsd_syncfs_finish(int pidfd, bool give_up)
 	 * child exits; waiting for it could take as long as the server, so
 	 * the event loop reaps it later. */
 	(void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-	if (n_abandoned < MAX_ABANDONED)
-		abandoned[n_abandoned++] = pidfd;
-	else
-		close(pidfd);	/* stays a zombie: 64 hung unpublishes at once */
+	zcfsd_reap_later(pidfd);
 	return -ETIMEDOUT;
 }
 

@@ -86,13 +86,14 @@ static struct zcfsd_volume *volume_param(struct zcfsd *d, const struct zcfsd_pee
 }
 
 /* volume_param for the methods that change what is mounted: not while
- * an unpublish of the volume is under way (unpublish.c). */
+ * an unpublish (unpublish.c) or a publish's wait for its server
+ * (lifecycle/publish_wait.c) of the volume is under way. */
 static struct zcfsd_volume *idle_volume_param(struct zcfsd *d, const struct zcfsd_peer *p,
 					      json_object *params, struct zcfs_err *e)
 {
 	struct zcfsd_volume *v = volume_param(d, p, params, e);
 
-	return v && zcfsd_unpublishing(v, e) ? NULL : v;
+	return v && (zcfsd_unpublishing(v, e) || zcfsd_publishing(v, e)) ? NULL : v;
 }
 
 static json_object *wrap_volume(struct zcfsd *d, struct zcfsd_volume *v)
@@ -127,6 +128,7 @@ static json_object *m_publish(struct zcfsd *d, const struct zcfsd_peer *p, json_
 	struct zcfsd_volume *v;
 	json_object *ro = NULL;
 	int64_t group;
+	int r;
 
 	if (zcfsd_only_params(params, keys, e) < 0 || !(v = idle_volume_param(d, p, params, e)) ||
 	    zcfsd_mount_group_param(params, &group, e) < 0)
@@ -135,8 +137,11 @@ static json_object *m_publish(struct zcfsd *d, const struct zcfsd_peer *p, json_
 		zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.read_only must be a boolean");
 		return NULL;
 	}
-	if (zcfsd_volume_publish(d, v, zcfsd_param_string(params, "target"),
-				 ro && json_object_get_boolean(ro), group, e) < 0)
+	r = zcfsd_volume_publish(d, v, zcfsd_param_string(params, "target"),
+				 ro && json_object_get_boolean(ro), group, e);
+	if (r > 0)
+		r = zcfsd_publish_wait_begin(d, v, e);	/* answered once the server serves */
+	if (r != 0)
 		return NULL;
 	return wrap_volume(d, v);
 }

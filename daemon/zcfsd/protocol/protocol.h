@@ -40,6 +40,20 @@ void zcfsd_control_tick(struct zcfsd *d);
 uint64_t zcfsd_control_defer(const char *method);
 void zcfsd_control_complete(struct zcfsd *d, uint64_t token, json_object *result,
 			    const struct zcfs_err *e);
+/* publish_wait.c: a first target's publish waiting for its server, in
+ * the event loop (model.h struct zcfsd_publish_wait, filled by
+ * zcfsd_volume_publish). begin: 1, the answer deferred (or -errno with E,
+ * everything undone); publishing: true (E set, UNAVAILABLE) while one
+ * waits; the ready pipe's event; the server's exit while waiting (instead
+ * of zcfsd_on_server_exit: fails the publish); tick and timeout for the
+ * deadline. */
+int zcfsd_publish_wait_begin(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e);
+bool zcfsd_publishing(const struct zcfsd_volume *v, struct zcfs_err *e);
+void zcfsd_publish_ready_event(struct zcfsd *d, int fd);
+void zcfsd_publish_server_exited(struct zcfsd *d, struct zcfsd_volume *v);
+void zcfsd_publish_wait_tick(struct zcfsd *d);
+int zcfsd_publish_wait_timeout_ms(struct zcfsd *d);
+
 /* unpublish.c: volume.unpublish without a wait in the event loop. begin:
  * 0 done (E untouched), 1 deferred (answered by the tick), -errno (E).
  * unpublishing: true (E: UNAVAILABLE) while one is under way. */

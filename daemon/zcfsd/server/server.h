@@ -59,35 +59,26 @@ size_t zcfsd_serve_argv(const struct zcfsd_serve_opts *o, struct zcfsd_serve_arg
 
 /* ready.c: a new server's readiness. zcfs-serve --ready-fd writes one
  * 'R' into a pipe and closes it once INIT is answered and its transport
- * serves, so a publish returns when the target serves instead of after a
- * fixed wait. The server is untrusted: every wait is bounded, and
- * anything but 'R' (another byte, EOF, silence) is not "ready". */
+ * serves, so a publish is answered when the target serves instead of
+ * after a fixed wait (lifecycle/publish_wait.c, in the event loop). The
+ * server is untrusted: every wait is bounded, and anything but 'R'
+ * (another byte, EOF, silence) is not "ready". */
 /* How long a publish waits for a new server to say it serves. Past it a
  * live server keeps its mount (clients wait for its INIT as they did
- * before readiness existed; zcfsd_stall.c kills one that hangs), so this
- * only bounds how long one publish holds zcfsd's event loop. */
+ * before readiness existed; stall.c kills one that hangs), so this only
+ * bounds how late a publish is answered. */
 #define ZCFSD_READY_TIMEOUT_MS 1000
 
 /* pipe2 for --ready-fd: fds[0] zcfsd's non-blocking read end, fds[1] the
  * server's; both close-on-exec (the child dups fds[1] to its place). */
 int zcfsd_ready_pipe(int fds[2]);
-
-/* Waits at most TIMEOUT_MS for READY_FD (read end) and PIDFD (the
- * server, our unreaped child). 0: 'R' arrived. -ECHILD: the server
- * exited (*si as waitid(2) reports it, left unreaped). -EPROTO: it sent
- * something else, or closed the pipe unwritten and did not exit.
- * -ETIMEDOUT: neither yet. Never reads more than a few bytes. */
-int zcfsd_ready_wait(int ready_fd, int pidfd, int timeout_ms, siginfo_t *si);
+/* One non-blocking read of the pipe: 0 'R' (ready), -EAGAIN nothing yet,
+ * -EPIPE closed unwritten, -EPROTO anything else (garbage, more than the
+ * byte), or the read's -errno. Never reads more than a few bytes. */
+int zcfsd_ready_read(int ready_fd);
 
 /* "exit status 2", "killed by signal 31 (Bad system call)" for SI. */
 void zcfsd_exit_describe(const siginfo_t *si, char *buf, size_t len);
-
-/* Publish's wait for the server it just started on V: READY_FD from the
- * spawn, or -1 when this zcfs-serve has no --ready-fd (then the old
- * fixed wait for an exit at once). 0 when it serves or is still starting
- * at the timeout (logged); -errno with E filled when it died or lied. */
-int zcfsd_server_wait_serving(struct zcfsd *d, struct zcfsd_volume *v, int ready_fd,
-			      struct zcfs_err *e);
 
 /* caps.c: whether the server starts with CAP_SYS_ADMIN (zero-copy
  * tenants on the ring only), and the child's switch to the tenant
@@ -103,6 +94,13 @@ int zcfsd_stop_server(struct zcfsd *d, struct zcfsd_volume *v);
  * logged as stopped (nothing if already gone). */
 void zcfsd_stop_server_begin(struct zcfsd *d, struct zcfsd_volume *v);
 void zcfsd_server_forget(struct zcfsd *d, struct zcfsd_volume *v);
+/* The same for a server that exited, with how (*SI, si_pid 0 when not
+ * our child), nothing logged. */
+void zcfsd_server_reap(struct zcfsd *d, struct zcfsd_volume *v, siginfo_t *si);
+/* zcfsd_stop_server without any wait: begun, SIGKILL (logged with WHY),
+ * forgotten, reaped later (model/reap.c). For a server that failed its
+ * start: nothing of it is worth a wait in the event loop. */
+void zcfsd_stop_server_now(struct zcfsd *d, struct zcfsd_volume *v, const char *why);
 void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v);
 void zcfsd_run_due_restarts(struct zcfsd *d);
 /* The delay before restarting a server that exited: none when it served

@@ -96,6 +96,28 @@ void zcfsd_server_forget(struct zcfsd *d, struct zcfsd_volume *v)
 	server_forget(d, v, NULL);
 }
 
+void zcfsd_server_reap(struct zcfsd *d, struct zcfsd_volume *v, siginfo_t *si)
+{
+	server_forget(d, v, si);
+}
+
+void zcfsd_stop_server_now(struct zcfsd *d, struct zcfsd_volume *v, const char *why)
+{
+	zcfsd_stop_server_begin(d, v);
+	if (v->srv.pidfd < 0)
+		return;
+	log_warn("event=server-kill volume=%s pid=%d reason=%s", v->id, (int)v->srv.pid, why);
+	(void)syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0);
+	(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, v->srv.pidfd, NULL);
+	if (v->srv.adopted)
+		close(v->srv.pidfd);	/* not ours to reap */
+	else
+		zcfsd_reap_later(v->srv.pidfd);
+	v->srv.pidfd = -1;
+	v->srv.pid = 0;
+	zcfsd_srvlog_close(d, v);
+}
+
 int zcfsd_stop_server(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	struct pollfd p = { .fd = v->srv.pidfd, .events = POLLIN };

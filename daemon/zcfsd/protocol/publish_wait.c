@@ -1,0 +1,175 @@
+/* A publish's wait for its new server to serve, in the event loop. The
+ * server is untrusted and what it does (say 'R', lie, close the pipe,
+ * exit, stay silent) decides when the publish is answered, so the wait is
+ * a state: the ready pipe is in the epoll set, the server's exit comes as
+ * its pidfd event, the deadline is a timer of the loop. Every other
+ * request is served meanwhile; the volume's own publish, unpublish,
+ * restart and delete answer UNAVAILABLE. Outcomes, as before the wait
+ * was asynchronous: 'R' published; an exit first, anything but 'R', or a
+ * pipe closed unwritten by a server that stays alive: failed, every step
+ * undone (the server killed); silence until the deadline: published, the
+ * clients wait for its INIT (the stall detector handles one that never
+ * answers). */
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+#include "daemon/common/log.h"
+#include "daemon/zcfsd/server/server.h"
+#include "daemon/zcfsd/state/state.h"
+#include "protocol.h"
+
+/* zcfs-serve without --ready-fd: a server that fails at once (bad
+ * source, bad options) is caught within this long. */
+#define LEGACY_EXIT_WAIT_MS 200
+
+static void unwatch_ready(struct zcfsd *d, struct zcfsd_publish_wait *w)
+{
+	if (w->ready_fd < 0)
+		return;
+	(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, w->ready_fd, NULL);
+	w->ready_fd = safe_close(w->ready_fd);
+}
+
+/* Answers the waiting publish of V: published when E is NULL, else
+ * failed with E and undone. */
+static void finish(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfs_err *e)
+{
+	struct zcfsd_publish_wait *w = &v->pubwait;
+	uint64_t token = w->token;
+	json_object *o = NULL;
+
+	unwatch_ready(d, w);
+	if (!e) {
+		zcfsd_publish_done(d, v, v->targets[0], w->read_only);
+		o = json_object_new_object();
+		json_object_object_add(o, "volume", zcfsd_volume_json(d, v, false));
+	} else {
+		zcfsd_publish_undo_first(d, v, w->created_storage, w->created_target);
+	}
+	*w = (struct zcfsd_publish_wait){ .ready_fd = -1 };
+	zcfsd_control_complete(d, token, o, e ? e : &(struct zcfs_err){ .code = ZCFS_OK });
+}
+
+static void fail(struct zcfsd *d, struct zcfsd_volume *v, const char *why)
+{
+	struct zcfs_err e = { .code = ZCFS_OK };
+
+	zcfs_fail(&e, ZCFS_INTERNAL, -EPROTO,
+		  "zcfs-serve for volume '%s' did not signal readiness properly (%s); stopped, see %s/logs/%s.log",
+		  v->id, why, d->state_dir, v->id);
+	log_warn("event=server-not-ready volume=%s pid=%d reason=\"%s\" effect=\"publish failed\"", v->id,
+		 (int)v->srv.pid, why);
+	finish(d, v, &e);
+}
+
+int zcfsd_publish_wait_begin(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e)
+{
+	struct zcfsd_publish_wait *w = &v->pubwait;
+	int64_t now = zcfsd_now_ms();
+	int r = 0;
+
+	w->started_ms = now;
+	w->due_ms = now + (w->ready_fd >= 0 ? ZCFSD_READY_TIMEOUT_MS : LEGACY_EXIT_WAIT_MS);
+
+	if (w->ready_fd >= 0) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_READY | (uint32_t)w->ready_fd };
+
+		r = RET_NERRNO(epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, w->ready_fd, &ev));
+	}
+	if (r == 0 && !(w->token = zcfsd_control_defer("volume.publish")))
+		r = -ENOTCONN;	/* not from a client: nobody to answer later */
+	if (r < 0) {
+		bool storage = w->created_storage, target = w->created_target;
+
+		unwatch_ready(d, w);
+		*w = (struct zcfsd_publish_wait){ .ready_fd = -1 };
+		zcfsd_publish_undo_first(d, v, storage, target);
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "waiting for the server of '%s': %s", v->id,
+				 strerror(-r));
+	}
+	return 1;
+}
+
+bool zcfsd_publishing(const struct zcfsd_volume *v, struct zcfs_err *e)
+{
+	if (!v->pubwait.token)
+		return false;
+	zcfs_fail(e, ZCFS_UNAVAILABLE, -EBUSY,
+		  "volume '%s' is being published (its new server has not said it serves yet); retry", v->id);
+	return true;
+}
+
+void zcfsd_publish_ready_event(struct zcfsd *d, int fd)
+{
+	struct zcfsd_volume *v;
+	int r;
+
+	for (v = d->volumes; v && v->pubwait.ready_fd != fd; v = v->next)
+		;
+	if (!v) {
+		(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+		return;
+	}
+	r = zcfsd_ready_read(fd);
+	if (r == -EAGAIN)
+		return;
+	if (r == 0) {
+		log_info("event=server-ready volume=%s pid=%d ms=%lld", v->id, (int)v->srv.pid,
+			 (long long)(zcfsd_now_ms() - v->pubwait.started_ms));
+		finish(d, v, NULL);
+	} else if (r == -EPIPE) {
+		/* Closed unwritten: a dying server's exit follows within
+		 * moments and says more; one that stays alive has lied. */
+		unwatch_ready(d, &v->pubwait);
+		v->pubwait.eof = true;
+	} else {
+		fail(d, v, r == -EPROTO ? "bad ready byte" : strerror(-r));
+	}
+}
+
+void zcfsd_publish_server_exited(struct zcfsd *d, struct zcfsd_volume *v)
+{
+	struct zcfs_err e = { .code = ZCFS_OK };
+	char how[96];
+	siginfo_t si;
+
+	zcfsd_server_reap(d, v, &si);
+	zcfsd_exit_describe(&si, how, sizeof(how));
+	zcfs_fail(&e, ZCFS_INTERNAL, -ECHILD,
+		  "zcfs-serve for volume '%s' exited before serving (%s); see %s/logs/%s.log", v->id, how,
+		  d->state_dir, v->id);
+	log_warn("event=server-exit volume=%s pid=%d %s effect=\"publish failed\"", v->id,
+		 (int)si.si_pid, how);
+	finish(d, v, &e);
+}
+
+void zcfsd_publish_wait_tick(struct zcfsd *d)
+{
+	int64_t now = zcfsd_now_ms();
+
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
+		struct zcfsd_publish_wait *w = &v->pubwait;
+
+		if (!w->token || now < w->due_ms)
+			continue;
+		if (w->eof) {
+			fail(d, v, "ready pipe closed unwritten");
+		} else if (w->ready_fd < 0) {
+			finish(d, v, NULL);	/* no --ready-fd: alive after the fixed wait */
+		} else {
+			log_warn("event=server-not-ready volume=%s pid=%d waited_ms=%d effect=\"published; "
+				 "clients wait for its INIT\"", v->id, (int)v->srv.pid, ZCFSD_READY_TIMEOUT_MS);
+			finish(d, v, NULL);
+		}
+	}
+}
+
+int zcfsd_publish_wait_timeout_ms(struct zcfsd *d)
+{
+	int64_t now = zcfsd_now_ms(), next = 0;
+
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+		if (v->pubwait.token && (!next || v->pubwait.due_ms < next))
+			next = v->pubwait.due_ms;
+	return next ? (int)MAX(0, next - now) : -1;
+}
