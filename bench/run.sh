@@ -450,7 +450,13 @@ start_server() {
 	_pids+=("$SERVER_PID")
 	_fuse+=("$mnt")
 	for i in $(seq 200); do
-		if fuse_alive "$mnt" "$SERVER_PID"; then
+		# A zcfs target serves once its log says so: a data path that
+		# fails after INIT (--zero-copy=on without the kernel's buffer
+		# pools) has a live mount for a moment, and a target that ran on
+		# it would be measured on a dying server.
+		if fuse_alive "$mnt" "$SERVER_PID" &&
+			{ [[ $name == peer-* ]] || grep -q 'serving transport=' "$out/server.log"; } &&
+			kill -0 "$SERVER_PID" 2>/dev/null; then
 			kv "$env" status ok
 			kv "$env" pid "$SERVER_PID"
 			if [[ $name == peer-* ]]; then
@@ -476,7 +482,9 @@ start_server() {
 	wait "$SERVER_PID"; rc=$?
 	forget_pid "$SERVER_PID"
 	local why
-	why=$(grep -v '^$' "$out/server.log" | tail -n 1)
+	# The server's own reason (its first error line), not its "exiting".
+	why=$(grep -m1 'level=error' "$out/server.log")
+	[ -n "$why" ] || why=$(grep -v '^$' "$out/server.log" | tail -n 1)
 	kv "$env" status unavailable
 	if [ -n "$lacks" ] || [ $rc -eq 2 ]; then
 		kv "$env" reason "not available in this build (${lacks:+--help has no $lacks; }exit $rc: $why)"
