@@ -24,6 +24,8 @@ static void usage(FILE *out)
 		"  status [--json]                      tenants, budgets, volumes\n"
 		"  volume create ID [--tenant T] [--queue-depth N] [--max-write SIZE]\n"
 		"                   [--transport auto|devfuse|uring] [--read-only] [--size SIZE]\n"
+		"                   [--ring-holder]  (io_uring: rings in a holder process, so a\n"
+		"                                     server kill loses no request; slower)\n"
 		"  volume publish ID TARGET [--read-only] | unpublish ID TARGET\n"
 		"  volume delete ID | get ID | list\n"
 		"  volume restart ID                    replace its server, handing requests over\n"
@@ -170,6 +172,7 @@ static int cmd_volume_create(int argc, char **argv)
 		{ "transport", required_argument, NULL, 'T' },
 		{ "read-only", no_argument, NULL, 'r' },
 		{ "size", required_argument, NULL, 's' },
+		{ "ring-holder", no_argument, NULL, 'H' },
 		{ 0 }
 	};
 	json_object *p = json_object_new_object();
@@ -208,6 +211,7 @@ static int cmd_volume_create(int argc, char **argv)
 			json_object_object_add(p, "transport", json_object_new_string(optarg));
 			break;
 		case 'r': json_object_object_add(p, "read_only", json_object_new_boolean(1)); break;
+		case 'H': json_object_object_add(p, "ring_holder", json_object_new_boolean(1)); break;
 		case 's':
 			/* 0 = no limit (docs/control-protocol.md); zcfsd checks the 4K floor. */
 			if (parse_size(optarg, 0, UINT64_MAX, &n) < 0) {

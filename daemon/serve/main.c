@@ -30,6 +30,7 @@
 #include "daemon/serve/transport/transport.h"
 #include "daemon/common/zcfs_stats.h"
 #include "daemon/serve/transport/uring_geometry.h"
+#include "daemon/serve/transport/uring_holder.h"
 #include "daemon/common/version.h"
 
 static int usage_error(const char *msg)
@@ -385,6 +386,10 @@ static int settle_options(struct zcfs_options *o)
 	if (o->standby_fd >= 0 && fcntl(o->standby_fd, F_SETFD, FD_CLOEXEC) < 0) {
 		fprintf(stderr, "zcfs-serve: --standby-fd=%d: %m\n", o->standby_fd);
 		return 2;
+	}
+	if (o->ring_holder) {	/* a volume's ring holder: no session, no SOURCE */
+		raise_nofile();
+		return uring_holder_run(o);
 	}
 	return -1;
 }

@@ -243,6 +243,8 @@ static int run(struct zcfsd *d)
 				zcfsd_standby_event(d, fd);
 			else if (tag == ZCFSD_EV_READY)
 				zcfsd_publish_ready_event(d, fd);
+			else if (tag == ZCFSD_EV_HOLDER)
+				zcfsd_holder_event(d, fd);
 			else if (tag == ZCFSD_EV_METRICS)
 				zcfsd_metrics_run(d);
 		}

@@ -57,5 +57,42 @@ check "v2 can be published again" ctl volume publish v2 "$TGT/b"
 check "... and serves its data" grep -q two "$TGT/b/f"
 ctl volume unpublish v2 "$TGT/b" >/dev/null
 check "nothing left mounted under W" bash -c "! grep -q ' $W' /proc/self/mounts"
+
+# A ring holder volume (ring_holder, docs/supervision.md "Ring holder"):
+# the holder is re-adopted like the server; a server killed afterwards
+# resumes on the same holder's rings; a killed holder takes its server
+# with it and both come back.
+if [ "$ZCFS_TRANSPORT" = uring ]; then
+	[ -x "$ZCFS_TESTBIN/probe" ] || fail "probe not built"
+	create_publish v3 "$TGT/c" --ring-holder || { show_zcfsd_log; fail "publish v3 --ring-holder"; }
+	H3=$(vol_field v3 holder_pid); P3=$(server_pid v3)
+	"$ZCFS_TESTBIN/probe" "$TGT/c/probe" 10 "$W/v3.stalls" >"$W/v3.probe" 2>&1 &
+	probe=$!
+	sleep 0.5
+	zcfsd_kill9
+	check "[holder] holder and server run on without zcfsd" kill -0 "$H3" "$P3"
+	zcfsd_start
+	check "[holder] the new zcfsd re-adopted the holder" grep -q "event=readopt-holder volume=v3 holder=$H3" "$W/zcfsd.log"
+	check "[holder] same server, same holder" test "$(server_pid v3):$(vol_field v3 holder_pid)" = "$P3:$H3"
+	kill -9 "$P3"
+	check "[holder] a server killed after the re-adoption is restarted" \
+		wait_for "v3 restart" 10 bash -c "p=\$('$ZCFS_BIN/zcfsctl' --socket '$SOCK' volume get v3 | jq -r .volume.pid); [ \"\$p\" != $P3 ] && [ \"\$p\" != 0 ]"
+	check "[holder] ... on the same holder" test "$(vol_field v3 holder_pid)" = "$H3"
+	sleep 0.5
+	kill -TERM "$probe"; wait "$probe"
+	check "[holder] probe: no error across the zcfsd kill and the server kill ($(tail -n 1 "$W/v3.probe"))" \
+		bash -c "! grep -qE 'probe: round [0-9]+:' '$W/v3.probe' && grep -q 'probe: rounds=' '$W/v3.probe'"
+	P3=$(server_pid v3)
+	kill -9 "$H3"
+	check "[holder] a killed holder is logged and its server restarted with a new holder" \
+		wait_for "v3 new holder" 10 bash -c "h=\$('$ZCFS_BIN/zcfsctl' --socket '$SOCK' volume get v3 | jq -r '.volume.holder_pid, .volume.pid' | paste -sd:); [ \"\${h%:*}\" != $H3 ] && [ \"\${h%:*}\" != 0 ] && [ \"\${h#*:}\" != $P3 ] && [ \"\${h#*:}\" != 0 ]"
+	check "[holder] ... event=holder-exit logged, no failed restart" \
+		bash -c "grep -q 'event=holder-exit volume=v3 pid=$H3 ' '$W/zcfsd.log' && ! grep -q 'event=restart-failed volume=v3' '$W/zcfsd.log'"
+	check "[holder] the volume serves again (no hang)" timeout 10 bash -c "echo again >'$TGT/c/g' && grep -q again '$TGT/c/g'"
+	H3=$(vol_field v3 holder_pid); P3=$(server_pid v3)
+	ctl volume unpublish v3 "$TGT/c" >/dev/null
+	check "[holder] unpublish stops server and holder" \
+		wait_for "v3 processes gone" 10 bash -c "! kill -0 $H3 2>/dev/null && ! kill -0 $P3 2>/dev/null"
+fi
 [ "$_zcfs_failed" -eq 0 ] || show_zcfsd_log
 finish

@@ -45,7 +45,12 @@ zcfsd_start
 variants=("$ZCFS_TRANSPORT:t1")
 if [ "$ZCFS_TRANSPORT" = uring ]; then
 	if [ "$pt" = supported ]; then variants+=("uring:tp"); else log "no uring+passthrough variant: passthrough $pt"; fi
+	# A volume whose rings a holder process owns (ring_holder): a kill
+	# must lose nothing, ECANCELED included.
+	variants+=("uring+holder:t1")
 fi
+# RESTART_VARIANTS="uring+holder:t1 uring:t1": only those
+[ -n "${RESTART_VARIANTS:-}" ] && read -r -a variants <<<"$RESTART_VARIANTS"
 
 # restarted COUNT PID ID: ID runs a new server after more than COUNT restarts
 restarted() {
@@ -55,9 +60,13 @@ restarted() {
 }
 
 run_variant() {
-	local tenant=${1#*:} id=v-${1//[:+]/-} mnt i before pid rc_probe rc_fio errs
+	local tenant=${1#*:} id=v-${1//[:+]/-} mnt i before pid rc_probe rc_fio errs holder=() strict=${RESTART_STRICT:-0}
 	mnt=$TGT/$id
-	create_publish_or_fail "$id" "$mnt" --tenant "$tenant"
+	case $1 in *+holder:*) holder=(--ring-holder); strict=1 ;; esac
+	create_publish_or_fail "$id" "$mnt" --tenant "$tenant" "${holder[@]}"
+	if [ ${#holder[@]} -gt 0 ]; then
+		check "[$1] a ring holder runs (holder_pid in volume.get)" test "$(vol_field "$id" holder_pid)" -gt 0
+	fi
 	local d=$W/$id
 	mkdir -p "$d"
 	: >"$d/kills"; : >"$d/stalls"
@@ -109,7 +118,7 @@ run_variant() {
 	fio_other=$(grep -iE 'io_u error|verify|bad magic|crc|error' "$d/fio.out" | grep -vc 'Operation canceled')
 	errs=$(jq '[.jobs[] | select(.error != 0 and .error != 125)] | length' "$d/fio.json" 2>/dev/null || echo unparseable)
 	[ "$errs" = 0 ] && errs=$fio_other
-	if [ "$ZCFS_TRANSPORT" = uring ] && [ "${RESTART_STRICT:-0}" != 1 ]; then
+	if [ "$ZCFS_TRANSPORT" = uring ] && [ "$strict" != 1 ]; then
 		lost=$((probe_cancel + fio_cancel))
 	else
 		probe_other=$((probe_other + probe_cancel)); errs=$((errs + fio_cancel))
@@ -131,6 +140,11 @@ run_variant() {
 		"$(dirname "$0")/restart_stall.py" "$d/kills" "$d/stalls" "$W/zcfsd.log" "$id" 500)"
 	/usr/bin/python3 "$(dirname "$0")/restart_timing.py" "$d/kills" "$d/stalls" "$W/zcfsd.log" \
 		"$STATE/logs/$id.log" "$id" | sed "s/^/# [$1] restart step: /"
+	# What each successor found in the holder's rings (uring_holder.h).
+	[ ${#holder[@]} -gt 0 ] && awk '/holder rings epoch=/ { n++; for (i = 1; i <= NF; i++) { split($i, kv, "=");
+		if (kv[1] ~ /^(register|wait|resubmit|recommit|serve-saved|serve-header|dead|cq_ready)$/) s[kv[1]] += kv[2] } }
+		END { printf "# [%s] holder take-overs (queues): %d:", v, n; for (k in s) printf " %s=%d", k, s[k]; print "" }' \
+		v="$1" "$STATE/logs/$id.log"
 	jq -r '.jobs[] | "\(.jobname): error=\(.error) written=\(.write.io_bytes) verified(read)=\(.read.io_bytes) short_reads=\(.read.short_ios // 0)"' \
 		"$d/fio.json" 2>/dev/null | sed "s/^/# $id fio: /"
 	if [ "$errs" != 0 ]; then

@@ -37,7 +37,10 @@ zcfsd_start
 variants=("$ZCFS_TRANSPORT:t1")
 if [ "$ZCFS_TRANSPORT" = uring ]; then
 	if [ "$pt" = supported ]; then variants+=("uring:tp"); else log "no uring+passthrough variant: passthrough $pt"; fi
+	variants+=("uring+holder:t1")	# rings owned by a holder process (ring_holder)
 fi
+# PLANNED_VARIANTS="uring+holder:t1": only those
+[ -n "${PLANNED_VARIANTS:-}" ] && read -r -a variants <<<"$PLANNED_VARIANTS"
 
 # restarted COUNT PID ID: ID runs a new server after more than COUNT restarts
 restarted() {
@@ -47,9 +50,10 @@ restarted() {
 }
 
 run_variant() {
-	local tenant=${1#*:} id=v-${1//[:+]/-} mnt i before pid
+	local tenant=${1#*:} id=v-${1//[:+]/-} mnt i before pid holder=()
 	mnt=$TGT/$id
-	create_publish_or_fail "$id" "$mnt" --tenant "$tenant"
+	case $1 in *+holder:*) holder=(--ring-holder) ;; esac
+	create_publish_or_fail "$id" "$mnt" --tenant "$tenant" "${holder[@]}"
 	local d=$W/$id
 	mkdir -p "$d"
 	: >"$d/restarts"; : >"$d/stalls"
@@ -96,13 +100,22 @@ run_variant() {
 	check "[$1] every restart went to a standby started first" \
 		test "$(grep -c "event=server-restart volume=$id .*standby=yes" "$W/zcfsd.log")" = "$PLANNED_RESTARTS"
 	check "[$1] no io_uring commit refused ($(refused_commits "$slog"))" test "$(refused_commits "$slog")" = 0
-	log "[$1] hand-overs: $(grep -o 'hand-over: [0-9]* ring entries' "$slog" | awk '{ s += $2 } END { print NR " logged, " s+0 " requests held" }'), timed out with idle entries: $(grep -c 'some entries stayed idle' "$slog")"
+	log "[$1] hand-overs: $(grep -oE 'hand-over: [0-9]* (ring entries|requests wait)' "$slog" | awk '{ s += $2 } END { print NR " logged, " s+0 " requests held" }'), timed out with idle entries: $(grep -c 'some entries stayed idle' "$slog")"
+	if [ ${#holder[@]} -gt 0 ]; then
+		check "[$1] the same ring holder throughout ($(grep -c "event=holder-start volume=$id " "$W/zcfsd.log") started)" \
+			test "$(grep -c "event=holder-start volume=$id " "$W/zcfsd.log")" = 1
+	fi
 	# restart_stall.py: the narrow window, the wide one, the ambient round
 	s=$(/usr/bin/python3 "$(dirname "$0")/restart_stall.py" "$d/restarts" "$d/stalls" "$W/zcfsd.log" \
 		"$id" "$PLANNED_STALL_MAX_MS")
 	log "[$1] planned restart: $PLANNED_RESTARTS restarts, client stall per restart: $s"
-	check "[$1] client stall per planned restart p99 < ${PLANNED_STALL_MAX_MS} ms + the slowest round away from restarts" \
-		grep -q ') ok per=' <<<"$s"
+	# A holder's rings take every request through its sq thread (about
+	# half the throughput, docs/supervision.md): its stall is printed, not
+	# held to the server-owned rings' bound.
+	if [ ${#holder[@]} -eq 0 ]; then
+		check "[$1] client stall per planned restart p99 < ${PLANNED_STALL_MAX_MS} ms + the slowest round away from restarts" \
+			grep -q ') ok per=' <<<"$s"
+	fi
 	/usr/bin/python3 "$(dirname "$0")/restart_timing.py" "$d/restarts" "$d/stalls" "$W/zcfsd.log" \
 		"$slog" "$id" | sed "s/^/# [$1] planned restart step: /"
 	jq -r '.jobs[] | "\(.jobname): error=\(.error) written=\(.write.io_bytes) verified(read)=\(.read.io_bytes)"' \

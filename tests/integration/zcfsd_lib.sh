@@ -289,7 +289,11 @@ run_variants() {
 		( run_variant "$v" ) >"$W/variant-$n.out" 2>&1 &
 		jobs+=($!)
 	done
-	wait "${jobs[@]}"	# not zcfsd, also a child of this shell
+	for i in $(seq "$n"); do
+		# not zcfsd, also a child of this shell; a variant that ended in
+		# fail() (it exits non-zero) is a failed check too
+		wait "${jobs[$((i - 1))]}" || echo "not ok - variant $i ended early (fail)" >>"$W/variant-$i.out"
+	done
 	for i in $(seq "$n"); do
 		cat "$W/variant-$i.out"
 		_zcfs_checks=$((_zcfs_checks + $(grep -cE '^(not )?ok - ' "$W/variant-$i.out")))

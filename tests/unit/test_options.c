@@ -99,6 +99,30 @@ static void ready_fd(void **state)
 	assert_int_equal(PARSE(&o, err, "--ready-fd=-1", "/src", "/mnt"), -EINVAL);
 }
 
+/* The ring holder and its servers: only on zcfsd's fds, io_uring, stock
+ * entries; never both at once. */
+static void ring_holder(void **state)
+{
+	struct zcfs_options o;
+	char err[256];
+	(void)state;
+	assert_int_equal(PARSE(&o, err, "/src", "/mnt"), 0);
+	assert_false(o.ring_holder);
+	assert_int_equal(o.holder_rings, -1);
+	assert_int_equal(PARSE(&o, err, "--ring-holder", "--fd=3", "--ring-memfd=8", "--transport=uring",
+			       "--buffer-pool=off", "--zero-copy=off", "/src"), 0);
+	assert_true(o.ring_holder);
+	assert_int_equal(PARSE(&o, err, "--holder-rings=12", "--fd=3", "--ring-memfd=8",
+			       "--transport=uring", "--buffer-pool=off", "--zero-copy=off", "/src"), 0);
+	assert_int_equal(o.holder_rings, 12);
+	assert_int_equal(PARSE(&o, err, "--ring-holder", "--fd=3", "--ring-memfd=8", "/src"), -EINVAL);
+	assert_non_null(strstr(err, "--ring-holder needs"));
+	assert_int_equal(PARSE(&o, err, "--holder-rings=12", "--fd=3", "--transport=uring",
+			       "--buffer-pool=off", "--zero-copy=off", "/src"), -EINVAL);
+	assert_int_equal(PARSE(&o, err, "--ring-holder", "--holder-rings=12", "--fd=3", "--ring-memfd=8",
+			       "--transport=uring", "--buffer-pool=off", "--zero-copy=off", "/src"), -EINVAL);
+}
+
 /* Every option of parse_args's tables lands in its own field, at its
  * width, and a bad value gets the message it always had. */
 static void table_options(void **state)
@@ -166,6 +190,7 @@ int main(void)
 		cmocka_unit_test(long_options_as_keys),
 		cmocka_unit_test(bad_o_items),
 		cmocka_unit_test(ready_fd),
+		cmocka_unit_test(ring_holder),
 		cmocka_unit_test(table_options),
 	};
 	return cmocka_run_group_tests_name("options", tests, NULL, NULL);

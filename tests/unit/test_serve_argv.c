@@ -119,6 +119,48 @@ static void test_opts_of_volume(void **state)
 	assert_false(o.resume);
 }
 
+/* A ring_holder volume: its servers on the holder's rings (fds 12..),
+ * stock entries only; the holder's own command line, SOURCE last. */
+static void test_ring_holder(void **state)
+{
+	struct policy pol = { .dirty_limit = 0 };
+	struct zcfsd d = { .policy = &pol, .serve_bin = "BIN", .serve_can_resume = true };
+	struct policy_tenant ring = { .io_uring = true, .zero_copy = true };
+	struct zcfsd_volume v = { .transport = POLICY_TRANSPORT_AUTO, .queue_depth = 4, .max_write = 131072,
+				  .ring_fd = 17, .ring_holder = true };
+	const char *const serve[] = {
+		"BIN", "--fd=3", "--stats-fd=5", "--ownership=xattr", "--foreground", "--sandbox",
+		"--transport=uring", "--queue-depth=4", "--max-write=131072", "--cache=exclusive",
+		"--threads=1", "--ring-memfd=8", "--holder-rings=12", "--buffer-pool=off",
+		"--no-writeback", "--zero-copy=off", "--count-inodes", "SRC", NULL,
+	};
+	const char *const holder[] = {
+		"BIN", "--ring-holder", "--fd=3", "--ring-memfd=8", "--transport=uring",
+		"--queue-depth=4", "--max-write=131072", "--buffer-pool=off", "--zero-copy=off",
+		"--foreground", "SRC", NULL,
+	};
+	struct zcfsd_serve_opts o;
+	struct zcfsd_serve_argv a;
+	size_t n, i;
+
+	(void)state;
+	zcfsd_serve_opts_of(&d, &v, &ring, "SRC", false, &o);
+	assert_true(o.holder_rings);
+	assert_false(o.zero_copy);	/* no zero-copy on a holder's rings */
+	assert_argv(&o, serve);
+	n = zcfsd_holder_argv(&o, &a);
+	for (i = 0; holder[i]; i++) {
+		assert_true(i < n);
+		assert_string_equal(a.argv[i], holder[i]);
+	}
+	assert_int_equal(n, i);
+	assert_null(a.argv[n]);
+	/* No holder without the ring memfd (a /dev/fuse volume has none). */
+	v.ring_fd = -1;
+	zcfsd_serve_opts_of(&d, &v, &ring, "SRC", false, &o);
+	assert_false(o.holder_rings);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -126,6 +168,7 @@ int main(void)
 		cmocka_unit_test(test_every_option),
 		cmocka_unit_test(test_fd_numbers),
 		cmocka_unit_test(test_opts_of_volume),
+		cmocka_unit_test(test_ring_holder),
 	};
 	return cmocka_run_group_tests_name("serve_argv", tests, NULL, NULL);
 }

@@ -17,7 +17,7 @@ enum {
 	OPT_NO_ALLOW_OTHER, OPT_FD, OPT_PRINT_PINNED, OPT_SANDBOX, OPT_RESUME, OPT_STATS_FD,
 	OPT_BUFFER_POOL, OPT_ZERO_COPY, OPT_POOL_BUFFERS, OPT_QUOTA_BYTES,
 	OPT_BROKER_FD, OPT_NO_WRITEBACK, OPT_DIRTY_LIMIT, OPT_RING_MEMFD, OPT_NO_ACL, OPT_PINNED_BUDGET,
-	OPT_READY_FD, OPT_COUNT_INODES, OPT_STANDBY_FD,
+	OPT_READY_FD, OPT_COUNT_INODES, OPT_STANDBY_FD, OPT_RING_HOLDER, OPT_HOLDER_RINGS,
 };
 
 static const struct option long_opts[] = {
@@ -44,6 +44,8 @@ static const struct option long_opts[] = {
 	{ "stats-fd", required_argument, NULL, OPT_STATS_FD },
 	{ "ready-fd", required_argument, NULL, OPT_READY_FD },
 	{ "standby-fd", required_argument, NULL, OPT_STANDBY_FD },
+	{ "ring-holder", no_argument, NULL, OPT_RING_HOLDER },
+	{ "holder-rings", required_argument, NULL, OPT_HOLDER_RINGS },
 	{ "buffer-pool", required_argument, NULL, OPT_BUFFER_POOL },
 	{ "zero-copy", required_argument, NULL, OPT_ZERO_COPY },
 	{ "pool-buffers", required_argument, NULL, OPT_POOL_BUFFERS },
@@ -56,6 +58,17 @@ static const struct option long_opts[] = {
 	{ "version", no_argument, NULL, 'V' },
 	{ 0 }
 };
+
+/* zcfsd's ring holder (transport/uring_holder.h), and --print-pinned. */
+static void usage_holder(void)
+{
+	printf("  --ring-holder         zcfsd's owner of the io_uring rings of --fd (SQPOLL, at\n"
+	       "                        fds 12..; it only sleeps): a server's death cancels none\n"
+	       "  --holder-rings=N      serve on a ring holder's rings, fds N.. (one per queue;\n"
+	       "                        --ring-memfd, --buffer-pool=off, --zero-copy=off)\n"
+	       "  --print-pinned        print the bytes of memory this volume would pin with\n"
+	       "                        these options (rings, entry headers, payloads), exit\n");
+}
 
 void options_usage(const char *prog)
 {
@@ -122,8 +135,6 @@ void options_usage(const char *prog)
 	       "                        died (INIT done; node ids and open files found again)\n"
 	       "  --standby-fd=N        with --resume (zcfsd's planned restart): set up, 'R' on\n"
 	       "                        --ready-fd, serve only after one 'G' on fd N (EOF: exit)\n"
-	       "  --print-pinned        print the bytes of memory this volume would pin with\n"
-	       "                        these options (rings, entry headers, payloads), exit\n"
 	       "  -o OPT[,OPT...]       mount options: ro, rw, dev/nodev, suid/nosuid,\n"
 	       "                        exec/noexec, atime/noatime/relatime/strictatime,\n"
 	       "                        nodiratime, sync, dirsync, lazytime, allow_other,\n"
@@ -137,6 +148,7 @@ void options_usage(const char *prog)
 	       "  -d, --debug           log every request\n"
 	       "  -h, --help            this text\n"
 	       "  -V, --version         version\n", prog);
+	usage_holder();
 }
 
 static int fail(char *errbuf, size_t errlen, const char *fmt, ...) _printf_(3, 4);
@@ -374,6 +386,8 @@ static const struct num_opt {
 	  FIELD(ready_fd) },
 	{ OPT_STANDBY_FD, "standby-fd", false, 0, 1 << 20, 1, "a file descriptor number",
 	  FIELD(standby_fd) },
+	{ OPT_HOLDER_RINGS, "holder-rings", false, 0, 1 << 20, 1, "a file descriptor number",
+	  FIELD(holder_rings) },
 };
 
 static const struct enum_opt {
@@ -408,6 +422,7 @@ static const struct flag_opt {
 	{ OPT_PRINT_PINNED, true, FIELD(print_pinned) },
 	{ OPT_SANDBOX, true, FIELD(sandbox) },
 	{ OPT_RESUME, true, FIELD(resume) },
+	{ OPT_RING_HOLDER, true, FIELD(ring_holder) },
 	{ OPT_NO_ACL, true, FIELD(no_acl) },
 	{ OPT_ALLOW_OTHER, true, FIELD(allow_other) },
 	{ OPT_NO_ALLOW_OTHER, false, FIELD(allow_other) },
@@ -477,6 +492,14 @@ static int check_args(int argc, char **argv, struct zcfs_options *o, int wb, cha
 		return fail(errbuf, errlen, "--resume needs --fd=N (the live connection to take over)");
 	if (o->standby_fd >= 0 && !o->resume)
 		return fail(errbuf, errlen, "--standby-fd needs --resume (a standby takes over a live connection)");
+	if ((o->ring_holder || o->holder_rings >= 0) &&
+	    (o->fuse_fd < 0 || o->ring_memfd < 0 || o->transport != ZCFS_TRANSPORT_URING ||
+	     o->buffer_pool != ZCFS_BUFPOOL_OFF || o->zero_copy != ZCFS_ZEROCOPY_OFF))
+		return fail(errbuf, errlen, "--%s needs --fd=N, --ring-memfd=N, --transport=uring, "
+			    "--buffer-pool=off and --zero-copy=off (holder rings carry stock "
+			    "entries only)", o->ring_holder ? "ring-holder" : "holder-rings");
+	if (o->ring_holder && o->holder_rings >= 0)
+		return fail(errbuf, errlen, "--ring-holder and --holder-rings exclude each other");
 	/* Pools and zero-copy exist only on the ring, and zero-copy pages
 	 * are delivered only to queues that have a pool. */
 	if (o->transport == ZCFS_TRANSPORT_DEVFUSE && ring_only)
@@ -531,7 +554,8 @@ int options_parse(int argc, char **argv, struct zcfs_options *o, char *errbuf, s
 	int nargs = 0, r;
 
 	*o = (struct zcfs_options){ .fuse_fd = -1, .stats_fd = -1, .allow_other = true,
-				    .broker_fd = -1, .ring_memfd = -1, .ready_fd = -1, .standby_fd = -1, .dirty_limit = 1ULL << 30,
+				    .broker_fd = -1, .ring_memfd = -1, .ready_fd = -1, .standby_fd = -1,
+				    .holder_rings = -1, .dirty_limit = 1ULL << 30,
 				    .mount_flags = MS_NODEV | MS_NOSUID };
 	r = expand_o(argc, argv, o, &args, &nargs, errbuf, errlen);
 	if (r < 0)

@@ -36,6 +36,8 @@ struct zcfs_options {
 	int broker_fd;		/* -1, or zcfsd's passthrough broker socket (zcfs_broker.h) */
 	int ready_fd;		/* -1, or where to say "serving" (session_ready) */
 	int standby_fd;		/* -1, or the pipe whose 'G' lets a prepared successor serve */
+	int holder_rings;	/* -1, or the fd of a ring holder's ring 0 (uring_holder.h) */
+	bool ring_holder;	/* --ring-holder: be the ring holder, serve nothing */
 	unsigned long mount_flags;	/* MS_* of -o (nodev, nosuid, noatime...); default nodev,nosuid */
 	char fsname[256];	/* -o fsname=: the mount's source column (default SOURCE) */
 	char subtype[64];	/* -o subtype=: file system type fuse.<subtype> (default zcfs) */

@@ -57,4 +57,12 @@ bool sandbox_rings_sealed(void);
  * unregister). Returns 0 or -errno. */
 int sandbox_restrict_ring(struct io_uring *ring) _must_check_;
 
+/* The ring holder (sandbox_holder.c): RING_FD, created with
+ * IORING_SETUP_R_DISABLED, restricted to IORING_OP_URING_CMD with
+ * IOSQE_FIXED_FILE required and no registration op, then enabled; and the
+ * holder's own filter once its rings run: pause, signal return, exit
+ * (anything else kills it). -errno. */
+int sandbox_restrict_holder_ring(int ring_fd) _must_check_;
+int sandbox_holder_seccomp(void) _must_check_;
+
 #endif

@@ -132,6 +132,7 @@ static int fall_back(struct zcfs_session *se, struct uring_transport *t, const c
 
 static int start_queues(struct zcfs_session *se, struct uring_transport *t, const char **step)
 {
+	bool holder = se->opts->holder_rings >= 0;
 	unsigned i, n;
 	int r = 0, k;
 
@@ -139,8 +140,10 @@ static int start_queues(struct zcfs_session *se, struct uring_transport *t, cons
 	if (!t->queues)
 		return -ENOMEM;
 	if (se->opts->ring_memfd >= 0 && !t->rm) {
-		r = ringmem_attach(se->opts->ring_memfd, &t->g, se->opts->resume,
-				   se->opts->standby_fd >= 0, &t->rm);
+		/* On holder rings the holder mapped it first: only ever at
+		 * its address. */
+		r = ringmem_attach(se->opts->ring_memfd, &t->g, se->opts->resume || holder,
+				   se->opts->standby_fd >= 0 || holder, &t->rm);
 		if (r < 0) {
 			*step = "ring-memfd";
 			return r;
@@ -148,6 +151,11 @@ static int start_queues(struct zcfs_session *se, struct uring_transport *t, cons
 	}
 	for (n = 0; n < t->g.nr_queues && r == 0; n++) {
 		t->queues[n].rm = t->rm;
+		if (holder) {
+			t->queues[n].holder = true;
+			t->queues[n].holder_fd = se->opts->holder_rings + (int)n;
+			t->queues[n].wake_signal = READER_WAKE_SIGNAL;
+		}
 		t->queues[n].ext = &t->plan;	/* read once asked to register */
 		r = uring_queue_spawn(&t->queues[n], se, &t->g, n);
 	}
@@ -212,8 +220,9 @@ static int uring_start(struct zcfs_session *se)
 	} else {
 		t->queues_ok = true;
 		snprintf(se->transport_desc, sizeof(se->transport_desc),
-			 "transport=uring queues=%u depth=%u pinned=%llu reason=%s", t->g.nr_queues,
+			 "transport=uring queues=%u depth=%u pinned=%llu%s reason=%s", t->g.nr_queues,
 			 t->g.depth, (unsigned long long)locked_bytes(t),
+			 se->opts->holder_rings >= 0 ? " rings=holder" : "",
 			 se->transport_reason[0] ? se->transport_reason : "requested");
 	}
 	if (r == 0)
@@ -375,6 +384,8 @@ static int uring_hand_over(struct zcfs_session *se)
 		return 0;	/* on /dev/fuse: RESEND replays what was read */
 	if (!t->rm)
 		return -EOPNOTSUPP;
+	/* On holder rings each queue just stops reaping (holder_park): its
+	 * idle entries stay the holder's, nothing needs filling. */
 	for (i = 0; i < t->g.nr_queues; i++)
 		uring_queue_request_handover(&t->queues[i]);
 	for (i = 0; i < t->g.nr_queues; i++) {
@@ -383,7 +394,8 @@ static int uring_hand_over(struct zcfs_session *se)
 			r = k;
 		held += t->queues[i].held;
 	}
-	log_info("hand-over: %u ring entries hold requests for the successor%s", held,
+	log_info("hand-over: %u %s for the successor%s", held,
+		 se->opts->holder_rings >= 0 ? "requests wait in the holder's rings" : "ring entries hold requests",
 		 r < 0 ? ", some entries stayed idle" : "");
 	return r;
 }

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -19,6 +20,7 @@
 #include "daemon/serve/sandbox/sandbox.h"
 #include "daemon/serve/backend/source_walk.h"
 #include "daemon/serve/fuse/fuse_msg.h"
+#include "uring_holder.h"
 #include "uring_queue.h"
 #include "uring_ringmem.h"
 #include "uring_userdata.h"
@@ -106,7 +108,20 @@ static int submit_fuse_cmd(struct uring_queue *q, struct uring_entry *e, uint32_
 	memcpy((char *)sqe + ZCFS_URING_CMD_AREA_OFF, &cmd, sizeof(cmd));
 	if (q->pops->prep_cmd)	/* 7.46 form: zero-copy slot, fixed pool */
 		q->pops->prep_cmd(q, e, sqe, op);
-	sqe->user_data = ud_encode(UD_FUSE_CMD, e->index);
+	if (q->holder) {
+		/* The holder's sq thread reads the iovecs in its own mm: from
+		 * the memfd, mapped at the same address there. */
+		struct ringmem_slot *s = ringmem_slot(q->rm, q->qid, e->index);
+		if (op == ZCFS_URING_CMD_REGISTER) {
+			memcpy(s->iov, e->iov, sizeof(s->iov));
+			sqe->addr = (uint64_t)(uintptr_t)s->iov;
+		}
+		sqe->user_data = ud_encode_gen(UD_FUSE_CMD, e->index,
+					       holder_note_cmd(s, q->holder_epoch, q->ring.sq.sqe_tail - 1, op,
+							       op == ZCFS_URING_CMD_REGISTER ? 0 : e->commit_id));
+	} else {
+		sqe->user_data = ud_encode(UD_FUSE_CMD, e->index);
+	}
 	e->cmd_op = op;
 	e->state = ENT_IN_KERNEL;
 	if (q->rm && op == ZCFS_URING_CMD_COMMIT_AND_FETCH) {
@@ -174,6 +189,8 @@ static int uring_reply(struct zcfs_req *req, int error, const struct iovec *iov,
 	oh.unique = req->in.unique;
 	memcpy(e->hdr->in_out, &oh, sizeof(oh));
 	e->hdr->ring_ent_in_out.payload_sz = (uint32_t)total;
+	if (q->holder)	/* a successor commits it as it is */
+		holder_replied(ringmem_slot(q->rm, q->qid, e->index));
 	return submit_fuse_cmd(q, e, ZCFS_URING_CMD_COMMIT_AND_FETCH);
 }
 
@@ -190,6 +207,8 @@ static void entry_serve(struct uring_queue *q, struct uring_entry *e)
 
 	memcpy(&in, h->in_out, sizeof(in));
 	e->commit_id = h->ring_ent_in_out.commit_id;
+	if (q->holder)	/* as delivered: a successor may have to serve it again */
+		holder_save_request(ringmem_slot(q->rm, q->qid, e->index), h, e->payload);
 	r = q->pops->take(q, e, in.opcode);
 	*req = (struct zcfs_req){ .se = q->se, .in = in, .reply = uring_reply, .tctx = e,
 				  .outbuf = e->payload, .outbuf_size = e->payload ? q->g->payload_size : 0 };
@@ -275,6 +294,10 @@ static void handle_cqe(struct uring_queue *q, uint64_t ud, int res)
 	}
 	switch (kind) {
 	case UD_FUSE_CMD:
+		if (q->holder && !holder_take_cqe(ringmem_slot(q->rm, q->qid, idx), ud_gen(ud), res)) {
+			q->stale_cqes++;	/* a dead predecessor had handled it */
+			break;
+		}
 		fuse_cmd_done(q, &q->ents[idx], res);
 		break;
 	case UD_BACKING_READ:
@@ -411,6 +434,90 @@ static void handover_step(struct uring_queue *q)
 	}
 }
 
+/* On a holder's rings: each entry resumed where the predecessor left it
+ * (uring_holder.h); those that need serving are served once every
+ * command is published. */
+static int holder_attach(struct uring_queue *q)
+{
+	uint32_t tail = holder_sq_ktail(&q->ring);
+	unsigned i, n[HOLDER_TAKE_DEAD + 1] = { 0 };
+	bool stale_epoch = false;
+	int r = 0;
+
+	/* A standby mapped the ring while its predecessor still submitted:
+	 * our SQEs go where the kernel's tail is now. */
+	q->ring.sq.sqe_head = q->ring.sq.sqe_tail = tail;
+	q->pops = &uring_payload_stock;
+	q->holder_epoch = ringmem_holder_epoch(q->rm);
+	for (i = 0; i < q->g->depth && r == 0; i++) {
+		struct uring_entry *e = &q->ents[i];
+		struct ringmem_slot *s = ringmem_slot(q->rm, q->qid, i);
+		enum holder_take t = holder_take_decide(s, q->holder_epoch, tail,
+							e->hdr->ring_ent_in_out.commit_id);
+
+		n[t]++;
+		stale_epoch |= atomic_load(&s->gen) && s->epoch != q->holder_epoch;
+		switch (t) {
+		case HOLDER_TAKE_REGISTER:
+			r = submit_fuse_cmd(q, e, ZCFS_URING_CMD_REGISTER);
+			break;
+		case HOLDER_TAKE_RESUBMIT:
+			e->commit_id = s->commit_id;
+			r = submit_fuse_cmd(q, e, s->cmd_op);
+			break;
+		case HOLDER_TAKE_RECOMMIT:
+			/* Maybe committed already (an earlier holder's entry):
+			 * then ENOENT and a fresh REGISTER (fuse_cmd_done). */
+			e->commit_id = e->hdr->ring_ent_in_out.commit_id;
+			e->recovered = true;
+			r = submit_fuse_cmd(q, e, ZCFS_URING_CMD_COMMIT_AND_FETCH);
+			break;
+		case HOLDER_TAKE_WAIT:
+			e->cmd_op = s->cmd_op;
+			e->commit_id = s->commit_id;
+			e->state = ENT_IN_KERNEL;
+			break;
+		case HOLDER_TAKE_SERVE_SAVED:
+			holder_restore_request(s, e->hdr, e->payload);
+			/* fall through */
+		case HOLDER_TAKE_SERVE_HEADER:
+			atomic_store(&s->taken, atomic_load(&s->gen));
+			s->taken_res = 0;
+			e->recovered = true;
+			e->state = ENT_HELD;
+			break;
+		case HOLDER_TAKE_DEAD:
+			e->state = ENT_DEAD;
+			q->dead++;
+			break;
+		}
+	}
+	if (r == 0) {
+		r = io_uring_submit(&q->ring);
+		r = r < 0 ? r : 0;
+	}
+	log_info("qid=%u: holder rings epoch=%llu sq_tail=%u entries: register=%u wait=%u resubmit=%u "
+		 "recommit=%u serve-saved=%u serve-header=%u dead=%u cq_ready=%u", q->qid,
+		 (unsigned long long)q->holder_epoch, tail, n[HOLDER_TAKE_REGISTER], n[HOLDER_TAKE_WAIT],
+		 n[HOLDER_TAKE_RESUBMIT], n[HOLDER_TAKE_RECOMMIT], n[HOLDER_TAKE_SERVE_SAVED],
+		 n[HOLDER_TAKE_SERVE_HEADER], n[HOLDER_TAKE_DEAD], io_uring_cq_ready(&q->ring));
+	/* An earlier holder's entries died with it: what reached this queue
+	 * meanwhile waits in its list (see register_entries). */
+	if (r == 0 && q->se->resume && stale_epoch)
+		kick_waiting(q);
+	for (i = 0; i < q->g->depth && r == 0; i++) {
+		struct uring_entry *e = &q->ents[i];
+		if (e->state != ENT_HELD)
+			continue;
+		log_info("qid=%u entry=%u: serving commit_id=%llu, taken or delivered before the previous "
+			 "server died", q->qid, i, (unsigned long long)e->hdr->ring_ent_in_out.commit_id);
+		e->state = ENT_IN_SERVER;
+		entry_serve(q, e);
+	}
+	q->registered = true;
+	return r;
+}
+
 /* REGISTER every entry; failures that the kernel reports at issue time
  * are already in the CQ when submit returns. */
 static int register_entries(struct uring_queue *q)
@@ -419,6 +526,9 @@ static int register_entries(struct uring_queue *q)
 	int r;
 
 	unsigned held = 0;
+
+	if (q->holder)
+		return holder_attach(q);
 
 	/* Pools, zero-copy, or a layout change decided at INIT. */
 	r = zerocopy_queue_setup(q);
@@ -577,6 +687,19 @@ static int queue_setup(struct uring_queue *q)
 	r = uring_queue_layout(q);
 	if (r < 0)
 		return r;
+	if (q->holder) {
+		/* Created, restricted and enabled by the holder. No backing
+		 * I/O on it (URING_CMD only): done inline. */
+		q->setup_step = "holder_ring";
+		r = holder_ring_map(q->holder_fd, ringmem_holder_params(q->rm, q->qid), &q->ring);
+		if (r < 0)
+			return r;
+		q->holder_fd = -1;	/* the ring's now: closed by io_uring_queue_exit */
+		q->ring_ok = true;
+		q->fixed_fuse_fd = true;
+		q->backing_nowait = -1;
+		return 0;
+	}
 	q->setup_step = "io_uring_setup";
 	r = ring_create(q);
 	if (r < 0)
@@ -613,6 +736,54 @@ static void pin_to_cpu(struct uring_queue *q)
 		log_debug("qid=%u: not pinned: %s", q->qid, strerror(r));
 }
 
+/* Holder rings: no eventfd poll on the ring (URING_CMD only), so the
+ * controlling thread wakes the queue with wake_signal, which this thread
+ * keeps blocked except inside the wait (no wake can be lost). While the
+ * ring is not ours, only that signal is waited for. */
+static int holder_wait(struct uring_queue *q)
+{
+	struct io_uring_cqe *cqe;
+	sigset_t mask, one;
+	int r;
+
+	sigemptyset(&one);
+	sigaddset(&one, q->wake_signal);
+	if (!q->registered || q->holder_parked) {
+		struct timespec ts = { .tv_sec = 1 };
+		r = sigtimedwait(&one, NULL, &ts);
+		return r < 0 && errno != EAGAIN && errno != EINTR ? -errno : 0;
+	}
+	/* Published first, then waited for with nothing to submit: on an
+	 * SQPOLL ring io_uring_enter returns the count it was asked to
+	 * submit in place of the wait's -EINTR (6.18 io_uring_enter: "if
+	 * (!ret) ret = ret2"), and liburing would wait again with the
+	 * signal already taken. */
+	r = io_uring_submit(&q->ring);
+	if (r < 0)
+		return r;
+	pthread_sigmask(SIG_SETMASK, NULL, &mask);
+	sigdelset(&mask, q->wake_signal);
+	r = io_uring_wait_cqes(&q->ring, &cqe, 1, NULL, &mask);
+	return r == -ETIME ? 0 : r;
+}
+
+/* Planned restart on holder rings: every command written is published and
+ * nothing more is reaped; what arrives waits in the holder's CQ for the
+ * successor. Requests are served synchronously here, so none is half done. */
+static void holder_park(struct uring_queue *q)
+{
+	int r;
+
+	if (q->holder_parked)
+		return;
+	r = io_uring_submit(&q->ring);
+	if (q->n_clear && r >= 0)
+		clear_submitted(q);
+	q->holder_parked = true;
+	q->held = io_uring_cq_ready(&q->ring);
+	report(q, &q->handover_done, &q->handover_err, r < 0 ? r : 0);
+}
+
 static void *queue_main(void *arg)
 {
 	struct uring_queue *q = arg;
@@ -624,7 +795,9 @@ static void *queue_main(void *arg)
 	if (r < 0)
 		return NULL;
 	while (!atomic_load(&q->want_stop)) {
-		if (q->handing_over) {
+		if (q->holder) {
+			r = holder_wait(q);
+		} else if (q->handing_over) {
 			/* Kicks are retried: wake up without completions too. */
 			struct __kernel_timespec ts = { .tv_nsec = 20000000 };
 			struct io_uring_cqe *cqe;
@@ -641,12 +814,17 @@ static void *queue_main(void *arg)
 		}
 		if (q->n_clear && r >= 0)
 			clear_submitted(q);
-		reap(q);
+		/* A holder's ring is shared with the predecessor until it is
+		 * ours (REGISTER time), and the successor's after a hand-over. */
+		if (!q->holder || (q->registered && !q->holder_parked))
+			reap(q);
 		if (atomic_load(&q->want_register) && !q->registered)
 			report(q, &q->register_done, &q->register_err, register_entries(q));
 		if (atomic_load(&q->want_handover) && !q->handing_over)
 			q->handing_over = true;
-		if (q->handing_over)
+		if (q->handing_over && q->holder)
+			holder_park(q);
+		else if (q->handing_over)
 			handover_step(q);
 	}
 	/* Backing I/O writes into our buffers: let it land before they go. */
@@ -658,6 +836,11 @@ static void *queue_main(void *arg)
 
 static void wake(struct uring_queue *q)
 {
+	if (q->holder) {
+		if (q->started)
+			(void)pthread_kill(q->thread, q->wake_signal);
+		return;
+	}
 	if (q->efd >= 0 && eventfd_write(q->efd, 1) < 0)
 		log_debug("qid=%u: wake: %m", q->qid);
 }

@@ -61,6 +61,15 @@ struct uring_queue {
 	bool fixed_fuse_fd;	/* /dev/fuse is fixed file 0 */
 	void *mem;		/* headers, then payloads (or the pool) */
 	struct ringmem *rm;	/* --ring-memfd: mem lives there, NULL otherwise */
+	/* --holder-rings (uring_holder.h): ring is a ring holder's, mapped
+	 * from holder_fd; the FUSE commands alone go on it (backing I/O runs
+	 * inline), and the thread waits in it with wake_signal unblocked. */
+	bool holder;
+	int holder_fd;
+	int wake_signal;
+	uint64_t holder_epoch;	/* the holder's, read at REGISTER */
+	bool holder_parked;	/* hand-over done: reaps nothing more */
+	unsigned stale_cqes;	/* completions a dead predecessor had handled */
 	unsigned n_clear;	/* entries with clear_after_submit */
 	size_t mem_size;	/* as mapped: the layout may change before REGISTER */
 	bool locked;		/* mem is mlocked (RLIMIT_MEMLOCK allowed it) */

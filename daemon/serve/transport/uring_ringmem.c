@@ -11,7 +11,7 @@
 #include "uring_ringmem.h"
 
 #define RINGMEM_MAGIC 0x7a6366732d72696eULL	/* "zcfs-rin" */
-#define RINGMEM_VERSION 2	/* 2: kick_seq */
+#define RINGMEM_VERSION 3	/* 2: kick_seq; 3: holder rings */
 
 /* At offset 0 of the memfd, then the slot table, then each queue's
  * headers and payloads. */
@@ -26,6 +26,7 @@ struct ringmem_header {
 	uint32_t header_size;
 	uint64_t payload_size;
 	_Atomic uint64_t kick_seq;	/* ringmem_kick_unique */
+	_Atomic uint64_t holder_epoch;	/* ringmem_holder_begin */
 };
 
 static size_t page_up(size_t n)
@@ -114,7 +115,9 @@ int ringmem_attach(int fd, const struct uring_geometry *g, bool resume, bool tak
 	rm->nr_queues = g->nr_queues;
 	rm->depth = g->depth;
 	rm->queue_bytes = uring_queue_buf_bytes(g);
-	rm->meta_bytes = page_up(sizeof(h) + (size_t)g->nr_queues * g->depth * sizeof(struct ringmem_slot));
+	/* Header, slots, then the holder's ring parameters per queue. */
+	rm->meta_bytes = page_up(sizeof(h) + (size_t)g->nr_queues * g->depth * sizeof(struct ringmem_slot) +
+				 (size_t)g->nr_queues * sizeof(struct io_uring_params));
 	rm->size = rm->meta_bytes + (size_t)g->nr_queues * rm->queue_bytes;
 	h.nr_queues = g->nr_queues;
 	h.size = rm->size;
@@ -126,6 +129,8 @@ int ringmem_attach(int fd, const struct uring_geometry *g, bool resume, bool tak
 		r = map_existing(rm, &h);
 		if (r == 0)
 			rm->recovering = true;
+		else if (r == -ENODATA && !take_only)	/* a new connection's memfd: nothing to take */
+			log_debug("--ring-memfd: empty, mapped afresh");
 		else
 			log_warn("--ring-memfd: cannot take over the previous server's ring buffers (%s); "
 				 "requests its entries held stay unanswered", strerror(-r));
@@ -149,6 +154,21 @@ void ringmem_detach(struct ringmem *rm)
 		return;
 	munmap(rm->base, rm->size);
 	free(rm);
+}
+
+struct io_uring_params *ringmem_holder_params(const struct ringmem *rm, unsigned qid)
+{
+	return (struct io_uring_params *)(rm->slots + (size_t)rm->nr_queues * rm->depth) + qid;
+}
+
+uint64_t ringmem_holder_epoch(const struct ringmem *rm)
+{
+	return atomic_load(&((struct ringmem_header *)rm->base)->holder_epoch);
+}
+
+uint64_t ringmem_holder_begin(struct ringmem *rm)
+{
+	return atomic_fetch_add(&((struct ringmem_header *)rm->base)->holder_epoch, 1) + 1;
 }
 
 void *ringmem_queue_mem(const struct ringmem *rm, unsigned qid)

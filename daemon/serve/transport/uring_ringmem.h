@@ -16,19 +16,42 @@
 #ifndef ZCFS_URING_RINGMEM_H
 #define ZCFS_URING_RINGMEM_H
 
+#include <liburing.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 #include "daemon/common/util.h"
+#include "kernel/zcfs_uring_abi.h"
 
 struct uring_geometry;
+
+/* Bytes of a request's payload kept as delivered (a holder's rings): a
+ * reply overwrites the start of the payload buffer, and no request whose
+ * payload is longer than this has a reply longer than this (WRITE,
+ * SETXATTR, RENAME, SYMLINK, LINK: at most a fuse_entry_out). */
+#define RINGMEM_SAVE_BYTES 256
 
 struct ringmem_slot {
 	/* What the entry last committed, set once that COMMIT was submitted:
 	 * a request committed but not yet marked is served twice (the kernel
 	 * then refuses the second commit), as FUSE_NOTIFY_RESEND would. */
 	_Atomic uint64_t done_id;
+	/* Holder rings (uring_holder.h): the entry's last command, written
+	 * before its SQE is published, and what a server did with it. */
+	_Atomic uint64_t gen;		/* its generation (1, 2, ...; low bits in user_data) */
+	uint64_t epoch;			/* the holder it went to (ringmem_holder_epoch) */
+	uint32_t pos;			/* its SQ position: published iff before the SQ tail */
+	uint32_t cmd_op;		/* REGISTER or COMMIT_AND_FETCH */
+	uint64_t commit_id;		/* what a COMMIT_AND_FETCH commits */
+	_Atomic uint64_t taken;		/* the generation whose CQE a server consumed */
+	int32_t taken_res;
+	uint32_t psz;			/* payload bytes of the request taken */
+	_Atomic uint64_t replied;	/* the generation whose reply is complete in the buffers */
+	struct iovec iov[2];		/* what REGISTER reads (in the holder's mm, same address) */
+	struct fuse_in_header in;	/* the request's header as delivered */
+	uint8_t psave[RINGMEM_SAVE_BYTES];
 };
 
 struct ringmem {
@@ -50,6 +73,15 @@ struct ringmem {
 int ringmem_attach(int fd, const struct uring_geometry *g, bool resume, bool take_only,
 		   struct ringmem **ret) _must_check_;
 void ringmem_detach(struct ringmem *rm);
+
+/* Holder rings: the ring parameters of queue qid as the holder created
+ * them (what a server needs to map the ring), and the holder's epoch: one
+ * more with every holder of the connection, so a server knows which
+ * entries' commands died with an earlier holder. */
+struct io_uring_params *ringmem_holder_params(const struct ringmem *rm, unsigned qid);
+uint64_t ringmem_holder_epoch(const struct ringmem *rm);
+/* A new holder: the next epoch, returned. */
+uint64_t ringmem_holder_begin(struct ringmem *rm);
 
 /* The notify_unique of this server's next kick (uring_queue.c): even,
  * from 2^62 up, and never the same twice on one connection. Every server

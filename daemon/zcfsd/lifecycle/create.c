@@ -23,7 +23,7 @@ static int check_existing(const struct zcfsd_volume *old, const struct zcfsd_vol
 	}
 	if (strcmp(old->tenant, s->tenant->name) || old->queue_depth != s->queue_depth ||
 	    old->max_write != s->max_write || old->transport != s->transport ||
-	    old->read_only != s->read_only || old->size != s->size)
+	    old->read_only != s->read_only || old->size != s->size || old->ring_holder != s->ring_holder)
 		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
 				 "volume '%s' exists with other parameters", s->id);
 	return 0;
@@ -63,6 +63,7 @@ static struct zcfsd_volume *volume_new(const struct zcfsd_volume_spec *s)
 	v->max_write = s->max_write;
 	v->transport = s->transport;
 	v->read_only = s->read_only;
+	v->ring_holder = s->ring_holder;
 	v->size = s->size;
 	return v;
 }
@@ -75,9 +76,10 @@ static void log_created(const struct zcfsd_volume_spec *s)
 		log_info("event=volume-root volume=%s uid=%s%u gid=%s%u mode=%s%o", s->id,
 			 o->has_uid ? "" : "~", (unsigned)o->uid, o->has_gid ? "" : "~",
 			 (unsigned)o->gid, o->has_mode ? "" : "~", (unsigned)o->mode);
-	log_info("event=volume-create volume=%s tenant=%s queue_depth=%u max_write=%u transport=%s size=%llu",
+	log_info("event=volume-create volume=%s tenant=%s queue_depth=%u max_write=%u transport=%s size=%llu%s",
 		 s->id, s->tenant->name, s->queue_depth, s->max_write,
-		 policy_transport_name(s->transport), (unsigned long long)s->size);
+		 policy_transport_name(s->transport), (unsigned long long)s->size,
+		 s->ring_holder ? " ring_holder=yes" : "");
 }
 
 int zcfsd_volume_create(struct zcfsd *d, const struct zcfsd_volume_spec *s,

@@ -14,6 +14,7 @@ struct zcfsd_volume_spec {
 	uint32_t max_write;
 	enum policy_transport transport;
 	bool read_only;
+	bool ring_holder;		/* io_uring rings owned by a holder (server/holder.c) */
 	uint64_t size;			/* 0: no limit */
 	struct zcfsd_root_owner owner;	/* the volume root's uid/gid/mode, if given */
 };

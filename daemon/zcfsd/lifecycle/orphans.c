@@ -67,7 +67,7 @@ static bool conn_owned(const struct zcfsd *d, unsigned conn)
 static bool pid_owned(const struct zcfsd *d, pid_t pid)
 {
 	for (const struct zcfsd_volume *v = d->volumes; v; v = v->next)
-		if (v->srv.pid == pid)
+		if (v->srv.pid == pid || (v->ring_holder && v->holder.pid == pid))
 			return true;
 	return false;
 }

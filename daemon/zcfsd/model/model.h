@@ -34,6 +34,10 @@
  * (server/standby.c). The highest number a server gets. */
 #define ZCFSD_SERVER_STANDBY_FD 11
 
+/* A ring holder's volume (server/holder.c): ring fd q of the holder (at
+ * ZCFS_HOLDER_RING_FD + q there, daemon/common/ring_holder.h) is given to
+ * each server at the same number, after every fd above. */
+
 /* Requests fail with a struct zcfs_err (daemon/common/zcfs_err.h). */
 
 struct zcfsd_server {
@@ -69,6 +73,18 @@ struct zcfsd_standby {
 	int64_t fork_us, exec_us;
 };
 
+/* The per-volume process that owns an io_uring volume's rings when the
+ * volume asks for it (ring_holder): started before the first server of a
+ * connection, kept until it is unpublished (server/holder.c). */
+struct zcfsd_holder {
+	pid_t pid;			/* 0: none */
+	int pidfd;			/* watched (ZCFSD_EV_HOLDER): its death restarts both */
+	unsigned long long starttime;
+	unsigned rings;			/* ring fds it holds (one per queue) */
+	bool adopted;			/* not our child (taken over after a zcfsd restart) */
+	bool dying;			/* killed by us: reaped when its pidfd fires */
+};
+
 struct zcfsd_volume {
 	char *id;
 	char *tenant;
@@ -76,6 +92,7 @@ struct zcfsd_volume {
 	uint32_t max_write;
 	enum policy_transport transport;	/* what the server is asked for */
 	bool read_only;
+	bool ring_holder;		/* io_uring rings owned by a holder process (volume option) */
 	uint64_t size;			/* bytes the volume may hold (--quota-bytes), 0: no limit */
 	char **targets;			/* targets[0] is the fuse mount, the rest bind mounts */
 	size_t n_targets;
@@ -85,6 +102,7 @@ struct zcfsd_volume {
 	uint64_t pinned;		/* bytes charged to the tenant */
 	struct zcfsd_server srv;
 	struct zcfsd_standby standby;	/* a planned restart's successor, if one is starting */
+	struct zcfsd_holder holder;	/* ring_holder volumes: the rings' owner */
 	struct zcfsd_broker *broker;	/* passthrough broker of the running server, or NULL */
 	/* Why zcfsd last unpublished the volume on its own (a static
 	 * string, e.g. its connection was aborted); NULL after a publish. */
@@ -211,5 +229,6 @@ int zcfsd_check_dev_fuse(int fd);
 #define ZCFSD_EV_SRVLOG  (6ULL << 32)
 #define ZCFSD_EV_STANDBY (7ULL << 32)	/* a standby's ready pipe */
 #define ZCFSD_EV_READY   (8ULL << 32)	/* a publish's new server's ready pipe */
+#define ZCFSD_EV_HOLDER  (9ULL << 32)	/* a ring holder's pidfd */
 
 #endif

@@ -20,6 +20,7 @@ struct zcfsd_volume *zcfsd_volume_alloc(void)
 		return NULL;
 	v->fuse_fd = -1;
 	v->srv.pidfd = -1;
+	v->holder.pidfd = -1;
 	v->standby.pidfd = v->standby.ready_fd = v->standby.go_fd = v->standby.log_rfd = v->standby.broker_fd = -1;
 	v->stats_fd = -1;
 	v->ring_fd = -1;
@@ -54,6 +55,9 @@ void zcfsd_volume_free(struct zcfsd_volume *v)
 	free(v->tenant);
 	safe_close(v->fuse_fd);
 	safe_close(v->srv.pidfd);
+	if (v->holder.pidfd >= 0 && !v->holder.adopted)
+		(void)waitid(P_PIDFD, (id_t)v->holder.pidfd, &(siginfo_t){ 0 }, WEXITED | WNOHANG);
+	safe_close(v->holder.pidfd);
 	safe_close(v->unpub.sync_pidfd);
 	safe_close(v->pubwait.ready_fd);
 	free(v->unpub.target);

@@ -54,6 +54,28 @@ static int parse_transport(json_object *params, struct zcfsd_volume_spec *s, str
 	return 0;
 }
 
+/* ring_holder: the io_uring rings are a holder process's, so a server's
+ * death cancels no request (docs/supervision.md, "Ring holder"). Only
+ * where the volume really runs on io_uring, and without zero-copy or
+ * buffer pools (a holder's rings carry stock entries). */
+static int parse_ring_holder(json_object *params, struct zcfsd_volume_spec *s, struct zcfs_err *e)
+{
+	json_object *x;
+
+	if (!json_object_object_get_ex(params, "ring_holder", &x))
+		return 0;
+	if (!json_object_is_type(x, json_type_boolean))
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.ring_holder must be a boolean");
+	s->ring_holder = json_object_get_boolean(x);
+	if (s->ring_holder && !zcfsd_uses_uring(s->transport, s->tenant))
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "params.ring_holder needs the io_uring transport: volume '%s' would run "
+				 "on /dev/fuse (transport %s, tenant '%s'), which loses nothing at a "
+				 "server kill without a holder", s->id, policy_transport_name(s->transport),
+				 s->tenant->name);
+	return 0;
+}
+
 static int parse_size_param(json_object *params, struct zcfsd_volume_spec *s, struct zcfs_err *e)
 {
 	json_object *x;
@@ -102,7 +124,7 @@ int zcfsd_volume_spec_parse(struct zcfsd *d, json_object *params, struct zcfsd_v
 			    struct zcfs_err *e)
 {
 	static const char *const keys[] = { "id", "tenant", "queue_depth", "max_write", "transport",
-					    "read_only", "size", "uid", "gid", "mode", NULL };
+					    "read_only", "size", "uid", "gid", "mode", "ring_holder", NULL };
 	int r;
 
 	*s = (struct zcfsd_volume_spec){
@@ -124,6 +146,8 @@ int zcfsd_volume_spec_parse(struct zcfsd *d, json_object *params, struct zcfsd_v
 		r = parse_transport(params, s, e);
 	if (r >= 0)
 		r = parse_size_param(params, s, e);
+	if (r >= 0)
+		r = parse_ring_holder(params, s, e);
 	if (r < 0)
 		return r;
 	/* Not given: what the default geometry picks for this node's CPUs. */

@@ -11,8 +11,9 @@
 
 bool zcfsd_server_gets_sys_admin(const struct zcfsd_volume *v, const struct policy_tenant *t)
 {
-	/* Zero-copy exists only on the ring. */
-	return t->zero_copy && zcfsd_uses_uring(v->transport, t);
+	/* Zero-copy exists only on the ring, and not on a holder's (stock
+	 * entries only). */
+	return t->zero_copy && zcfsd_uses_uring(v->transport, t) && !v->ring_holder;
 }
 
 int zcfsd_server_identity(const struct policy_tenant *t, bool sys_admin)

@@ -2,6 +2,7 @@
  * what a volume asks for (zcfsd_serve_opts_of), then the argv itself, a
  * pure function of those options (tests/unit/test_serve_argv.c). */
 #include <stdio.h>
+#include "daemon/common/ring_holder.h"
 #include "daemon/zcfsd/budget/budget.h"
 #include "server.h"
 
@@ -26,7 +27,10 @@ void zcfsd_serve_opts_of(const struct zcfsd *d, const struct zcfsd_volume *v,
 		.ready_fd = ready_fd,
 		/* A restart serves a connection whose INIT was answered before. */
 		.resume = v->srv.restarts && d->serve_can_resume,
+		.holder_rings = v->ring_holder && v->ring_fd >= 0 && zcfsd_uses_uring(v->transport, t),
 	};
+	if (o->holder_rings)
+		o->transport = "uring";
 }
 
 size_t zcfsd_serve_argv(const struct zcfsd_serve_opts *o, struct zcfsd_serve_argv *a)
@@ -62,6 +66,12 @@ size_t zcfsd_serve_argv(const struct zcfsd_serve_opts *o, struct zcfsd_serve_arg
 		snprintf(a->ring, sizeof(a->ring), "--ring-memfd=%d", ZCFSD_SERVER_RING_FD);
 		a->argv[k++] = a->ring;
 	}
+	/* A ring holder's rings carry stock entries only. */
+	if (o->holder_rings) {
+		snprintf(a->holder, sizeof(a->holder), "--holder-rings=%d", ZCFS_HOLDER_RING_FD);
+		a->argv[k++] = a->holder;
+		a->argv[k++] = "--buffer-pool=off";
+	}
 	if (!o->writeback)
 		a->argv[k++] = "--no-writeback";
 	/* Passthrough through zcfsd (zcfsd/broker/broker.c): the server has no
@@ -90,6 +100,29 @@ size_t zcfsd_serve_argv(const struct zcfsd_serve_opts *o, struct zcfsd_serve_arg
 		a->argv[k++] = a->standby;
 	}
 	/* No MOUNTPOINT: zcfs-serve would stat() it, a request to itself. */
+	a->argv[k++] = (char *)o->source;
+	a->argv[k] = NULL;
+	return k;
+}
+
+size_t zcfsd_holder_argv(const struct zcfsd_serve_opts *o, struct zcfsd_serve_argv *a)
+{
+	size_t k = 0;
+
+	snprintf(a->fd, sizeof(a->fd), "--fd=%d", ZCFSD_SERVER_FUSE_FD);
+	snprintf(a->ring, sizeof(a->ring), "--ring-memfd=%d", ZCFSD_SERVER_RING_FD);
+	snprintf(a->depth, sizeof(a->depth), "--queue-depth=%u", o->queue_depth);
+	snprintf(a->max_write, sizeof(a->max_write), "--max-write=%u", o->max_write);
+	a->argv[k++] = (char *)o->serve_bin;
+	a->argv[k++] = "--ring-holder";
+	a->argv[k++] = a->fd;
+	a->argv[k++] = a->ring;
+	a->argv[k++] = "--transport=uring";
+	a->argv[k++] = a->depth;
+	a->argv[k++] = a->max_write;
+	a->argv[k++] = "--buffer-pool=off";
+	a->argv[k++] = "--zero-copy=off";
+	a->argv[k++] = "--foreground";
 	a->argv[k++] = (char *)o->source;
 	a->argv[k] = NULL;
 	return k;

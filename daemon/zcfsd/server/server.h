@@ -41,13 +41,14 @@ struct zcfsd_serve_opts {
 	bool ready_fd;			/* --ready-fd=ZCFSD_SERVER_READY_FD */
 	bool resume;
 	bool standby;			/* --standby-fd=ZCFSD_SERVER_STANDBY_FD */
+	bool holder_rings;		/* --holder-rings=ZCFS_HOLDER_RING_FD (ring_holder volumes) */
 };
 #define ZCFSD_SERVE_ARGV_MAX 27
 /* The argv and the strings it points to (besides the options' own). */
 struct zcfsd_serve_argv {
 	char *argv[ZCFSD_SERVE_ARGV_MAX];
 	char fd[32], stats[32], transport[32], depth[32], max_write[32], ring[32], broker[32],
-	     ready[32], standby[32], quota[48];
+	     ready[32], standby[32], quota[48], holder[32];
 };
 /* V's options for its next server, started with SRC (its storage) and,
  * with READY_FD, --ready-fd. */
@@ -56,6 +57,23 @@ void zcfsd_serve_opts_of(const struct zcfsd *d, const struct zcfsd_volume *v,
 			 struct zcfsd_serve_opts *o);
 /* Fills A->argv (NULL-terminated) from O alone; the number of arguments. */
 size_t zcfsd_serve_argv(const struct zcfsd_serve_opts *o, struct zcfsd_serve_argv *a);
+/* The ring holder's (holder.c): --ring-holder on the fuse fd and ring
+ * memfd, the geometry of O, SOURCE last (so the orphan sweep knows it). */
+size_t zcfsd_holder_argv(const struct zcfsd_serve_opts *o, struct zcfsd_serve_argv *a);
+
+/* holder.c: ring_holder volumes (docs/supervision.md, "Ring holder"). */
+/* Its holder runs (started first if none: as the tenant with MEMLOCK,
+ * at most 1 s for its ready line, in the event loop); its ring fds
+ * (CLOEXEC) in FDS[0..*N), at most ZCFS_HOLDER_RINGS_MAX. -errno with E. */
+int zcfsd_holder_rings(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+		       const char *src, uint64_t memlock, int *fds, unsigned *n, struct zcfs_err *e);
+/* Unpublish: SIGKILL; reaped when its pidfd fires. */
+void zcfsd_holder_stop(struct zcfsd *d, struct zcfsd_volume *v);
+/* Its pidfd (ZCFSD_EV_HOLDER) fired. */
+void zcfsd_holder_event(struct zcfsd *d, int pidfd);
+/* After a zcfsd restart: the recorded holder, if it is still that
+ * process (start time), watched again. -errno otherwise. */
+int zcfsd_holder_readopt(struct zcfsd *d, struct zcfsd_volume *v);
 
 /* ready.c: a new server's readiness. zcfs-serve --ready-fd writes one
  * 'R' into a pipe and closes it once INIT is answered and its transport

@@ -15,6 +15,7 @@
 #include <cap-ng.h>
 #include "daemon/common/log.h"
 #include "daemon/common/openat2.h"
+#include "daemon/common/ring_holder.h"
 #include "daemon/zcfsd/budget/budget.h"
 #include "daemon/zcfsd/broker/broker.h"
 #include "server.h"
@@ -86,8 +87,9 @@ struct child_fd {
 };
 
 /* Every fd we keep is first lifted above the highest number a server
- * gets, so that placing them cannot overwrite one another. */
-#define CHILD_FD_LIFT (ZCFSD_SERVER_STANDBY_FD + 1)
+ * gets (a holder's rings come last), so that placing them cannot
+ * overwrite one another. */
+#define CHILD_FD_LIFT(nrings) (ZCFS_HOLDER_RING_FD + (int)(nrings))
 
 /* What one new server gets besides the volume's fuse fd, counters and
  * ring memfd (-1: not given). The parent closes log_w, ready_w and go_r
@@ -99,10 +101,23 @@ struct spawn_fds {
 	int go_r;		/* --standby-fd */
 	int broker_peer;	/* --broker-fd */
 	int broker_park;	/* zcfsd's end of the broker socket, parked */
+	/* ring_holder volumes: the holder's ring fds, at ZCFS_HOLDER_RING_FD.. */
+	int rings[ZCFS_HOLDER_RINGS_MAX];
+	unsigned nrings;
 };
 
+#define SPAWN_FDS_INIT { .log_w = -1, .ready_w = -1, .go_r = -1, .broker_peer = -1, \
+			 .broker_park = -1 }
+
+static void spawn_fds_close_rings(struct spawn_fds *f)
+{
+	for (unsigned i = 0; i < f->nrings; i++)
+		f->rings[i] = safe_close(f->rings[i]);
+	f->nrings = 0;
+}
+
 /* Stdin /dev/null, the fds of model/model.h's ZCFSD_SERVER_*_FD list
- * (0..11) and nothing else. *ERRFD, the error pipe, ends at
+ * (0..11), a holder's rings (12..) and nothing else. *ERRFD, the error pipe, ends at
  * ZCFSD_SERVER_ERR_FD. */
 static int child_fds(const struct zcfsd_volume *v, const struct spawn_fds *f, int *errfd)
 {
@@ -120,12 +135,17 @@ static int child_fds(const struct zcfsd_volume *v, const struct spawn_fds *f, in
 	};
 	int efd, null, last = 0;
 
-	efd = fcntl(*errfd, F_DUPFD_CLOEXEC, CHILD_FD_LIFT);
+	int rings[ZCFS_HOLDER_RINGS_MAX];
+
+	efd = fcntl(*errfd, F_DUPFD_CLOEXEC, CHILD_FD_LIFT(f->nrings));
 	if (efd < 0)
 		return -errno;
 	*errfd = efd;
 	for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
-		if (keep[i].want && (keep[i].fd = fcntl(keep[i].fd, F_DUPFD, CHILD_FD_LIFT)) < 0)
+		if (keep[i].want && (keep[i].fd = fcntl(keep[i].fd, F_DUPFD, CHILD_FD_LIFT(f->nrings))) < 0)
+			return -errno;
+	for (unsigned i = 0; i < f->nrings; i++)
+		if ((rings[i] = fcntl(f->rings[i], F_DUPFD, CHILD_FD_LIFT(f->nrings))) < 0)
 			return -errno;
 	null = open("/dev/null", O_RDWR);
 	if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
@@ -138,6 +158,11 @@ static int child_fds(const struct zcfsd_volume *v, const struct spawn_fds *f, in
 		if (dup2(keep[i].fd, keep[i].at) < 0)
 			return -errno;
 		last = keep[i].at;
+	}
+	for (unsigned i = 0; i < f->nrings; i++) {
+		if (dup2(rings[i], ZCFS_HOLDER_RING_FD + (int)i) < 0)
+			return -errno;
+		last = ZCFS_HOLDER_RING_FD + (int)i;
 	}
 	if (syscall(SYS_close_range, last + 1, ~0U, 0) < 0)
 		return -errno;
@@ -252,7 +277,7 @@ int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
  * (the caller frees it), still the tenant's directory, the request
  * counters, for io_uring the ring memfd. */
 static int spawn_prepare(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
-			 char **srcp, struct zcfs_err *e)
+			 char **srcp, struct spawn_fds *f, uint64_t memlock, struct zcfs_err *e)
 {
 	const char *src;
 	int r;
@@ -276,6 +301,9 @@ static int spawn_prepare(struct zcfsd *d, struct zcfsd_volume *v, const struct p
 		if (r < 0)
 			return zcfs_fail(e, ZCFS_INTERNAL, r, "ring memfd of volume %s: %s", v->id,
 					 strerror(-r));
+		/* The rings of its holder (started now if it is not running). */
+		if (v->ring_holder)
+			return zcfsd_holder_rings(d, v, t, src, memlock, f->rings, &f->nrings, e);
 	}
 	return 0;
 }
@@ -343,41 +371,36 @@ static uint64_t server_memlock(struct zcfsd *d, const struct zcfsd_volume *v,
 	return t->zero_copy ? zcfsd_tenant_used(d, t->name) : v->pinned;
 }
 
-int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
-			     const struct policy_tenant *t, int *ready_fd, struct zcfs_err *e)
+/* zcfsd_spawn_server_ready once spawn_prepare gave SRC and F's rings. */
+static int spawn_server_with(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+			     const char *src, int *ready_fd, struct spawn_fds *f, uint64_t memlock,
+			     struct zcfs_err *e)
 {
-	_cleanup_free_ char *src = NULL;
 	_cleanup_close_ int ready_r = -1;
-	struct spawn_fds f = { .log_w = -1, .ready_w = -1, .go_r = -1, .broker_peer = -1,
-			       .broker_park = -1 };
-	uint64_t memlock = server_memlock(d, v, t);
 	struct zcfsd_serve_opts o;
 	int64_t stamps[2];
 	int pidfd, r;
 	pid_t pid;
 
-	r = spawn_prepare(d, v, t, &src, e);
-	if (r < 0)
-		return r;
-	if (ready_fd && d->serve_can_signal_ready && (r = spawn_ready_pipe(&ready_r, &f.ready_w)) < 0)
+	if (ready_fd && d->serve_can_signal_ready && (r = spawn_ready_pipe(&ready_r, &f->ready_w)) < 0)
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "pipe: %s", strerror(-r));
 	/* Its stdout and stderr: a pipe zcfsd drains into a capped file, so
 	 * the server never holds the file (it could fill or truncate it). */
-	r = zcfsd_srvlog_pipe(d, v, &f.log_w);
+	r = zcfsd_srvlog_pipe(d, v, &f->log_w);
 	if (r < 0) {
-		safe_close(f.ready_w);
+		safe_close(f->ready_w);
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "log pipe of volume %s: %s", v->id, strerror(-r));
 	}
-	f.log_park = v->log.rfd;
+	f->log_park = v->log.rfd;
 	zcfsd_broker_prepare(d, v, t, src);
 	if (v->broker && v->broker->fd >= 0) {
-		f.broker_peer = v->broker->peer;
-		f.broker_park = v->broker->fd;
+		f->broker_peer = v->broker->peer;
+		f->broker_park = v->broker->fd;
 	}
 	/* After the broker exists: a first start has none before. */
-	zcfsd_serve_opts_of(d, v, t, src, f.ready_w >= 0, &o);
-	o.broker = f.broker_peer >= 0;
-	r = spawn_fork(d, v, t, &o, &f, memlock, stamps, &pid, &pidfd, e);
+	zcfsd_serve_opts_of(d, v, t, src, f->ready_w >= 0, &o);
+	o.broker = f->broker_peer >= 0;
+	r = spawn_fork(d, v, t, &o, f, memlock, stamps, &pid, &pidfd, e);
 	zcfsd_broker_spawned(d, v, r == 0);
 	if (r < 0) {
 		zcfsd_srvlog_close(d, v);
@@ -389,6 +412,21 @@ int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
 	if (ready_fd)
 		*ready_fd = TAKE_FD(ready_r);
 	return 0;
+}
+
+int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
+			     const struct policy_tenant *t, int *ready_fd, struct zcfs_err *e)
+{
+	_cleanup_free_ char *src = NULL;
+	struct spawn_fds f = SPAWN_FDS_INIT;
+	uint64_t memlock = server_memlock(d, v, t);
+	int r;
+
+	r = spawn_prepare(d, v, t, &src, &f, memlock, e);
+	if (r == 0)
+		r = spawn_server_with(d, v, t, src, ready_fd, &f, memlock, e);
+	spawn_fds_close_rings(&f);	/* the server's copies are its own */
+	return r;
 }
 
 /* Its pipes: --ready-fd's, the go pipe, its own log pipe (read end
@@ -410,39 +448,32 @@ static int standby_pipes(struct zcfsd_standby *n, struct spawn_fds *f)
 	return 0;
 }
 
-int zcfsd_spawn_standby(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
-			struct zcfs_err *e)
+static int spawn_standby_with(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+			      const char *src, struct spawn_fds *f, uint64_t memlock, struct zcfs_err *e)
 {
-	_cleanup_free_ char *src = NULL;
 	_cleanup_close_ int broker_peer = -1;
-	struct spawn_fds f = { .log_w = -1, .ready_w = -1, .go_r = -1, .broker_peer = -1,
-			       .broker_park = -1 };
 	struct zcfsd_standby *n = &v->standby;
-	uint64_t memlock = server_memlock(d, v, t);
 	struct zcfsd_serve_opts o;
 	int64_t stamps[2];
 	int r;
 
-	r = spawn_prepare(d, v, t, &src, e);
-	if (r < 0)
-		return r;
-	r = standby_pipes(n, &f);
+	r = standby_pipes(n, f);
 	if (r == 0)
 		r = zcfsd_broker_standby_socket(d, v, t, src, &n->broker_fd, &broker_peer);
 	if (r < 0) {
-		safe_close(f.log_w);
-		safe_close(f.ready_w);
-		safe_close(f.go_r);
+		safe_close(f->log_w);
+		safe_close(f->ready_w);
+		safe_close(f->go_r);
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "standby pipes of volume %s: %s", v->id,
 				 strerror(-r));
 	}
-	f.broker_peer = broker_peer;
-	f.broker_park = n->broker_fd;
+	f->broker_peer = broker_peer;
+	f->broker_park = n->broker_fd;
 	zcfsd_serve_opts_of(d, v, t, src, true, &o);
 	o.broker = broker_peer >= 0;
 	o.resume = true;
 	o.standby = true;
-	r = spawn_fork(d, v, t, &o, &f, memlock, stamps, &n->pid, &n->pidfd, e);
+	r = spawn_fork(d, v, t, &o, f, memlock, stamps, &n->pid, &n->pidfd, e);
 	if (r < 0)
 		return r;
 	n->fork_us = stamps[0];
@@ -451,4 +482,19 @@ int zcfsd_spawn_standby(struct zcfsd *d, struct zcfsd_volume *v, const struct po
 	(void)zcfsd_scope_move(n->pid, v->id);
 	log_start(v, t, n->pid, memlock, n->fork_us, n->exec_us, " standby=yes");
 	return 0;
+}
+
+int zcfsd_spawn_standby(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+			struct zcfs_err *e)
+{
+	_cleanup_free_ char *src = NULL;
+	struct spawn_fds f = SPAWN_FDS_INIT;
+	uint64_t memlock = server_memlock(d, v, t);
+	int r;
+
+	r = spawn_prepare(d, v, t, &src, &f, memlock, e);
+	if (r == 0)
+		r = spawn_standby_with(d, v, t, src, &f, memlock, e);
+	spawn_fds_close_rings(&f);
+	return r;
 }

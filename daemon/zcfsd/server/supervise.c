@@ -76,6 +76,7 @@ int zcfsd_send_resend(int fuse_fd)
 void zcfsd_stop_server_begin(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	zcfsd_standby_give_up(d, v, "volume-stopping");
+	zcfsd_holder_stop(d, v);
 	/* While the connection is still ours to close them on. */
 	zcfsd_broker_stop(d, v);
 	/* After the unmounts (zcfsd_volume_unmount_all) the connection is
@@ -374,6 +375,15 @@ static int readopt_one(struct zcfsd *d, struct zcfsd_volume *v, const char **why
 	(void)zcfsd_stats_adopt(v, v->srv.pidfd);
 	zcfsd_ringfd_adopt(v, v->srv.pidfd);
 	zcfsd_srvlog_adopt(d, v, v->srv.pidfd);
+	/* Its rings' owner. If it is gone, so are the rings: the server
+	 * cannot go on and is restarted with a new holder. */
+	r = zcfsd_holder_readopt(d, v);
+	if (r < 0) {
+		log_warn("event=readopt-holder-failed volume=%s holder=%d error=%s action=restart-server",
+			 v->id, (int)v->holder.pid, strerror(-r));
+		v->holder.pid = 0;
+		(void)syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0);
+	}
 	readopt_broker(d, v);
 	*why = "connection-gone";
 	if (!zcfsd_conn_exists(v->conn))
@@ -409,6 +419,8 @@ void zcfsd_readopt(struct zcfsd *d)
 		if (r == 0) {
 			log_info("event=readopt volume=%s pid=%d conn=%u targets=%zu", v->id,
 				 (int)v->srv.pid, v->conn, v->n_targets);
+			if (v->ring_holder)
+				log_info("event=readopt-holder volume=%s holder=%d", v->id, (int)v->holder.pid);
 			continue;
 		}
 		/* What cannot be taken over is cleaned up, never left stale:

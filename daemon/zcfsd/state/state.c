@@ -64,6 +64,14 @@ json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bo
 	json_object_object_add(s, "started_at", json_object_new_int64(v->srv.started_at));
 	json_object_object_add(s, "restarts", json_object_new_int64(v->srv.restarts));
 	json_object_object_add(o, "server", s);
+	if (v->ring_holder) {
+		json_object *h = json_object_new_object();
+		json_object_object_add(o, "ring_holder", json_object_new_boolean(true));
+		json_object_object_add(h, "pid", json_object_new_int64(v->holder.pid));
+		json_object_object_add(h, "starttime", json_object_new_int64((int64_t)v->holder.starttime));
+		json_object_object_add(h, "rings", json_object_new_int64(v->holder.rings));
+		json_object_object_add(o, "holder", h);
+	}
 	if (!for_state) {
 		const struct policy_tenant *ten = policy_find_tenant(d->policy, v->tenant);
 		_cleanup_free_ char *storage = NULL;
@@ -88,6 +96,8 @@ json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bo
 		json_object_object_add(o, "pid", json_object_new_int64(v->srv.pid));
 		json_object_object_add(o, "restarts", json_object_new_int64(v->srv.restarts));
 		json_object_object_add(o, "stalls", json_object_new_int64(v->stalls));
+		if (v->ring_holder)
+			json_object_object_add(o, "holder_pid", json_object_new_int64(v->holder.pid));
 		if (v->detached_reason)
 			json_object_object_add(o, "last_error", json_object_new_string(v->detached_reason));
 	}
@@ -159,6 +169,32 @@ static const char *get_string(json_object *o, const char *key)
 	return json_object_get_string(v);
 }
 
+/* A ring holder volume's "ring_holder" and "holder" (absent: none). */
+static int load_holder(const struct state_ctx *c, json_object *o, struct zcfsd_volume *v)
+{
+	json_object *rh, *h;
+	int64_t pid, st, rings;
+	int r;
+
+	if (!json_object_object_get_ex(o, "ring_holder", &rh))
+		return 0;
+	if (!json_object_is_type(rh, json_type_boolean))
+		return state_bad(c, "ring_holder", "not a boolean");
+	v->ring_holder = json_object_get_boolean(rh);
+	if (!v->ring_holder)
+		return 0;
+	if (!json_object_object_get_ex(o, "holder", &h) || !json_object_is_type(h, json_type_object))
+		return state_bad(c, "holder", "missing or not an object");
+	if ((r = get_int(c, h, "pid", 0, INT32_MAX, &pid)) < 0 ||
+	    (r = get_int(c, h, "starttime", 0, INT64_MAX, &st)) < 0 ||
+	    (r = get_int(c, h, "rings", 0, 1024, &rings)) < 0)
+		return r;
+	v->holder.pid = (pid_t)pid;
+	v->holder.starttime = (unsigned long long)st;
+	v->holder.rings = (unsigned)rings;
+	return 0;
+}
+
 static int load_volume(struct zcfsd *d, const struct state_ctx *c, json_object *o)
 {
 	struct zcfsd_volume *v;
@@ -169,9 +205,7 @@ static int load_volume(struct zcfsd *d, const struct state_ctx *c, json_object *
 
 	if (!json_object_is_type(o, json_type_object))
 		return state_bad(c, "(volume)", "not an object");
-	id = get_string(o, "id");
-	tenant = get_string(o, "tenant");
-	tr = get_string(o, "transport");
+	id = get_string(o, "id"), tenant = get_string(o, "tenant"), tr = get_string(o, "transport");
 	if (!id || !name_is_valid_id(id))
 		return state_bad(c, "id", "missing or not a valid volume id");
 	if (zcfsd_volume_find(d, id))
@@ -231,9 +265,11 @@ static int load_volume(struct zcfsd *d, const struct state_ctx *c, json_object *
 			break;
 		v->n_targets++;
 	}
-	if (!v->id || !v->tenant || !v->targets || v->n_targets != json_object_array_length(t)) {
+	r = v->id && v->tenant && v->targets && v->n_targets == json_object_array_length(t) ?
+	    load_holder(c, o, v) : -ENOMEM;
+	if (r < 0) {
 		zcfsd_volume_free(v);
-		return -ENOMEM;
+		return r;
 	}
 	v->next = d->volumes;
 	d->volumes = v;
