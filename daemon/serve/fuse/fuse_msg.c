@@ -206,6 +206,13 @@ void session_dispatch(struct zcfs_req *req)
 	log_debug("op=%s unique=%llu nodeid=%llu uid=%u len=%u", fuse_opcode_name(req->in.opcode),
 		  (unsigned long long)req->in.unique, (unsigned long long)req->in.nodeid,
 		  req->in.uid, req->in.len);
+	/* Read by a predecessor that did not answer it: it may run twice
+	 * (docs/supervision.md). Said, so a planned restart that should
+	 * replay nothing can be checked. */
+	if (req->in.unique & ZCFS_FUSE_UNIQUE_RESEND)
+		log_info("replayed request: op=%s unique=%llu nodeid=%llu", fuse_opcode_name(req->in.opcode),
+			 (unsigned long long)(req->in.unique & ~ZCFS_FUSE_UNIQUE_RESEND),
+			 (unsigned long long)req->in.nodeid);
 
 	/* A resumed connection was initialized by our predecessor: what we
 	 * read before session_resume() ran waits for it (its INIT is never

@@ -3,6 +3,7 @@
 #ifndef ZCFS_TRANSPORT_H
 #define ZCFS_TRANSPORT_H
 
+#include <signal.h>
 #include "daemon/serve/core/session.h"
 
 extern const struct zcfs_transport_ops transport_devfuse;
@@ -14,12 +15,19 @@ struct devfuse_pool;
 int devfuse_pool_start(struct zcfs_session *se, int nthreads, bool splice_reads,
 		       struct devfuse_pool **ret) _must_check_;
 void devfuse_pool_stop(struct devfuse_pool *pool);
-/* Ends the readers of a connection that stays alive (no ENODEV comes)
- * once the session is exiting: sends each reader thread sig, whose
- * handler the caller installed without SA_RESTART and which only the
- * readers leave unblocked, so that read() fails with EINTR; joins them.
- * NULL-safe; devfuse_pool_stop frees the pool afterwards. */
-void devfuse_pool_interrupt(struct devfuse_pool *pool, int sig);
+/* The signal that interrupts a reader's read() (EINTR): its handler is
+ * installed without SA_RESTART by devfuse_wake_signal_install (-errno);
+ * threads that are not readers keep it blocked. */
+#define DEVFUSE_WAKE_SIGNAL (SIGRTMIN + 3)
+int devfuse_wake_signal_install(void);
+/* Ends the readers without cutting a request: each finishes the request
+ * it holds and reads no other; one waiting in read() (or in a FORGET
+ * pause) is woken by DEVFUSE_WAKE_SIGNAL, sent again every 20 ms until
+ * it is gone (it may land just before the read begins); joins them. For
+ * a connection that stays alive (no ENODEV comes): the end of an
+ * io_uring session, a planned hand-over. NULL-safe; devfuse_pool_stop
+ * frees the pool afterwards. */
+void devfuse_pool_interrupt(struct devfuse_pool *pool);
 /* From now on each reader pauses 1 ms after a FORGET or BATCH_FORGET, so
  * that the FORGETs queued meanwhile come in one BATCH_FORGET: for a pool
  * whose other requests (if any) no client waits for. NULL-safe. */

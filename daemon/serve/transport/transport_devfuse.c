@@ -37,12 +37,17 @@ struct devfuse_worker {
 	void *outbuf;
 	size_t outbuf_size;
 	struct splice_pipe pipe;
+	/* In read() or a FORGET pause, where DEVFUSE_WAKE_SIGNAL may land;
+	 * never while a request is served (its backing calls could fail
+	 * with EINTR). */
+	atomic_bool waiting;
 };
 
 struct devfuse_pool {
 	int nworkers;
 	struct devfuse_worker *workers;
 	atomic_bool batch_forgets;
+	atomic_bool stopping;	/* devfuse_pool_interrupt: read no other request */
 };
 
 static int devfuse_reply(struct zcfs_req *req, int error, const struct iovec *iov, int iovcnt)
@@ -99,8 +104,17 @@ static void *devfuse_worker_main(void *arg)
 		struct zcfs_req req = { .se = se, .reply = devfuse_reply, .tctx = w,
 					.outbuf = w->outbuf, .outbuf_size = w->outbuf_size,
 					.reply_fd = w->pipe.slots ? devfuse_reply_fd : NULL };
-		ssize_t n = read(w->fd, w->inbuf, w->inbuf_size);
+		ssize_t n;
 		int r;
+
+		/* Waiting first, then the look at stopping: the interrupter
+		 * sets stopping, then looks at waiting, so one of the two sees
+		 * the other (seq_cst) and no read begins unwoken. */
+		atomic_store(&w->waiting, true);
+		if (atomic_load(&w->pool->stopping))
+			break;
+		n = read(w->fd, w->inbuf, w->inbuf_size);
+		atomic_store(&w->waiting, false);
 
 		if (n < 0) {
 			if (errno == EINTR || errno == EAGAIN || errno == ENOENT)
@@ -123,9 +137,13 @@ static void *devfuse_worker_main(void *arg)
 		}
 		session_dispatch(&req);
 		if ((req.in.opcode == FUSE_FORGET || req.in.opcode == FUSE_BATCH_FORGET) &&
-		    atomic_load(&w->pool->batch_forgets))
+		    atomic_load(&w->pool->batch_forgets)) {
+			atomic_store(&w->waiting, true);
 			forget_pause();
+			atomic_store(&w->waiting, false);
+		}
 	}
+	atomic_store(&w->waiting, false);
 	return NULL;
 }
 
@@ -144,23 +162,44 @@ static int clone_fd(int master)
 	return fd;
 }
 
-void devfuse_pool_interrupt(struct devfuse_pool *pool, int sig)
+static void wake_handler(int sig)
+{
+	(void)sig;	/* only there to make read() fail with EINTR */
+}
+
+int devfuse_wake_signal_install(void)
+{
+	/* No SA_RESTART: the point is to interrupt read(). */
+	struct sigaction sa = { .sa_handler = wake_handler };
+
+	sigemptyset(&sa.sa_mask);
+	return RET_NERRNO(sigaction(DEVFUSE_WAKE_SIGNAL, &sa, NULL));
+}
+
+static void wake_if_waiting(struct devfuse_worker *w)
+{
+	if (atomic_load(&w->waiting))
+		pthread_kill(w->thread, DEVFUSE_WAKE_SIGNAL);
+}
+
+void devfuse_pool_interrupt(struct devfuse_pool *pool)
 {
 	int i;
 
 	if (!pool)
 		return;
+	atomic_store(&pool->stopping, true);
 	for (i = 0; i < pool->nworkers; i++)
 		if (pool->workers[i].started)
-			pthread_kill(pool->workers[i].thread, sig);
+			wake_if_waiting(&pool->workers[i]);
 	for (i = 0; i < pool->nworkers; i++) {
 		struct devfuse_worker *w = &pool->workers[i];
 		struct timespec until;
 
 		if (!w->started)
 			continue;
-		/* The signal can land between the reader's look at exiting and
-		 * its read(): sent again after each 20 ms the join waited. */
+		/* The signal can land between the reader's look at stopping
+		 * and its read(): sent again after each 20 ms the join waited. */
 		for (;;) {
 			clock_gettime(CLOCK_REALTIME, &until);
 			until.tv_nsec += 20 * 1000000L;
@@ -168,7 +207,7 @@ void devfuse_pool_interrupt(struct devfuse_pool *pool, int sig)
 			until.tv_nsec %= 1000000000L;
 			if (pthread_timedjoin_np(w->thread, NULL, &until) != ETIMEDOUT)
 				break;
-			pthread_kill(w->thread, sig);
+			wake_if_waiting(w);
 		}
 		w->started = false;
 	}
@@ -287,9 +326,21 @@ static int devfuse_start(struct zcfs_session *se)
 	snprintf(se->transport_desc, sizeof(se->transport_desc),
 		 "transport=devfuse threads=%d reason=%s", se->nthreads,
 		 se->transport_reason[0] ? se->transport_reason : "requested");
-	r = devfuse_pool_start(se, se->nthreads, true, &pool);
+	r = devfuse_wake_signal_install();
+	if (r == 0)
+		r = devfuse_pool_start(se, se->nthreads, true, &pool);
 	se->transport_priv = pool;
 	return r;
+}
+
+/* Planned restart (zcfsd's volume.restart): the readers finish what they
+ * hold and read nothing more, so the successor finds every request not
+ * yet read still queued in the kernel, and FUSE_NOTIFY_RESEND has nothing
+ * of ours to replay (no request runs twice). */
+static int devfuse_hand_over(struct zcfs_session *se)
+{
+	devfuse_pool_interrupt(se->transport_priv);
+	return 0;
 }
 
 static void devfuse_stop(struct zcfs_session *se)
@@ -302,4 +353,5 @@ const struct zcfs_transport_ops transport_devfuse = {
 	.name = "devfuse",
 	.start = devfuse_start,
 	.stop = devfuse_stop,
+	.hand_over = devfuse_hand_over,
 };

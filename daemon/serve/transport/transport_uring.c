@@ -19,10 +19,6 @@
 #include "uring_zerocopy.h"
 
 #define ENABLE_URING_PARAM "/sys/module/fuse/parameters/enable_uring"
-/* Sent to the /dev/fuse readers alone (devfuse_pool_interrupt), which
- * alone leave it unblocked (see stop); not SIGUSR2, which is zcfsd's
- * hand-over request to main (volume.restart). */
-#define READER_WAKE_SIGNAL (SIGRTMIN + 3)
 
 struct uring_transport {
 	struct uring_geometry g;
@@ -66,15 +62,10 @@ int transport_uring_probe(char *reason, size_t len)
 	return 0;
 }
 
-static void reader_wake_handler(int sig)
-{
-	(void)sig;	/* only there to make read() fail with EINTR */
-}
-
 static void wake_signal_set(sigset_t *set)
 {
 	sigemptyset(set);
-	sigaddset(set, READER_WAKE_SIGNAL);
+	sigaddset(set, DEVFUSE_WAKE_SIGNAL);
 }
 
 /* Readers are created with the wake signal unblocked; every other thread
@@ -154,7 +145,7 @@ static int start_queues(struct zcfs_session *se, struct uring_transport *t, cons
 		if (holder) {
 			t->queues[n].holder = true;
 			t->queues[n].holder_fd = se->opts->holder_rings + (int)n;
-			t->queues[n].wake_signal = READER_WAKE_SIGNAL;
+			t->queues[n].wake_signal = DEVFUSE_WAKE_SIGNAL;
 		}
 		t->queues[n].ext = &t->plan;	/* read once asked to register */
 		r = uring_queue_spawn(&t->queues[n], se, &t->g, n);
@@ -184,7 +175,6 @@ static uint64_t locked_bytes(const struct uring_transport *t)
 static int uring_start(struct zcfs_session *se)
 {
 	struct uring_transport *t = calloc(1, sizeof(*t));
-	struct sigaction sa = { .sa_handler = reader_wake_handler };
 	const char *step = NULL;
 	sigset_t set;
 	char why[80];
@@ -193,11 +183,11 @@ static int uring_start(struct zcfs_session *se)
 	if (!t)
 		return -ENOMEM;
 	se->transport_priv = t;
-	/* No SA_RESTART: the point is to interrupt read(). */
-	sigemptyset(&sa.sa_mask);
 	wake_signal_set(&set);
-	if (sigaction(READER_WAKE_SIGNAL, &sa, NULL) < 0 ||
-	    pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
+	r = devfuse_wake_signal_install();
+	if (r < 0)
+		return r;
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
 		return -errno;
 	r = uring_geometry_for_session(&t->g, se);
 	/* Queues first: INIT may arrive as soon as a reader runs, and it
@@ -364,8 +354,8 @@ static void uring_stop(struct zcfs_session *se)
 	if (!t)
 		return;
 	stop_queues(t);
-	devfuse_pool_interrupt(t->pool, READER_WAKE_SIGNAL);
-	devfuse_pool_interrupt(t->fallback, READER_WAKE_SIGNAL);
+	devfuse_pool_interrupt(t->pool);
+	devfuse_pool_interrupt(t->fallback);
 	devfuse_pool_stop(t->pool);
 	devfuse_pool_stop(t->fallback);
 	free(t);
