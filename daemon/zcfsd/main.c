@@ -31,6 +31,9 @@ static void usage(void)
 	       "  --state-dir DIR    state and server logs (default /var/lib/zcfs)\n"
 	       "  --socket PATH      control socket (default $ZCFS_SOCKET or %s)\n"
 	       "  --serve PATH       zcfs-serve binary (default: next to zcfsd)\n"
+	       "  --server-scopes auto|systemd|off\n"
+	       "                     each server in a systemd scope of its own, so it outlives\n"
+	       "                     zcfsd's unit or pod: auto (default) under a systemd service\n"
 	       "  --foreground       do not detach\n"
 	       "  --debug            debug logging\n"
 	       "  -h, --help         this text\n"
@@ -289,6 +292,7 @@ static int parse_options(int argc, char **argv, struct zcfsd *d, const char **so
 		{ "socket", required_argument, NULL, 'S' },
 		{ "serve", required_argument, NULL, 'x' },
 		{ "foreground", no_argument, NULL, 'f' },
+		{ "server-scopes", required_argument, NULL, 'C' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -303,6 +307,12 @@ static int parse_options(int argc, char **argv, struct zcfsd *d, const char **so
 		case 'S': *socket_arg = optarg; break;
 		case 'x': d->serve_bin = optarg; break;
 		case 'f': *foreground = true; break;
+		case 'C':
+			if (zcfsd_scope_set_mode(optarg) < 0) {
+				fprintf(stderr, "zcfsd: --server-scopes is auto, systemd or off\n");
+				return 2;
+			}
+			break;
 		case 'd': log_set_level(LOG_DEBUG); break;
 		case 'h': usage(); return 0;
 		case 'V': zcfs_print_version("zcfsd"); return 0;
@@ -403,10 +413,11 @@ static void announce_ready(struct zcfsd *d)
 
 	if (r < 0)
 		log_err("event=metrics-failed socket=%s error=%s", d->policy->metrics_listen, strerror(-r));
-	log_info("event=ready pid=%d socket=%s state_dir=%s policy=%s tenants=%zu serve=%s cpus=%u default_pinned=%llu resume=%s standby=%s",
+	log_info("event=ready pid=%d socket=%s state_dir=%s policy=%s tenants=%zu serve=%s cpus=%u default_pinned=%llu resume=%s standby=%s server_scopes=%s",
 		 (int)getpid(), d->socket_path, d->state_dir, d->policy_path, d->policy->n_tenants,
 		 d->serve_bin, d->ncpus, (unsigned long long)uring_default_pinned_bytes(d->ncpus),
-		 d->serve_can_resume ? "yes" : "no", d->serve_can_standby ? "yes" : "no");
+		 d->serve_can_resume ? "yes" : "no", d->serve_can_standby ? "yes" : "no",
+		 zcfsd_scope_wanted() ? "yes" : "no");
 	snprintf(ready, sizeof(ready), "READY=1\nMAINPID=%d\n", (int)getpid());
 	notify_status(d, ready);
 }

@@ -192,8 +192,12 @@ else
 	check "... leaving no /var/lib/kubelet behind" bash -c "! grep -q /var/lib/kubelet '$W/k8s-alt/daemonset.yaml' '$W/k8s-alt/policy-configmap.yaml'"
 	check "... and the registration path follows" grep -q -- '/var/snap/k8s/kubelet/plugins/csi.zcfs.io/csi.sock' "$W/k8s-alt/daemonset.yaml"
 	check "zcfsd is privileged" jqe '.privileged == true' <<<"$zcfsd_c"
-	check "DaemonSet updateStrategy OnDelete (a restart kills the node's servers)" \
-		jqe '.kind == "DaemonSet" and .update == "OnDelete" and .hostPID == false' <<<"$zcfsd_c"
+	check "DaemonSet updateStrategy OnDelete (an upgrade is the operator's kubectl delete pod)" \
+		jqe '.kind == "DaemonSet" and .update == "OnDelete"' <<<"$zcfsd_c"
+	# the servers outlive the pod: scopes of the host's systemd, found
+	# again by pid (t_systemd's pod generations run this)
+	check "zcfsd puts its servers in the host's systemd scopes (--server-scopes=systemd, /run/systemd, hostPID)" \
+		jqe '.hostPID == true and (.argv | index("--server-scopes=systemd")) and any(.mounts[]; .path == "/run/systemd" and .volume.hostPath.path == "/run/systemd")' <<<"$zcfsd_c"
 	check "YAML: every container of the DaemonSet runs the built image ($image)" \
 		test "$(jq -r 'select(.kind == "DaemonSet") | .image' "$W/containers.jsonl" | sort -u)" = "$image"
 	check "kubelet dir mounted with Bidirectional propagation" \

@@ -50,7 +50,7 @@ cat >"$U/zt-driver.service" <<-EOF
 	[Service]
 	Type=oneshot
 	ExecStart=/zt/driver.sh
-	TimeoutStartSec=150
+	TimeoutStartSec=200
 EOF
 ln -s /dev/null "$U/systemd-firstboot.service"
 cat >"$R/etc/zcfs/policy.d/default.json" <<-EOF
@@ -69,7 +69,7 @@ EOF
 log "booting systemd in a container (systemd-nspawn --volatile=yes -D /)"
 machine=zcfs-t-$$
 # --keep-unit --register=no: this host's PID 1 need not be systemd
-timeout -k 10 170 systemd-nspawn --quiet --keep-unit --register=no -D / --volatile=yes \
+timeout -k 10 220 systemd-nspawn --quiet --keep-unit --register=no -D / --volatile=yes \
 	--machine="$machine" --bind=/dev/fuse \
 	--system-call-filter="landlock_create_ruleset landlock_add_rule landlock_restrict_self pidfd_getfd io_uring_setup io_uring_enter io_uring_register" \
 	--bind-ro="$U:/etc/systemd/system" --bind-ro="$R/etc/zcfs:/etc/zcfs" \

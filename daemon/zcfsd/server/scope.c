@@ -4,10 +4,13 @@
  * mounts alone while the unit keeps the default KillMode=control-group
  * (KillMode=process would do the same with a systemd warning for every
  * server at every restart; the fd store would keep the connections but
- * not the servers). The request goes to systemd's private bus socket
- * (root only; no dbus-daemon needed) with a bounded wait. Outside a
- * systemd service ($INVOCATION_ID unset: Kubernetes, tests, a shell)
- * nothing is asked. */
+ * not the servers). The same keeps the servers of a zcfsd pod alive when
+ * the pod goes (--server-scopes=systemd: the host's systemd, reached
+ * through a hostPath /run/systemd, moves them out of the pod's cgroup,
+ * which the container runtime kills whole). The request goes to
+ * systemd's private bus socket (root only; no dbus-daemon needed) with a
+ * bounded wait. With --server-scopes=auto (the default) only a zcfsd that
+ * is a systemd service ($INVOCATION_ID set) asks; off: nothing is asked. */
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
@@ -20,11 +23,27 @@
 
 static sd_bus *bus;
 static bool warned;
+static enum zcfsd_scope_mode mode = ZCFSD_SCOPES_AUTO;
+
+int zcfsd_scope_set_mode(const char *name)
+{
+	if (!strcmp(name, "auto"))
+		mode = ZCFSD_SCOPES_AUTO;
+	else if (!strcmp(name, "systemd"))
+		mode = ZCFSD_SCOPES_SYSTEMD;
+	else if (!strcmp(name, "off"))
+		mode = ZCFSD_SCOPES_OFF;
+	else
+		return -EINVAL;
+	return 0;
+}
 
 bool zcfsd_scope_wanted(void)
 {
 	const char *id = getenv("INVOCATION_ID");
 
+	if (mode != ZCFSD_SCOPES_AUTO)
+		return mode == ZCFSD_SCOPES_SYSTEMD;
 	return id && *id && access("/run/systemd/private", F_OK) == 0;
 }
 
@@ -85,8 +104,14 @@ int zcfsd_scope_move(pid_t pid, const char *volume)
 		r = sd_bus_call(b, m, SCOPE_TIMEOUT_USEC, &err, &reply);
 out:
 	if (r < 0) {
-		/* once per zcfsd: the server stays in zcfsd's cgroup */
-		if (!warned)
+		/* The server stays in zcfsd's cgroup. Asked for explicitly
+		 * (a pod), that is every time an error: the volume now dies
+		 * with the pod. Else once per zcfsd. */
+		if (mode == ZCFSD_SCOPES_SYSTEMD)
+			log_err("event=scope-failed volume=%s pid=%d error=\"%s\" effect=\"this server stays in zcfsd's "
+				"cgroup: it stops when zcfsd's pod or unit does\"", volume, (int)pid,
+				sd_bus_error_is_set(&err) ? err.message : strerror(-r));
+		else if (!warned)
 			log_warn("event=scope-failed volume=%s pid=%d error=\"%s\" effect=\"servers stay in zcfsd.service: "
 				 "a restart of the unit stops them\"", volume, (int)pid,
 				 sd_bus_error_is_set(&err) ? err.message : strerror(-r));

@@ -170,8 +170,13 @@ int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v);
 void zcfsd_check_stalls(struct zcfsd *d);
 int zcfsd_stall_timeout_ms(struct zcfsd *d);
 
-/* scope.c: under a systemd service, PID into a transient scope of its
- * own so that a restart of zcfsd.service leaves it running. */
+/* scope.c: PID into a transient systemd scope of its own so that a
+ * restart of zcfsd.service, or the end of zcfsd's pod, leaves it
+ * running. Mode (--server-scopes): auto, under a systemd service only;
+ * systemd, always (a pod with the host's /run/systemd and hostPID);
+ * off. set_mode: -EINVAL for another name. */
+enum zcfsd_scope_mode { ZCFSD_SCOPES_AUTO, ZCFSD_SCOPES_SYSTEMD, ZCFSD_SCOPES_OFF };
+int zcfsd_scope_set_mode(const char *name);
 bool zcfsd_scope_wanted(void);
 int zcfsd_scope_move(pid_t pid, const char *volume);
 void zcfsd_scope_done(void);

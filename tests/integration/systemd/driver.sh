@@ -112,6 +112,73 @@ check "... into the volume" in_volume f3
 check "systemctl start zcfsd again" systemctl start zcfsd.service
 check "... re-adopted once more" test "$(srv_pid v1)" = "$P1"
 
+# zcfsd as a Kubernetes pod (deploy/kubernetes/daemonset.yaml): no systemd
+# service (INVOCATION_ID unset), --server-scopes=systemd through the
+# host's /run/systemd. A transient unit stands for the pod: the "runtime"
+# ends it by killing its cgroup whole (systemctl kill -s KILL). The
+# servers live in scopes of their own, so the next pod's zcfsd re-adopts
+# them; with --server-scopes=off a pod's server dies with it (the kill
+# is real).
+pod_start() { # pod_start UNIT SCOPES
+	mkdir -p /run/zcfs
+	systemd-run --quiet --unit="$1" --property=KillMode=control-group \
+		/usr/bin/env -u INVOCATION_ID "$BIN/zcfsd" --policy /etc/zcfs/policy.d --state-dir /var/lib/zcfs \
+		--socket /run/zcfs/zcfsd.sock --serve "$BIN/zcfs-serve" --foreground --server-scopes="$2" &&
+		wait_for 10 ctl status
+}
+pod_kill() { systemctl kill -s KILL "$1.service" && wait_for 10 bash -c "! systemctl is-active -q $1.service"; }
+in_pod_cgroup() { grep -q "/$2.service" /proc/"$1"/cgroup; }
+check "systemctl stop zcfsd (pods take over)" systemctl stop zcfsd.service
+check "pod 1 (--server-scopes=systemd) starts and answers" pod_start zt-pod1 systemd
+check "... re-adopted v1 (pid $P1)" test "$(srv_pid v1)" = "$P1"
+mkdir -p /srv/zt/v2
+check "pod 1: volume create + publish v2" bash -c "'$BIN/zcfsctl' volume create v2 --transport '$T' && '$BIN/zcfsctl' volume publish v2 /srv/zt/v2"
+P2=$(srv_pid v2)
+check "v2's server (pid $P2) is in a scope of its own, not in the pod's cgroup" \
+	bash -c "grep -q '/system-zcfs.slice/zcfs-serve-$P2.scope' /proc/$P2/cgroup && ! grep -q '/zt-pod1.service' /proc/$P2/cgroup"
+touch /zt/out/writing2
+( i=0; while [ -e /zt/out/writing2 ]; do echo "$i" >>/srv/zt/v2/log || { echo "write $i failed" >>/zt/out/writer2.err; exit 1; }; i=$((i + 1)); sleep 0.02; done ) &
+WRITER2=$!
+# and fio verifying what it wrote as it goes (a time_based job runs no
+# final verify phase)
+if command -v fio >/dev/null; then
+	fio --name=podchange --filename=/srv/zt/v2/fio.dat --size=16M --rw=randwrite --bs=4k --direct=1 \
+		--ioengine=psync --verify=crc32c --verify_backlog=64 --time_based --runtime=5 \
+		--output-format=json --output=/zt/out/fio-pod.json >/zt/out/fio-pod.err 2>&1 &
+	FIO=$!
+fi
+sleep 0.5
+check "pod 1 killed whole (its cgroup, as a container runtime does)" pod_kill zt-pod1
+check "... v1's and v2's servers lived on" kill -0 "$P1" "$P2"
+check "... v2 serves with no zcfsd at all" bash -c 'echo nodaemon >/srv/zt/v2/g && grep -qx nodaemon /srv/zt/v2/g'
+check "pod 2 (the next generation) starts and answers" pod_start zt-pod2 systemd
+check "... re-adopted v1 and v2 (pids $P1 $P2)" test "$(srv_pid v1) $(srv_pid v2)" = "$P1 $P2"
+check "... v2 published" test "$(vol v2 state)" = published
+sleep 0.5
+rm -f /zt/out/writing2
+wait "$WRITER2"
+check "v2's writer never failed across the pod change" test ! -s /zt/out/writer2.err
+if [ -n "${FIO:-}" ]; then
+	wait "$FIO"; frc=$?
+	check "fio (4 KiB direct writes, crc32c verified during the run) across the pod change: exit $frc, no error" \
+		bash -c "[ $frc = 0 ] && jq -e '.jobs[0].error == 0 and .jobs[0].write.io_bytes > 0 and .jobs[0].read.io_bytes > 0' /zt/out/fio-pod.json"
+else
+	res "# fio not installed in the container's /usr: the pod change ran under the shell writer only"
+fi
+check "... and wrote throughout ($(wc -l </srv/zt/v2/log) lines, in the volume)" \
+	bash -c '[ "$(wc -l </srv/zt/v2/log)" -gt 20 ] && cmp -s /srv/zt/v2/log /var/lib/zcfs/volumes/zt/v2/log'
+check "pod 2 killed whole" pod_kill zt-pod2
+check "pod 3 (--server-scopes=off) starts" pod_start zt-pod3 off
+mkdir -p /srv/zt/v3
+check "pod 3: volume create + publish v3" bash -c "'$BIN/zcfsctl' volume create v3 --transport '$T' && '$BIN/zcfsctl' volume publish v3 /srv/zt/v3"
+P3=$(srv_pid v3)
+check "v3's server (pid $P3) is in pod 3's cgroup" in_pod_cgroup "$P3" zt-pod3
+check "pod 3 killed whole" pod_kill zt-pod3
+check "... v3's server died with it (no scope), v1's and v2's did not" bash -c "! kill -0 $P3 2>/dev/null && kill -0 $P1 $P2"
+check "zcfsd.service again: re-adopts v1 and v2" bash -c "systemctl start zcfsd.service && [ \"\$('$BIN/zcfsctl' volume get v1 | jq -r .volume.pid) \$('$BIN/zcfsctl' volume get v2 | jq -r .volume.pid)\" = '$P1 $P2' ]"
+check "... and gives v3 back as created (its connection died with its server)" test "$(vol v3 state)" = created
+check "v2 and v3 unpublished and deleted" bash -c "'$BIN/zcfsctl' volume unpublish v2 /srv/zt/v2 && '$BIN/zcfsctl' volume delete v2 && '$BIN/zcfsctl' volume delete v3"
+
 # the volume plugin under its hardened unit
 check "zcfs-volume-plugin.service started (Type=notify)" systemctl start zcfs-volume-plugin.service
 check "zcfs-volume-plugin.service is active" test "$(prop zcfs-volume-plugin.service ActiveState)" = active
