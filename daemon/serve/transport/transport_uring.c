@@ -145,7 +145,6 @@ static int start_queues(struct zcfs_session *se, struct uring_transport *t, cons
 		if (holder) {
 			t->queues[n].holder = true;
 			t->queues[n].holder_fd = se->opts->holder_rings + (int)n;
-			t->queues[n].wake_signal = DEVFUSE_WAKE_SIGNAL;
 		}
 		t->queues[n].ext = &t->plan;	/* read once asked to register */
 		r = uring_queue_spawn(&t->queues[n], se, &t->g, n);

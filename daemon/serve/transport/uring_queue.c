@@ -55,17 +55,22 @@ static int wait_report(struct uring_queue *q, bool *done, int *err)
 
 /* A cleared SQE; the SQ holds one slot per entry plus the wake poll, so
  * running out means a bookkeeping bug, and submitting frees slots. */
-static struct io_uring_sqe *queue_sqe(struct uring_queue *q)
+static struct io_uring_sqe *ring_sqe(struct io_uring *ring)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 
 	if (!sqe) {
-		(void)io_uring_submit(&q->ring);
-		sqe = io_uring_get_sqe(&q->ring);
+		(void)io_uring_submit(ring);
+		sqe = io_uring_get_sqe(ring);
 	}
 	if (sqe)
 		memset(sqe, 0, ZCFS_URING_SQE_SIZE);
 	return sqe;
+}
+
+static struct io_uring_sqe *queue_sqe(struct uring_queue *q)
+{
+	return ring_sqe(&q->ring);
 }
 
 struct io_uring_sqe *uring_queue_sqe(struct uring_queue *q)
@@ -75,12 +80,13 @@ struct io_uring_sqe *uring_queue_sqe(struct uring_queue *q)
 
 struct io_uring_sqe *uring_queue_fuse_cmd_sqe(struct uring_queue *q, uint32_t op)
 {
-	struct io_uring_sqe *sqe = queue_sqe(q);
+	/* A holder's ring (its fixed file 0 is the fuse fd) or our own. */
+	struct io_uring_sqe *sqe = ring_sqe(q->holder ? &q->hring : &q->ring);
 
 	if (!sqe)
 		return NULL;
 	sqe->opcode = IORING_OP_URING_CMD;
-	if (q->fixed_fuse_fd) {
+	if (q->holder || q->fixed_fuse_fd) {
 		sqe->fd = 0;
 		sqe->flags = IOSQE_FIXED_FILE;
 	} else {
@@ -117,7 +123,7 @@ static int submit_fuse_cmd(struct uring_queue *q, struct uring_entry *e, uint32_
 			sqe->addr = (uint64_t)(uintptr_t)s->iov;
 		}
 		sqe->user_data = ud_encode_gen(UD_FUSE_CMD, e->index,
-					       holder_note_cmd(s, q->holder_epoch, q->ring.sq.sqe_tail - 1, op,
+					       holder_note_cmd(s, q->holder_epoch, q->hring.sq.sqe_tail - 1, op,
 							       op == ZCFS_URING_CMD_REGISTER ? 0 : e->commit_id));
 	} else {
 		sqe->user_data = ud_encode(UD_FUSE_CMD, e->index);
@@ -281,6 +287,21 @@ static int arm_wake(struct uring_queue *q)
 	return 0;
 }
 
+/* The holder's CQ made visible to our wait: a multishot poll of its ring
+ * fd on our ring (readable when it has CQEs). Re-armed when the kernel
+ * ends it. */
+static int arm_holder_poll(struct uring_queue *q)
+{
+	struct io_uring_sqe *sqe = queue_sqe(q);
+
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_poll_multishot(sqe, q->hring.ring_fd, POLLIN);
+	sqe->user_data = ud_encode(UD_HOLDER_POLL, 0);
+	q->hpoll_armed = true;
+	return 0;
+}
+
 static void handle_cqe(struct uring_queue *q, uint64_t ud, int res)
 {
 	enum ud_kind kind;
@@ -318,16 +339,29 @@ static void handle_cqe(struct uring_queue *q, uint64_t ud, int res)
 	}
 }
 
-static void reap(struct uring_queue *q)
+static void reap_ring(struct uring_queue *q, struct io_uring *ring)
 {
+	const uint64_t hpoll = ud_encode(UD_HOLDER_POLL, 0);
 	struct io_uring_cqe *cqe;
 	unsigned head, n = 0;
 
-	io_uring_for_each_cqe(&q->ring, head, cqe) {
-		handle_cqe(q, cqe->user_data, cqe->res);
+	io_uring_for_each_cqe(ring, head, cqe) {
+		if (cqe->user_data == hpoll)	/* hring is reaped below anyway */
+			q->hpoll_armed = cqe->flags & IORING_CQE_F_MORE;
+		else
+			handle_cqe(q, cqe->user_data, cqe->res);
 		n++;
 	}
-	io_uring_cq_advance(&q->ring, n);
+	io_uring_cq_advance(ring, n);
+}
+
+/* Our ring, then the holder's once it is ours (REGISTER done) and while
+ * no hand-over is under way: from then on what arrives is the successor's. */
+static void reap(struct uring_queue *q)
+{
+	reap_ring(q, &q->ring);
+	if (q->holder && q->registered && !q->handing_over)
+		reap_ring(q, &q->hring);
 }
 
 int uring_queue_run_sync(struct uring_queue *q, struct io_uring_sqe *sqe)
@@ -434,19 +468,28 @@ static void handover_step(struct uring_queue *q)
 	}
 }
 
+static void log_attach(struct uring_queue *q, uint32_t tail, const unsigned *n)
+{
+	log_info("qid=%u: holder rings epoch=%llu sq_tail=%u entries: register=%u wait=%u resubmit=%u "
+		 "recommit=%u serve-saved=%u serve-header=%u dead=%u cq_ready=%u", q->qid,
+		 (unsigned long long)q->holder_epoch, tail, n[HOLDER_TAKE_REGISTER], n[HOLDER_TAKE_WAIT],
+		 n[HOLDER_TAKE_RESUBMIT], n[HOLDER_TAKE_RECOMMIT], n[HOLDER_TAKE_SERVE_SAVED],
+		 n[HOLDER_TAKE_SERVE_HEADER], n[HOLDER_TAKE_DEAD], io_uring_cq_ready(&q->hring));
+}
+
 /* On a holder's rings: each entry resumed where the predecessor left it
  * (uring_holder.h); those that need serving are served once every
  * command is published. */
 static int holder_attach(struct uring_queue *q)
 {
-	uint32_t tail = holder_sq_ktail(&q->ring);
+	uint32_t tail = holder_sq_ktail(&q->hring);
 	unsigned i, n[HOLDER_TAKE_DEAD + 1] = { 0 };
 	bool stale_epoch = false;
 	int r = 0;
 
 	/* A standby mapped the ring while its predecessor still submitted:
 	 * our SQEs go where the kernel's tail is now. */
-	q->ring.sq.sqe_head = q->ring.sq.sqe_tail = tail;
+	q->hring.sq.sqe_head = q->hring.sq.sqe_tail = tail;
 	q->pops = &uring_payload_stock;
 	q->holder_epoch = ringmem_holder_epoch(q->rm);
 	for (i = 0; i < q->g->depth && r == 0; i++) {
@@ -493,14 +536,12 @@ static int holder_attach(struct uring_queue *q)
 		}
 	}
 	if (r == 0) {
-		r = io_uring_submit(&q->ring);
+		r = io_uring_submit(&q->hring);
 		r = r < 0 ? r : 0;
 	}
-	log_info("qid=%u: holder rings epoch=%llu sq_tail=%u entries: register=%u wait=%u resubmit=%u "
-		 "recommit=%u serve-saved=%u serve-header=%u dead=%u cq_ready=%u", q->qid,
-		 (unsigned long long)q->holder_epoch, tail, n[HOLDER_TAKE_REGISTER], n[HOLDER_TAKE_WAIT],
-		 n[HOLDER_TAKE_RESUBMIT], n[HOLDER_TAKE_RECOMMIT], n[HOLDER_TAKE_SERVE_SAVED],
-		 n[HOLDER_TAKE_SERVE_HEADER], n[HOLDER_TAKE_DEAD], io_uring_cq_ready(&q->ring));
+	if (r == 0)
+		r = arm_holder_poll(q);
+	log_attach(q, tail, n);
 	/* An earlier holder's entries died with it: what reached this queue
 	 * meanwhile waits in its list (see register_entries). */
 	if (r == 0 && q->se->resume && stale_epoch)
@@ -688,17 +729,13 @@ static int queue_setup(struct uring_queue *q)
 	if (r < 0)
 		return r;
 	if (q->holder) {
-		/* Created, restricted and enabled by the holder. No backing
-		 * I/O on it (URING_CMD only): done inline. */
+		/* Created, restricted and enabled by the holder. */
 		q->setup_step = "holder_ring";
-		r = holder_ring_map(q->holder_fd, ringmem_holder_params(q->rm, q->qid), &q->ring);
+		r = holder_ring_map(q->holder_fd, ringmem_holder_params(q->rm, q->qid), &q->hring);
 		if (r < 0)
 			return r;
 		q->holder_fd = -1;	/* the ring's now: closed by io_uring_queue_exit */
-		q->ring_ok = true;
-		q->fixed_fuse_fd = true;
-		q->backing_nowait = -1;
-		return 0;
+		q->hring_ok = true;
 	}
 	q->setup_step = "io_uring_setup";
 	r = ring_create(q);
@@ -736,52 +773,41 @@ static void pin_to_cpu(struct uring_queue *q)
 		log_debug("qid=%u: not pinned: %s", q->qid, strerror(r));
 }
 
-/* Holder rings: no eventfd poll on the ring (URING_CMD only), so the
- * controlling thread wakes the queue with wake_signal, which this thread
- * keeps blocked except inside the wait (no wake can be lost). While the
- * ring is not ours, only that signal is waited for. */
-static int holder_wait(struct uring_queue *q)
-{
-	struct io_uring_cqe *cqe;
-	sigset_t mask, one;
-	int r;
-
-	sigemptyset(&one);
-	sigaddset(&one, q->wake_signal);
-	if (!q->registered || q->holder_parked) {
-		struct timespec ts = { .tv_sec = 1 };
-		r = sigtimedwait(&one, NULL, &ts);
-		return r < 0 && errno != EAGAIN && errno != EINTR ? -errno : 0;
-	}
-	/* Published first, then waited for with nothing to submit: on an
-	 * SQPOLL ring io_uring_enter returns the count it was asked to
-	 * submit in place of the wait's -EINTR (6.18 io_uring_enter: "if
-	 * (!ret) ret = ret2"), and liburing would wait again with the
-	 * signal already taken. */
-	r = io_uring_submit(&q->ring);
-	if (r < 0)
-		return r;
-	pthread_sigmask(SIG_SETMASK, NULL, &mask);
-	sigdelset(&mask, q->wake_signal);
-	r = io_uring_wait_cqes(&q->ring, &cqe, 1, NULL, &mask);
-	return r == -ETIME ? 0 : r;
-}
-
-/* Planned restart on holder rings: every command written is published and
- * nothing more is reaped; what arrives waits in the holder's CQ for the
- * successor. Requests are served synchronously here, so none is half done. */
+/* Planned restart on holder rings: once no entry is being served (their
+ * backing I/O done, their commits written), every command is published and
+ * nothing more is taken from the holder's CQ; what arrives waits there for
+ * the successor, idle entries stay the holder's. */
 static void holder_park(struct uring_queue *q)
 {
+	unsigned i;
 	int r;
 
 	if (q->holder_parked)
 		return;
-	r = io_uring_submit(&q->ring);
+	for (i = 0; i < q->g->depth; i++)
+		if (q->ents[i].state == ENT_IN_SERVER || q->ents[i].state == ENT_BACKING_IO)
+			return;
+	r = io_uring_submit(&q->hring);
 	if (q->n_clear && r >= 0)
 		clear_submitted(q);
 	q->holder_parked = true;
-	q->held = io_uring_cq_ready(&q->ring);
+	q->held = io_uring_cq_ready(&q->hring);
 	report(q, &q->handover_done, &q->handover_err, r < 0 ? r : 0);
+}
+
+/* Before our wait: the holder's SQ published, its CQ looked at (the poll
+ * only tells of CQEs posted after it was armed). True when CQEs wait. */
+static bool holder_flush(struct uring_queue *q)
+{
+	if (!q->holder || !q->registered || q->holder_parked)
+		return false;
+	if (io_uring_submit(&q->hring) >= 0 && q->n_clear)
+		clear_submitted(q);
+	if (q->handing_over)
+		return false;
+	if (!q->hpoll_armed && arm_holder_poll(q) < 0)
+		log_err("qid=%u: cannot poll the holder's ring", q->qid);
+	return io_uring_cq_ready(&q->hring) > 0;
 }
 
 static void *queue_main(void *arg)
@@ -795,8 +821,8 @@ static void *queue_main(void *arg)
 	if (r < 0)
 		return NULL;
 	while (!atomic_load(&q->want_stop)) {
-		if (q->holder) {
-			r = holder_wait(q);
+		if (holder_flush(q)) {
+			r = io_uring_submit(&q->ring);	/* completions wait: no sleep */
 		} else if (q->handing_over) {
 			/* Kicks are retried: wake up without completions too. */
 			struct __kernel_timespec ts = { .tv_nsec = 20000000 };
@@ -814,10 +840,7 @@ static void *queue_main(void *arg)
 		}
 		if (q->n_clear && r >= 0)
 			clear_submitted(q);
-		/* A holder's ring is shared with the predecessor until it is
-		 * ours (REGISTER time), and the successor's after a hand-over. */
-		if (!q->holder || (q->registered && !q->holder_parked))
-			reap(q);
+		reap(q);
 		if (atomic_load(&q->want_register) && !q->registered)
 			report(q, &q->register_done, &q->register_err, register_entries(q));
 		if (atomic_load(&q->want_handover) && !q->handing_over)
@@ -836,11 +859,6 @@ static void *queue_main(void *arg)
 
 static void wake(struct uring_queue *q)
 {
-	if (q->holder) {
-		if (q->started)
-			(void)pthread_kill(q->thread, q->wake_signal);
-		return;
-	}
 	if (q->efd >= 0 && eventfd_write(q->efd, 1) < 0)
 		log_debug("qid=%u: wake: %m", q->qid);
 }
@@ -923,6 +941,11 @@ void uring_queue_stop(struct uring_queue *q)
 	if (q->ring_ok)
 		io_uring_queue_exit(&q->ring);
 	q->ring_ok = false;
+	if (q->hring_ok)
+		io_uring_queue_exit(&q->hring);
+	q->hring_ok = false;
+	if (q->holder)	/* not mapped (a failed set-up): still ours */
+		q->holder_fd = safe_close(q->holder_fd);
 	zerocopy_queue_free(q);
 	if (q->mem && !q->rm)
 		munmap(q->mem, q->mem_size);

@@ -61,12 +61,15 @@ struct uring_queue {
 	bool fixed_fuse_fd;	/* /dev/fuse is fixed file 0 */
 	void *mem;		/* headers, then payloads (or the pool) */
 	struct ringmem *rm;	/* --ring-memfd: mem lives there, NULL otherwise */
-	/* --holder-rings (uring_holder.h): ring is a ring holder's, mapped
-	 * from holder_fd; the FUSE commands alone go on it (backing I/O runs
-	 * inline), and the thread waits in it with wake_signal unblocked. */
+	/* --holder-rings (uring_holder.h): the FUSE commands go on hring, a
+	 * ring holder's ring mapped from holder_fd; ring, the queue's own,
+	 * carries the backing I/O, the wake poll and a multishot poll of
+	 * hring's fd, and the thread waits in it alone. */
 	bool holder;
 	int holder_fd;
-	int wake_signal;
+	struct io_uring hring;
+	bool hring_ok;
+	bool hpoll_armed;	/* the poll of hring's fd is in ring */
 	uint64_t holder_epoch;	/* the holder's, read at REGISTER */
 	bool holder_parked;	/* hand-over done: reaps nothing more */
 	unsigned stale_cqes;	/* completions a dead predecessor had handled */

@@ -22,6 +22,7 @@ enum ud_kind {
 	UD_BACKING_WRITE,	/* pwrite of a WRITE from the entry's payload */
 	UD_WAKE,		/* poll on the queue's eventfd */
 	UD_SETUP,		/* ADD_QUEUE / ADD_BUFPOOL, waited for synchronously */
+	UD_HOLDER_POLL,		/* multishot poll of a ring holder's ring fd */
 	UD_KIND_END,
 };
 
