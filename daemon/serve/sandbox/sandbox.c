@@ -25,6 +25,7 @@
 #include "sandbox.h"
 #include "kernel/zcfs_fuse_abi.h"
 #include "kernel/zcfs_landlock_abi.h"
+#include "kernel/zcfs_xattr_abi.h"
 
 /* A read-only file outside SOURCE the server still reads after
  * sandboxing: the io_uring transport sizes its queues from it when it
@@ -222,6 +223,7 @@ static const int allowed_syscalls[] = {
 	SCMP_SYS(setxattr), SCMP_SYS(lsetxattr), SCMP_SYS(fsetxattr),
 	SCMP_SYS(listxattr), SCMP_SYS(llistxattr), SCMP_SYS(flistxattr),
 	SCMP_SYS(removexattr), SCMP_SYS(lremovexattr), SCMP_SYS(fremovexattr),
+	ZCFS_NR_getxattrat,	/* unknown to libseccomp 2.5: the kernel's number */
 	/* memory */
 	SCMP_SYS(munmap), SCMP_SYS(madvise), SCMP_SYS(brk), SCMP_SYS(mremap),
 	SCMP_SYS(mlock), SCMP_SYS(munlock),
