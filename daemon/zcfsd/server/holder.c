@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include "daemon/common/log.h"
 #include "daemon/common/ring_holder.h"
+#include "daemon/zcfsd/state/state.h"
 #include "server.h"
 
 /* One volume's holder start: exec, linking, one ring per queue. */
@@ -151,6 +152,10 @@ static int holder_start(struct zcfsd *d, struct zcfsd_volume *v, const struct po
 		log_warn("event=watch-failed volume=%s holder=%d error=%s", v->id, (int)pid, strerror(-r));
 	log_info("event=holder-start volume=%s pid=%d uid=%u rings=%u memlock=%llu said=\"%s\"", v->id,
 		 (int)pid, (unsigned)t->uid, v->holder.rings, (unsigned long long)memlock, msg);
+	/* Recorded at once: a zcfsd that dies before its next save would
+	 * leave this holder to no one (its connection is a published one,
+	 * which the orphan sweep leaves alone). */
+	(void)zcfsd_state_save(d);
 	return 0;
 }
 

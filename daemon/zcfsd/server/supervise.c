@@ -431,6 +431,10 @@ void zcfsd_readopt(struct zcfsd *d)
 			(void)syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0);
 		if (v->fuse_fd < 0 && v->conn && zcfsd_conn_ours(v->conn, v->id))
 			(void)zcfsd_conn_abort(v->conn);
+		/* Its ring holder, if it is still the recorded process: the
+		 * teardown kills it (not left pinning the tenant's memory). */
+		if (v->ring_holder && v->holder.pidfd < 0 && zcfsd_holder_readopt(d, v) < 0)
+			v->holder.pid = 0;
 		zcfsd_volume_teardown(d, v, true);
 	}
 	(void)zcfsd_state_save(d);
