@@ -58,6 +58,9 @@ check "... and serves its data" grep -q two "$TGT/b/f"
 ctl volume unpublish v2 "$TGT/b" >/dev/null
 check "nothing left mounted under W" bash -c "! grep -q ' $W' /proc/self/mounts"
 
+check "ring_holder on a /dev/fuse volume is refused (INVALID_ARGUMENT)" \
+	test "$(code_of ctl call volume.create '{"id":"vh","transport":"devfuse","ring_holder":true}')" = INVALID_ARGUMENT
+check "... and nothing made" bash -c "! ctl_out=\$('$ZCFS_BIN/zcfsctl' --socket '$SOCK' volume get vh 2>&1) && [ ! -e '$STORE/t1/vh' ]"
 # A ring holder volume (ring_holder, docs/supervision.md "Ring holder"):
 # the holder is re-adopted like the server; a server killed afterwards
 # resumes on the same holder's rings; a killed holder takes its server

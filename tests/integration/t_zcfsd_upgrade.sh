@@ -27,6 +27,12 @@ pid0=$ZCFSD_PID
 id=v1 mnt=$TGT/v1
 create_publish_or_fail "$id" "$mnt"
 srv0=$(server_pid "$id")
+# [uring] beside it a ring holder volume (docs/supervision.md "Ring holder"):
+# its holder, like its server, runs on through every upgrade.
+if [ "$ZCFS_TRANSPORT" = uring ]; then
+	create_publish_or_fail v2 "$TGT/v2" --ring-holder
+	h2=$(vol_field v2 holder_pid); s2=$(server_pid v2)
+fi
 : >"$W/stalls"
 "$PROBE" "$mnt/probe" 10 "$W/stalls" >"$W/probe.out" 2>&1 &
 probe_pid=$!
@@ -82,6 +88,15 @@ check "probe: no client error or mismatch" \
 check "fio: no I/O or verify error ($fio_err lines, $jobs_err jobs)" test "$fio_err" = 0 -a "$jobs_err" = 0
 check "fio wrote and verified through the upgrades" \
 	test "$(jq '[.jobs[] | select(.write.io_bytes > 0 and .read.io_bytes > 0)] | length' "$W/fio.json" 2>/dev/null)" = 2
+if [ "$ZCFS_TRANSPORT" = uring ]; then
+	check "[holder] v2's holder and server ran on: same pids" \
+		test "$(vol_field v2 holder_pid):$(server_pid v2)" = "$h2:$s2"
+	check "[holder] v2 serves after the upgrades" bash -c "echo x >'$TGT/v2/f' && grep -q x '$TGT/v2/f'"
+	kill -9 "$h2"
+	check "[holder] a holder killed after the upgrades: new holder and server" \
+		wait_for "v2 new holder" 10 bash -c "h=\$('$ZCFS_BIN/zcfsctl' --socket '$SOCK' volume get v2 | jq -r .volume.holder_pid); [ \"\$h\" != $h2 ] && [ \"\$h\" != 0 ] && grep -q 'event=server-restart volume=v2' '$W/zcfsd.log'"
+	ctl volume unpublish v2 "$TGT/v2" >/dev/null
+fi
 restarted() { local p; p=$(server_pid "$id"); [ "$p" != "$srv0" ] && [ "$p" != 0 ] && [ "$p" != null ]; }
 kill -9 "$srv0"
 check "the upgraded zcfsd restarts a killed server" wait_for restart 10 restarted
