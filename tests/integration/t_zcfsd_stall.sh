@@ -22,10 +22,11 @@ create_publish_or_fail v1 "$TGT/a"
 "$PROBE" "$TGT/a/probe" 10 >"$W/probe.out" 2>&1 &
 PROBE_PID=$!
 zcfsd_status_poller
-sleep 1
+sleep 2
 P0=$(server_pid v1)
 rounds_before=$(grep -c . "$W/probe.out")
 t_stop=$(date +%s%N)
+status_before=$(grep -c . "$W/status.ms")
 kill -STOP "$P0"
 restarted() { local p; p=$(server_pid v1); [ "$p" != "$P0" ] && [ "$p" != 0 ] && [ "$p" != null ]; }
 wait_for "the stalled server replaced" $(( TIMEOUT_MS / 1000 + 6 )) restarted
@@ -46,11 +47,17 @@ cancel=$(grep -cE 'probe: round [0-9]+:.*Operation canceled' "$W/probe.out")
 [ "$ZCFS_TRANSPORT" = uring ] || { other=$((other + cancel)); cancel=0; }
 [ "$cancel" -gt 0 ] && log "LOST TO THE KERNEL: $cancel requests ended with ECANCELED (io_uring, 6.18)"
 check "the probe saw no error" test "$other" -eq 0
-max=$(sort -n "$W/status.ms" | tail -n 1)
-log "status: $(wc -l <"$W/status.ms") calls during the stall, slowest ${max} ms"
+# The bound is 100 ms over what the machine itself costs a call: the
+# slowest of the 2 s of calls before the SIGSTOP, 4 times (CI shares 2
+# CPUs: at load 9 one call in 80 took 157 ms with nothing of zcfsd's in
+# the way). A wait of zcfsd's on the server would be the stall's length.
+base=$(head -n "$status_before" "$W/status.ms" | sort -n | tail -n 1)
+max=$(tail -n +"$((status_before + 1))" "$W/status.ms" | sort -n | tail -n 1)
+bound=$((100 + 4 * ${base:-0}))
+log "status: $(wc -l <"$W/status.ms") calls, $status_before before the stall (slowest ${base} ms), slowest during and after it ${max} ms (bound $bound ms)"
 sed 's/^/# status client: /' "$W/status.err"
 check "the status client was answered throughout" test ! -s "$W/status.err" -a "$(wc -l <"$W/status.ms")" -gt 5
-check "status answered in < 100 ms throughout" test "${max:-999}" -lt 100
+check "status answered in < 100 ms + the machine's own slowest throughout" test "${max:-999}" -lt "$bound"
 ctlq volume unpublish v1 "$TGT/a"
 [ "$_zcfs_failed" -eq 0 ] || show_zcfsd_log
 finish
