@@ -96,6 +96,14 @@ if [ "$ZCFS_TRANSPORT" = uring ]; then
 	ctl volume unpublish v3 "$TGT/c" >/dev/null
 	check "[holder] unpublish stops server and holder" \
 		wait_for "v3 processes gone" 10 bash -c "! kill -0 $H3 2>/dev/null && ! kill -0 $P3 2>/dev/null"
+	# At once again (its old holder maybe not reaped yet): a new holder
+	ctl volume publish v3 "$TGT/c" >/dev/null; ctl volume unpublish v3 "$TGT/c" >/dev/null
+	check "[holder] publish right after, then again: serves with a new holder" \
+		bash -c "'$ZCFS_BIN/zcfsctl' --socket '$SOCK' volume publish v3 '$TGT/c' >/dev/null && grep -q again '$TGT/c/g' &&
+			h=\$('$ZCFS_BIN/zcfsctl' --socket '$SOCK' volume get v3 | jq -r .volume.holder_pid) && [ \"\$h\" -gt 0 ] && [ \"\$h\" != $H3 ]"
+	ctl volume unpublish v3 "$TGT/c" >/dev/null
+	zombies() { ps --ppid "$ZCFSD_PID" -o stat= | grep -c '^Z'; }
+	check "[holder] no zombie children of zcfsd ($(zombies))" wait_for "no zombies" 5 bash -c "[ \$(ps --ppid $ZCFSD_PID -o stat= | grep -c '^Z') = 0 ]"
 fi
 [ "$_zcfs_failed" -eq 0 ] || show_zcfsd_log
 finish

@@ -115,6 +115,13 @@ static int holder_start(struct zcfsd *d, struct zcfsd_volume *v, const struct po
 	int p[2], r;
 	pid_t pid;
 
+	/* One killed at an unpublish whose exit was not seen yet: reaped
+	 * now (SIGKILLed, it is gone in moments), not overwritten. */
+	if (v->holder.pidfd >= 0) {
+		(void)syscall(SYS_pidfd_send_signal, v->holder.pidfd, SIGKILL, NULL, 0);
+		(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, v->holder.pidfd, NULL);
+		holder_reap(v);
+	}
 	zcfsd_serve_opts_of(d, v, t, src, false, &o);
 	zcfsd_holder_argv(&o, &a);
 	if (pipe2(p, O_CLOEXEC) < 0)
