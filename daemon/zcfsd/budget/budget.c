@@ -117,10 +117,26 @@ bool zcfsd_serve_has_option(const char *serve_bin, const char *option)
 	return run_capture(argv, buf, sizeof(buf)) == 0 && strstr(buf, option);
 }
 
+/* A ring holder volume has two rings per queue: the holder's (FUSE
+ * commands) and the server's own (backing I/O, its wait); both are
+ * locked memory of the tenant's uid. */
+static uint64_t holder_rings_extra(unsigned ncpus, uint32_t depth, uint32_t max_write)
+{
+	struct uring_geometry g;
+
+	uring_geometry_init(&g, ncpus, depth, max_write, max_write / 4096, 4096, URING_DEFAULT_CQES_OFF);
+	return (uint64_t)ncpus * uring_ring_bytes(&g);
+}
+
 int zcfsd_pinned_bytes(struct zcfsd *d, const struct zcfsd_volume *v,
 		       const struct policy_tenant *t, uint64_t *ret)
 {
-	*ret = zcfsd_uses_uring(v->transport, t) ? pinned_for(d->ncpus, v->queue_depth, v->max_write) : 0;
+	*ret = 0;
+	if (!zcfsd_uses_uring(v->transport, t))
+		return 0;
+	*ret = pinned_for(d->ncpus, v->queue_depth, v->max_write);
+	if (v->ring_holder)
+		*ret += holder_rings_extra(d->ncpus, v->queue_depth, v->max_write);
 	return 0;
 }
 
