@@ -69,6 +69,13 @@ if [ "$ZCFS_TRANSPORT" = uring ]; then
 	[ -x "$ZCFS_TESTBIN/probe" ] || fail "probe not built"
 	create_publish v3 "$TGT/c" --ring-holder || { show_zcfsd_log; fail "publish v3 --ring-holder"; }
 	H3=$(vol_field v3 holder_pid); P3=$(server_pid v3)
+	# The holder's confinement (docs/security.md, "The ring holder")
+	hs=/proc/$H3/status
+	check "[holder] runs as the tenant ($(awk '/^Uid:/ { print $2 }' "$hs")), no capabilities, no_new_privs, seccomp filter" \
+		bash -c "grep -qE '^Uid:\s+$TENANT_UID\s' $hs && grep -qE '^CapEff:\s+0+$' $hs && grep -qE '^CapPrm:\s+0+$' $hs &&
+			grep -qE '^NoNewPrivs:\s+1$' $hs && grep -qE '^Seccomp:\s+2$' $hs"
+	check "[holder] holds only its ring fds at 12.. besides stdio ($(ls /proc/$H3/fd | sort -n | paste -sd,))" \
+		test "$(ls /proc/$H3/fd | sort -n | paste -sd,)" = "0,1,2,$(seq -s, 12 $((11 + $(vol_field v3 holder.rings))))"
 	"$ZCFS_TESTBIN/probe" "$TGT/c/probe" 10 "$W/v3.stalls" >"$W/v3.probe" 2>&1 &
 	probe=$!
 	sleep 0.5
