@@ -245,7 +245,7 @@ static void parse_metrics(struct loader *ld, json_object *m)
 static void parse_data_paths(struct loader *ld, json_object *d, const char *where,
 			     struct policy_tenant *t)
 {
-	static const char *const keys[] = { "io_uring", "zero_copy", "passthrough", NULL };
+	static const char *const keys[] = { "io_uring", "zero_copy", "passthrough", "ring_holder", NULL };
 	json_object *v;
 	char f[160];
 
@@ -263,8 +263,13 @@ static void parse_data_paths(struct loader *ld, json_object *d, const char *wher
 	snprintf(f, sizeof(f), "%.120s.passthrough", where);
 	if (json_object_object_get_ex(d, "passthrough", &v))
 		get_bool(ld, v, f, &t->passthrough);
+	snprintf(f, sizeof(f), "%.120s.ring_holder", where);
+	if (json_object_object_get_ex(d, "ring_holder", &v))
+		get_bool(ld, v, f, &t->ring_holder);
 	if (t->zero_copy && !t->io_uring)
 		err(ld, where, "zero_copy needs io_uring");
+	if (t->ring_holder && !t->io_uring)
+		err(ld, where, "ring_holder needs io_uring");
 }
 
 static void parse_prefixes(struct loader *ld, json_object *a, const char *where,

@@ -22,6 +22,9 @@ struct policy_tenant {
 	char **prefixes;		/* allowed_target_prefixes */
 	size_t n_prefixes;
 	bool io_uring, zero_copy, passthrough;
+	/* data_paths.ring_holder: the tenant's io_uring volumes get a ring
+	 * holder unless volume.create says ring_holder false. */
+	bool ring_holder;
 	/* Who besides root may manage the tenant's volumes on the control
 	 * socket: peers with one of these uids, or one of these gids among
 	 * their groups (admin_uids / admin_gids; none: root only). */

@@ -30,7 +30,8 @@ static void test_valid(void **state)
 			  " \"metrics\": {\"listen\": \"/run/zcfs/metrics.sock\"},"
 			  " \"tenants\": [" TENANT(", \"memlock_budget\": \"64M\", \"max_volumes\": 3,"
 			  " \"default_quota\": 1073741824,"
-			  " \"data_paths\": {\"io_uring\": true, \"zero_copy\": true, \"passthrough\": false}") "]}";
+			  " \"data_paths\": {\"io_uring\": true, \"zero_copy\": true, \"passthrough\": false,"
+			  " \"ring_holder\": true}") "]}";
 	struct policy_errors e = { 0 };
 	struct policy *p = NULL;
 	const struct policy_tenant *t;
@@ -50,7 +51,7 @@ static void test_valid(void **state)
 	assert_int_equal(t->memlock_budget, 64ULL << 20);
 	assert_int_equal(t->max_volumes, 3);
 	assert_int_equal(t->default_quota, 1ULL << 30);
-	assert_true(t->io_uring && t->zero_copy && !t->passthrough);
+	assert_true(t->io_uring && t->zero_copy && !t->passthrough && t->ring_holder);
 	assert_int_equal(t->n_prefixes, 1);
 	assert_null(policy_find_tenant(p, "t2"));
 	policy_free(p);
@@ -82,7 +83,7 @@ static void test_all_errors_reported(void **state)
 			  " \"tenants\": [{\"name\": \"../x\", \"uid\": 0, \"gid\": \"x\","
 			  " \"memlock_budget\": \"64Q\", \"storage_root\": \"rel/path\","
 			  " \"allowed_target_prefixes\": [\"/a/../b\", \"/\"], \"colour\": \"red\","
-			  " \"data_paths\": {\"io_uring\": false, \"zero_copy\": true, \"warp\": 1}}]}";
+			  " \"data_paths\": {\"io_uring\": false, \"zero_copy\": true, \"ring_holder\": true, \"warp\": 1}}]}";
 	struct policy_errors e = { 0 };
 	struct policy *p = NULL;
 
@@ -104,6 +105,7 @@ static void test_all_errors_reported(void **state)
 	assert_true(has_error(&e, "bad.json: tenants[0].colour: unknown field"));
 	assert_true(has_error(&e, "bad.json: tenants[0].data_paths.warp: unknown field"));
 	assert_true(has_error(&e, "bad.json: tenants[0].data_paths: zero_copy needs io_uring"));
+	assert_true(has_error(&e, "bad.json: tenants[0].data_paths: ring_holder needs io_uring"));
 	assert_true(e.n >= 15);
 	policy_errors_clear(&e);
 }

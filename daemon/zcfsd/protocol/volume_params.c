@@ -57,13 +57,18 @@ static int parse_transport(json_object *params, struct zcfsd_volume_spec *s, str
 /* ring_holder: the io_uring rings are a holder process's, so a server's
  * death cancels no request (docs/supervision.md, "Ring holder"). Only
  * where the volume really runs on io_uring, and without zero-copy or
- * buffer pools (a holder's rings carry stock entries). */
+ * buffer pools (a holder's rings carry stock entries). Not given: the
+ * tenant's data_paths.ring_holder. */
 static int parse_ring_holder(json_object *params, struct zcfsd_volume_spec *s, struct zcfs_err *e)
 {
 	json_object *x;
 
-	if (!json_object_object_get_ex(params, "ring_holder", &x))
+	if (!json_object_object_get_ex(params, "ring_holder", &x)) {
+		/* The tenant's default (data_paths.ring_holder), for the
+		 * volumes that run on io_uring. */
+		s->ring_holder = s->tenant->ring_holder && zcfsd_uses_uring(s->transport, s->tenant);
 		return 0;
+	}
 	if (!json_object_is_type(x, json_type_boolean))
 		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.ring_holder must be a boolean");
 	s->ring_holder = json_object_get_boolean(x);
