@@ -57,6 +57,7 @@ struct zcfs_session {
 	int64_t start_us[START_STEPS];
 	int fuse_fd;
 	int root_fd;		/* O_PATH of SOURCE */
+	int proc_fd_dir;	/* O_PATH of our /proc/self/fd, > 0; else none */
 	uint64_t root_dev;
 	struct inode_table *inodes;
 	struct handle_table *handles;
