@@ -402,10 +402,7 @@ static void session_setup(struct zcfs_session *se, struct zcfs_options *o, int r
 	se->ready_fd = o->ready_fd;
 	se->standby = o->standby_fd >= 0;
 	se->root_fd = root_fd;
-	/* Reopens of handles go through it (ops_file.c): the walk of
-	 * "/proc/self/fd/" on each costs ~1 us here. Before the sandbox;
-	 * Landlock judges what the magic link leads to, not /proc. */
-	se->proc_fd_dir = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	se->proc_fd_dir = -1;
 	se->xattr_owner = o->ownership == ZCFS_OWNERSHIP_XATTR;
 	se->server_uid = geteuid();
 	se->nthreads = o->threads ? (int)o->threads : get_nprocs();
@@ -627,6 +624,11 @@ int main(int argc, char **argv)
 		log_err("daemonize: %m");
 		goto out;
 	}
+	/* Reopens of handles go through it (ops_file.c): the walk of
+	 * "/proc/self/fd/" on each costs ~1 us here. /proc/self is resolved
+	 * at the open, so after daemonize's fork; before the sandbox
+	 * (Landlock judges what the magic link leads to, not /proc). */
+	se.proc_fd_dir = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	/* Signals go to main only: workers inherit the blocked mask. */
 	server_signals(&set);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
