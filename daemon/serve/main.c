@@ -484,6 +484,11 @@ static int session_confine(struct zcfs_session *se)
 	const struct zcfs_options *o = se->opts;
 	int r;
 
+	/* Reopens of handles go through it (ops_file.c): the walk of
+	 * "/proc/self/fd/" on each costs ~1 us here. /proc/self is resolved
+	 * at the open: so after daemonize's fork (main), and before the
+	 * sandbox (Landlock judges what the magic link leads to, not /proc). */
+	se->proc_fd_dir = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (o->stats_fd >= 0) {
 		r = map_stats(se, o->stats_fd);
 		if (r < 0) {
@@ -624,11 +629,6 @@ int main(int argc, char **argv)
 		log_err("daemonize: %m");
 		goto out;
 	}
-	/* Reopens of handles go through it (ops_file.c): the walk of
-	 * "/proc/self/fd/" on each costs ~1 us here. /proc/self is resolved
-	 * at the open, so after daemonize's fork; before the sandbox
-	 * (Landlock judges what the magic link leads to, not /proc). */
-	se.proc_fd_dir = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	/* Signals go to main only: workers inherit the blocked mask. */
 	server_signals(&set);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
