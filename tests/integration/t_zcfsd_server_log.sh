@@ -90,16 +90,17 @@ check "... the escape character replaced" grep -qF '?[31mLLL' <<<"$cut"
 touch "$W/spew"
 create_publish_or_fail v2 "$TGT/b"
 rm -f "$W/spew"
-worst=0 fails=0
-for _ in $(seq 16); do
-	t0=$(date +%s%N)
-	timeout 10 "$ZCFS_BIN/zcfsctl" --socket "$SOCK" status >/dev/null || fails=$((fails + 1))
-	t=$(( ($(date +%s%N) - t0) / 1000000 ))
-	[ "$t" -gt "$worst" ] && worst=$t
-	sleep 0.5
-done
-check "status answered 16 times during the flood, none failed ($fails)" test "$fails" -eq 0
-check "... each within 1000 ms (slowest $worst ms)" test "$worst" -lt 1000
+# timed over one connection (status_poller.py, a call every 50 ms): a
+# zcfsctl process per call timed process start-up on the loaded CI
+# machine (one took 2.9 s while the flood's writer held a CPU), not zcfsd
+zcfsd_status_poller
+sleep 8
+kill "$STATUS_LOOP" 2>/dev/null; wait "$STATUS_LOOP" 2>/dev/null
+calls=$(grep -c . "$W/status.ms")
+worst=$(sort -n "$W/status.ms" | tail -n 1)
+sed 's/^/# status client: /' "$W/status.err"
+check "status answered throughout the flood ($calls calls), none failed" test ! -s "$W/status.err" -a "$calls" -gt 20
+check "... each within 1000 ms (slowest ${worst:-none} ms)" test "${worst:-9999}" -lt 1000
 echo data >"$TGT/a/f" && sync
 check "the quiet volume keeps serving" grep -q data "$TGT/a/f"
 sizes=$(stat -c %s "$LOGS/v2.log" "$LOGS/v2.log.1" 2>/dev/null | paste -sd+ | bc)
