@@ -84,6 +84,7 @@ pubpid=$!
 sleep 0.2
 ctl status >/dev/null || fail "status during the silent publish"
 status_ms=$((($(date +%s%N) - t0) / 1000000))
+waiting_state=$(vol_field v1 state)
 again=$(pub 2>/dev/null)
 wait "$pubpid"
 out=$(cat "$W/silent.out")
@@ -92,9 +93,11 @@ rm -f "$W/silent.out" "$W/silent.done"	# not part of what a publish leaves
 echo "# silent publish answered after $pub_ms ms; status during it after $status_ms ms"
 check "silent server: a status during the wait answered before the publish ($status_ms < $pub_ms ms)" \
 	test "$status_ms" -lt "$pub_ms"
+check "silent server: the volume's state during the wait is publishing ($waiting_state)" \
+	test "$waiting_state" = publishing
 check "silent server: a second publish during the wait is UNAVAILABLE ($again)" \
 	test "$(jq -r '.error.code' <<<"$again")" = UNAVAILABLE
-check "silent server: published ($(jq -c . <<<"$out"))" jq -e '.result' <<<"$out"
+check "silent server: published ($(jq -c . <<<"$out"))" jq -e '.result.volume.state == "published"' <<<"$out"
 check "silent server: the target serves" stat -f "$TGT/a"
 check "silent server: zcfsd logged that it did not say ready" grep -q 'event=server-not-ready volume=v1' "$W/zcfsd.log"
 ctlq volume unpublish v1 "$TGT/a" || fail "unpublish after silent"

@@ -48,6 +48,7 @@ static void exposition(void **state)
 	/* published with no server pid: "restarting" */
 	assert_non_null(strstr(out, "zcfs_volume_state{volume=\"v1\",tenant=\"t1\",state=\"restarting\"} 1\n"));
 	assert_non_null(strstr(out, "zcfs_volume_state{volume=\"v1\",tenant=\"t1\",state=\"published\"} 0\n"));
+	assert_non_null(strstr(out, "zcfs_volume_state{volume=\"v1\",tenant=\"t1\",state=\"publishing\"} 0\n"));
 	assert_non_null(strstr(out, "zcfs_volume_server_up{volume=\"v1\",tenant=\"t1\"} 0\n"));
 	assert_non_null(strstr(out, "zcfs_volume_restarts_total{volume=\"v1\",tenant=\"t1\"} 3\n"));
 	assert_non_null(strstr(out, "zcfs_volume_targets{volume=\"v1\",tenant=\"t1\"} 1\n"));

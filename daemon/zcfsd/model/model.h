@@ -198,6 +198,10 @@ size_t zcfsd_tenant_volume_count(struct zcfsd *d, const char *tenant);
 int zcfsd_storage_path(struct zcfsd *d, const struct zcfsd_volume *v, char **ret);
 int zcfsd_volume_add_target(struct zcfsd_volume *v, const char *target);
 void zcfsd_volume_remove_target(struct zcfsd_volume *v, size_t i);
+/* What status and the metrics call its state: created, publishing (its
+ * first target's server has not said it serves yet), restarting (no
+ * server running), stalled, published. */
+const char *zcfsd_volume_state(const struct zcfsd_volume *v);
 /* The volume published at TARGET (its index in *idx), or NULL. */
 struct zcfsd_volume *zcfsd_target_owner(struct zcfsd *d, const char *target, size_t *idx);
 

@@ -113,3 +113,14 @@ struct zcfsd_volume *zcfsd_target_owner(struct zcfsd *d, const char *target, siz
 			}
 	return NULL;
 }
+
+const char *zcfsd_volume_state(const struct zcfsd_volume *v)
+{
+	if (!v->n_targets)
+		return "created";
+	if (v->pubwait.token)
+		return "publishing";
+	if (!v->srv.pid)
+		return "restarting";
+	return v->stalled ? "stalled" : "published";
+}

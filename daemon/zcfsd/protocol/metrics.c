@@ -59,12 +59,6 @@ static void tenant_sample(FILE *f, const char *name, const char *tenant, unsigne
 	fprintf(f, "\"} %llu\n", value);
 }
 
-static const char *vol_state(const struct zcfsd_volume *v)
-{
-	/* Same words as `zcfsctl status` (zcfsd_volume_json). */
-	return !v->n_targets ? "created" : !v->srv.pid ? "restarting" : v->stalled ? "stalled" : "published";
-}
-
 /* A server counts as up while its pidfd says the process exists. */
 static bool server_up(const struct zcfsd_volume *v)
 {
@@ -169,17 +163,17 @@ static void write_tenant_metrics(struct zcfsd *d, FILE *f)
 
 int zcfsd_metrics_write(struct zcfsd *d, FILE *f)
 {
-	static const char *const states[] = { "created", "published", "restarting", "stalled" };
+	static const char *const states[] = { "created", "publishing", "published", "restarting", "stalled" };
 	const struct zcfsd_volume *v;
 	char extra[64];
 	size_t i;
 
 	family(f, "zcfs_volume_state", "gauge",
-	       "1 for the volume's current state (created, published, restarting, stalled), else 0.");
+	       "1 for the volume's current state (created, publishing, published, restarting, stalled), else 0.");
 	for (v = d->volumes; v; v = v->next)
 		for (i = 0; i < ARRAY_SIZE(states); i++) {
 			snprintf(extra, sizeof(extra), ",state=\"%s\"", states[i]);
-			vol_sample(f, "zcfs_volume_state", v, extra, !strcmp(vol_state(v), states[i]));
+			vol_sample(f, "zcfs_volume_state", v, extra, !strcmp(zcfsd_volume_state(v), states[i]));
 		}
 	family(f, "zcfs_volume_server_up", "gauge", "1 while the volume's zcfs-serve process runs.");
 	for (v = d->volumes; v; v = v->next)

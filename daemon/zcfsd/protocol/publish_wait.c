@@ -34,19 +34,20 @@ static void unwatch_ready(struct zcfsd *d, struct zcfsd_publish_wait *w)
  * failed with E and undone. */
 static void finish(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfs_err *e)
 {
-	struct zcfsd_publish_wait *w = &v->pubwait;
+	struct zcfsd_publish_wait *w = &v->pubwait, done = *w;
 	uint64_t token = w->token;
 	json_object *o = NULL;
 
 	unwatch_ready(d, w);
+	/* Over before the answer is made: it says "published". */
+	*w = (struct zcfsd_publish_wait){ .ready_fd = -1 };
 	if (!e) {
-		zcfsd_publish_done(d, v, v->targets[0], w->read_only);
+		zcfsd_publish_done(d, v, v->targets[0], done.read_only);
 		o = json_object_new_object();
 		json_object_object_add(o, "volume", zcfsd_volume_json(d, v, false));
 	} else {
-		zcfsd_publish_undo_first(d, v, w->created_storage, w->created_target);
+		zcfsd_publish_undo_first(d, v, done.created_storage, done.created_target);
 	}
-	*w = (struct zcfsd_publish_wait){ .ready_fd = -1 };
 	zcfsd_control_complete(d, token, o, e ? e : &(struct zcfs_err){ .code = ZCFS_OK });
 }
 

@@ -76,8 +76,7 @@ json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bo
 		const struct policy_tenant *ten = policy_find_tenant(d->policy, v->tenant);
 		_cleanup_free_ char *storage = NULL;
 		char eff[32];
-		const char *state = !v->n_targets ? "created" : !v->srv.pid ? "restarting" :
-				    v->stalled ? "stalled" : "published";
+		const char *state = zcfsd_volume_state(v);
 		json_object_object_add(o, "state", json_object_new_string(state));
 		if (zcfsd_storage_path(d, v, &storage) == 0)
 			json_object_object_add(o, "storage", json_object_new_string(storage));
