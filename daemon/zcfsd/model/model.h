@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <signal.h>
 #include <sys/types.h>
 #include <json-c/json.h>
 #include "daemon/common/policy.h"
@@ -218,6 +219,10 @@ void zcfsd_ringfd_release(struct zcfsd_volume *v);
  * the caller) is reaped by the loop once it exits (every 250 ms while
  * any is left). */
 void zcfsd_reap_later(int pidfd);
+/* PIDFD let go: an exited child of OURS reaped now (*SI, when not NULL,
+ * as waitid(2) fills it; si_pid 0 when not reaped here), one still
+ * exiting left to zcfsd_reap_later, anything else just closed. */
+void zcfsd_reap_release(int pidfd, bool ours, siginfo_t *si);
 void zcfsd_reap_abandoned(void);
 int zcfsd_reap_timeout_ms(void);
 

@@ -1,6 +1,7 @@
 /* Children zcfsd gave up waiting for (a syncfs child past its deadline,
  * a server killed after a failed publish): reaped once they exit, from
  * the event loop, so no wait blocks it and none stays a zombie. */
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "model.h"
@@ -17,6 +18,22 @@ void zcfsd_reap_later(int pidfd)
 		abandoned[n_abandoned++] = pidfd;
 	else
 		close(pidfd);	/* stays a zombie: 64 children hung at once */
+}
+
+void zcfsd_reap_release(int pidfd, bool ours, siginfo_t *si)
+{
+	siginfo_t tmp;
+
+	if (!si)
+		si = &tmp;
+	memset(si, 0, sizeof(*si));
+	if (pidfd < 0)
+		return;
+	/* Still exiting (just SIGKILLed): reaped by the loop, not waited for. */
+	if (ours && waitid(P_PIDFD, (id_t)pidfd, si, WEXITED | WNOHANG) == 0 && !si->si_pid)
+		zcfsd_reap_later(pidfd);
+	else
+		close(pidfd);
 }
 
 void zcfsd_reap_abandoned(void)

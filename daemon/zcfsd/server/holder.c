@@ -96,11 +96,12 @@ static int holder_ready(struct zcfsd_volume *v, int rfd, unsigned *rings, char *
 	return 0;
 }
 
+/* One just SIGKILLed may still be exiting: reaped by the loop then
+ * (model/reap.c), not waited for here. */
 static void holder_reap(struct zcfsd_volume *v)
 {
-	if (!v->holder.adopted)
-		(void)waitid(P_PIDFD, (id_t)v->holder.pidfd, &(siginfo_t){ 0 }, WEXITED);
-	v->holder.pidfd = safe_close(v->holder.pidfd);
+	zcfsd_reap_release(v->holder.pidfd, !v->holder.adopted, NULL);
+	v->holder.pidfd = -1;
 	v->holder.pid = 0;
 	v->holder.rings = 0;
 	v->holder.dying = false;

@@ -84,8 +84,7 @@ int zcfsd_standby_start(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err
 		close_pipes(d, n);
 		if (n->pidfd >= 0) {
 			(void)syscall(SYS_pidfd_send_signal, n->pidfd, SIGKILL, NULL, 0);
-			(void)waitid(P_PIDFD, (id_t)n->pidfd, &(siginfo_t){ 0 }, WEXITED);
-			safe_close(n->pidfd);
+			zcfsd_reap_release(n->pidfd, true, NULL);
 		}
 		clear(n);
 		return r;

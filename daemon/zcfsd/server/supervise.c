@@ -50,18 +50,18 @@ int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v)
 	return RET_NERRNO(epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, v->srv.pidfd, &ev));
 }
 
-/* Forgets the process: unwatch, reap when it is our child, close pidfd. */
+/* Forgets the process: unwatch, reap when it is our child (later, by the
+ * loop, if it has not exited yet: no zombie), let the pidfd go. */
 static void server_forget(struct zcfsd *d, struct zcfsd_volume *v, siginfo_t *si)
 {
-	siginfo_t tmp;
-
-	if (v->srv.pidfd < 0)
+	if (v->srv.pidfd < 0) {
+		if (si)
+			memset(si, 0, sizeof(*si));
 		return;
+	}
 	(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, v->srv.pidfd, NULL);
-	memset(si ? si : &tmp, 0, sizeof(tmp));
-	if (!v->srv.adopted)
-		(void)waitid(P_PIDFD, (id_t)v->srv.pidfd, si ? si : &tmp, WEXITED | WNOHANG);
-	v->srv.pidfd = safe_close(v->srv.pidfd);
+	zcfsd_reap_release(v->srv.pidfd, !v->srv.adopted, si);
+	v->srv.pidfd = -1;
 	v->srv.pid = 0;
 	zcfsd_srvlog_close(d, v);
 }
@@ -109,14 +109,7 @@ void zcfsd_stop_server_now(struct zcfsd *d, struct zcfsd_volume *v, const char *
 		return;
 	log_warn("event=server-kill volume=%s pid=%d reason=%s", v->id, (int)v->srv.pid, why);
 	(void)syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0);
-	(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, v->srv.pidfd, NULL);
-	if (v->srv.adopted)
-		close(v->srv.pidfd);	/* not ours to reap */
-	else
-		zcfsd_reap_later(v->srv.pidfd);
-	v->srv.pidfd = -1;
-	v->srv.pid = 0;
-	zcfsd_srvlog_close(d, v);
+	server_forget(d, v, NULL);
 }
 
 int zcfsd_stop_server(struct zcfsd *d, struct zcfsd_volume *v)
