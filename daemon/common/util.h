@@ -36,7 +36,7 @@ static inline int safe_close(int fd)
 }
 
 /* CLOCK_REALTIME in microseconds: the stamps of the restart-timing log
- * fields (wall_us=, docs/supervision.md "Where a restart's stall goes"),
+ * fields (wall_us=, bench/notes/supervision.md "Where a restart's stall goes"),
  * the clock the restart tests' probe logs its stalls in. */
 static inline int64_t wall_us(void)
 {

@@ -137,7 +137,7 @@ static void on_pidfd(struct zcfsd *d, int fd)
 			/* A restart due now saves state.json itself, after the
 			 * fork: the save's fsync stood between the exit and
 			 * the successor (9-17 ms p50, up to 98 ms under load,
-			 * docs/supervision.md "Where a restart's stall goes"). */
+			 * bench/notes/supervision.md "Where a restart's stall goes"). */
 			if (v->srv.restart_due_ms && v->srv.restart_due_ms <= zcfsd_now_ms())
 				zcfsd_run_due_restarts(d);
 			else

@@ -1,4 +1,4 @@
-/* Proof for docs/supervision.md, "What 6.18 loses on an io_uring server
+/* Proof for bench/notes/supervision.md, "What 6.18 loses on an io_uring server
  * kill": FUSE-over-io_uring ring entries submitted through an SQPOLL ring
  * that a separate holder process owns survive SIGKILLs of the server.
  *

@@ -25,7 +25,7 @@
 # deterministic check).
 # (A fio job ended by a lost-to-kernel ECANCELED stops there: continue_on_error
 # does not cover it; it is not required to have verified then.)
-# Known kernel limit (docs/supervision.md, "What 6.18 loses"): on io_uring a
+# Known kernel limit (bench/notes/supervision.md, "What 6.18 loses"): on io_uring a
 # request the kernel hands to an idle ring entry of the killed server while
 # that server exits is ended with ECANCELED by the kernel before any
 # process can see it. Those are counted and printed as lost-to-kernel and

@@ -40,7 +40,7 @@ struct zcfs_transport_ops {
 };
 
 /* When each step of the start ended (wall_us(), 0: not reached), logged
- * with "serving" (docs/supervision.md, "Where a restart's stall goes"). */
+ * with "serving" (bench/notes/supervision.md, "Where a restart's stall goes"). */
 enum zcfs_start_step {
 	START_MAIN,		/* main() entered: exec and dynamic linking before */
 	START_SOURCE,		/* options, SOURCE opened, its mount attributes */
