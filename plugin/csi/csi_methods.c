@@ -4,6 +4,7 @@
  * implement answer UNIMPLEMENTED, as the spec requires. */
 #include <string.h>
 #include "csi.h"
+#include "csi_method_list.h"
 #include "plugin_json.h"
 #include "zclient.h"
 
@@ -175,25 +176,14 @@ static int m_unimplemented(struct csi_ctx *c, json_object *req, json_object **re
 			 "not implemented: zcfs-csi is a node-only driver without STAGE_UNSTAGE_VOLUME or EXPAND_VOLUME");
 }
 
+#define CSI_METHOD_ENTRY(svc, name, msg, fn, inl) { #name, fn },
 static const struct {
 	const char *name;
 	int (*fn)(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e);
 } methods[] = {
-	{ "GetPluginInfo", m_plugin_info },
-	{ "GetPluginCapabilities", m_plugin_caps },
-	{ "Probe", m_probe },
-	{ "ControllerGetCapabilities", m_controller_caps },
-	{ "CreateVolume", csi_create_volume },
-	{ "DeleteVolume", csi_delete_volume },
-	{ "NodeGetInfo", m_node_info },
-	{ "NodeGetCapabilities", m_node_caps },
-	{ "NodePublishVolume", m_publish },
-	{ "NodeUnpublishVolume", m_unpublish },
-	{ "NodeGetVolumeStats", m_stats },
-	{ "NodeStageVolume", m_unimplemented },
-	{ "NodeUnstageVolume", m_unimplemented },
-	{ "NodeExpandVolume", m_unimplemented },
+	CSI_METHODS(CSI_METHOD_ENTRY)
 };
+#undef CSI_METHOD_ENTRY
 
 static int find_method(const char *method, struct zcfs_err *e)
 {

@@ -6,42 +6,18 @@
 #include <string.h>
 #include "csi.pb-c.h"
 #include "csi_grpc.h"
+#include "csi_method_list.h"
 #include "daemon/common/log.h"
 #include "pb_json.h"
 #include "plugin_json.h"
 #include "pluginregistration.pb-c.h"
 
-#define M(svc, meth, reqd, respd, inl) \
-	{ "/csi.v1." svc "/" #meth, #meth, &reqd, &respd, false, inl }
+#define CSI_GRPC_ENTRY(svc, meth, msg, fn, inl) \
+	{ "/csi.v1." #svc "/" #meth, #meth, &csi__v1__##msg##_request__descriptor, \
+	  &csi__v1__##msg##_response__descriptor, false, inl },
 
 static const struct csi_grpc_method methods[] = {
-	M("Identity", GetPluginInfo, csi__v1__get_plugin_info_request__descriptor,
-	  csi__v1__get_plugin_info_response__descriptor, true),
-	M("Identity", GetPluginCapabilities, csi__v1__get_plugin_capabilities_request__descriptor,
-	  csi__v1__get_plugin_capabilities_response__descriptor, true),
-	M("Identity", Probe, csi__v1__probe_request__descriptor, csi__v1__probe_response__descriptor, false),
-	M("Controller", CreateVolume, csi__v1__create_volume_request__descriptor,
-	  csi__v1__create_volume_response__descriptor, false),
-	M("Controller", DeleteVolume, csi__v1__delete_volume_request__descriptor,
-	  csi__v1__delete_volume_response__descriptor, false),
-	M("Controller", ControllerGetCapabilities, csi__v1__controller_get_capabilities_request__descriptor,
-	  csi__v1__controller_get_capabilities_response__descriptor, true),
-	M("Node", NodeGetInfo, csi__v1__node_get_info_request__descriptor,
-	  csi__v1__node_get_info_response__descriptor, true),
-	M("Node", NodeGetCapabilities, csi__v1__node_get_capabilities_request__descriptor,
-	  csi__v1__node_get_capabilities_response__descriptor, true),
-	M("Node", NodePublishVolume, csi__v1__node_publish_volume_request__descriptor,
-	  csi__v1__node_publish_volume_response__descriptor, false),
-	M("Node", NodeUnpublishVolume, csi__v1__node_unpublish_volume_request__descriptor,
-	  csi__v1__node_unpublish_volume_response__descriptor, false),
-	M("Node", NodeGetVolumeStats, csi__v1__node_get_volume_stats_request__descriptor,
-	  csi__v1__node_get_volume_stats_response__descriptor, false),
-	M("Node", NodeStageVolume, csi__v1__node_stage_volume_request__descriptor,
-	  csi__v1__node_stage_volume_response__descriptor, true),
-	M("Node", NodeUnstageVolume, csi__v1__node_unstage_volume_request__descriptor,
-	  csi__v1__node_unstage_volume_response__descriptor, true),
-	M("Node", NodeExpandVolume, csi__v1__node_expand_volume_request__descriptor,
-	  csi__v1__node_expand_volume_response__descriptor, true),
+	CSI_METHODS(CSI_GRPC_ENTRY)
 	{ "/pluginregistration.Registration/GetInfo", "GetInfo",
 	  &pluginregistration__info_request__descriptor, &pluginregistration__plugin_info__descriptor,
 	  true, true },
