@@ -13,6 +13,8 @@
 #   make bench           fio suite, writes bench/results/
 #   make conformance     pjdfstest + xfstests -g quick on every data path (root,
 #                        ~1-2 h), writes build/conformance.md; conformance-ci: CI's part
+#   make kernel          fetch Debian's newest kernel with FUSE buffer pools (>= 7.3)
+#                        and its modules into build/kernel (scripts/fetch-kernel.sh)
 #   make kernel-test KERNEL=bzImage [KMODS=dir]  boot a kernel in qemu (TCG)
 #                        and run the zcfs tests that fit (kernel/README.md)
 #   V=1                  print full command lines
@@ -114,7 +116,7 @@ FUZZ_CFLAGS  := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOU
 	-D_FILE_OFFSET_BITS=64 -I. $(PKG_CFLAGS) -pthread
 
 .PHONY: all unit-bin deps check check-root check-unit check-integration check-asan check-tsan ci bench conformance conformance-ci clean lint fuzz fuzz-replay \
-	kernel-test
+	kernel kernel-test
 all: $(PROGS) $(ITEST_BIN) $(BENCH_BIN)
 
 deps:
@@ -348,6 +350,12 @@ soak: $(PROGS) $(ITEST_BIN)
 
 lint:
 	$(Q)scripts/lint.sh
+
+# Debian's newest kernel with buffer pools, cached in build/kernel
+# (current.env: KERNEL=, KMODS=, KVER=); exit 77 when the archive cannot
+# be reached and nothing is cached.
+kernel:
+	$(Q)scripts/fetch-kernel.sh
 
 # Opt-in: needs qemu-system-x86 and busybox-static, and a kernel image.
 kernel-test: $(PROGS) $(ITEST_BIN)

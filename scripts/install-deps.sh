@@ -12,6 +12,9 @@ PKGS+=(libgrpc-dev libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev python3
 # sd_notify and the servers' scopes (libsystemd), systemd-analyze security
 # (t_deploy) and systemd-nspawn (t_systemd boots systemd in a container)
 PKGS+=(libsystemd-dev systemd systemd-container)
+# make kernel / kernel-test / the 7.3 guest: qemu (TCG; its virtiofsd
+# shares the host's root with the guest), depmod and modprobe (kmod)
+PKGS+=(qemu-system-x86 kmod)
 
 missing=()
 for p in "${PKGS[@]}"; do
