@@ -16,4 +16,9 @@ int openat2_fd(int dirfd, const char *path, uint64_t flags, uint64_t resolve) _m
  * and magic link on the way: -ELOOP. */
 int open_nofollow(const char *path, uint64_t flags) _must_check_;
 
+/* rmdir of PATH's last component in its parent, the parent resolved with
+ * no symlink and no magic link on the way (-ELOOP if there is one): 0 or
+ * -errno. A symlink as the last component is not followed (-ENOTDIR). */
+int rmdir_nofollow(const char *path) _must_check_;
+
 #endif

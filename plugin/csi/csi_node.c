@@ -9,8 +9,23 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include "csi.h"
+#include "daemon/common/log.h"
+#include "daemon/common/openat2.h"
 #include "plugin_json.h"
 #include "zclient.h"
+
+/* Removes the target directory this plugin made, resolved without any
+ * symlink: a tenant who can write a parent may have swapped a component
+ * for a symlink since, and rmdir(target) would then remove a directory
+ * elsewhere as root. Whatever cannot be removed that way stays, logged. */
+static void remove_target_dir(const char *target)
+{
+	int r = rmdir_nofollow(target);
+
+	if (r < 0 && r != -ENOENT)
+		log_warn("event=target-left target=\"%s\" reason=\"%s\"", target,
+			 r == -ELOOP ? "a symlink on the way" : strerror(-r));
+}
 
 static void undo_create(struct csi_ctx *c, const char *id, bool created)
 {
@@ -31,7 +46,7 @@ static void undo_publish(struct csi_ctx *c, const char *id, const char *target, 
 	json_object_object_add(p, "target", json_object_new_string(target));
 	(void)zcfs_call(c->socket, "volume.unpublish", p, NULL, &ign);
 	if (made_dir)
-		(void)rmdir(target);
+		remove_target_dir(target);
 }
 
 /* Creates the volume with what the request specifies; zcfsd fills in the
@@ -231,7 +246,7 @@ static int do_unpublish(struct csi_ctx *c, const char *id, const char *target, b
 	if (r == -ENOENT) {
 		/* Unknown volume: nothing is published, success (idempotent). */
 		if (recorded && remove_target)
-			(void)rmdir(target);
+			remove_target_dir(target);
 		return rec_existed ? csi_record_remove(c, id, e) : 0;
 	}
 	if (r < 0)
@@ -255,7 +270,7 @@ static int do_unpublish(struct csi_ctx *c, const char *id, const char *target, b
 	/* Only a directory this volume was published on is removed (CSI:
 	 * the plugin deletes what it created at target_path). */
 	if (recorded && remove_target)
-		(void)rmdir(target);
+		remove_target_dir(target);
 	json_object_object_del(csi_record_targets(rec), target);
 	if (zclient_volume_n_targets(vol) > 0)
 		return rec_existed ? csi_record_save(c, id, rec, e) : 0;
