@@ -25,7 +25,7 @@ import sys
 REPORT_START = re.compile(
     r"^(------------\[ cut here \]------------|WARNING:|BUG:|kernel BUG|Oops|"
     r"general protection fault|Unable to handle kernel|UBSAN:|KASAN:|KFENCE:|"
-    r"INFO: task .* blocked for more than|watchdog: BUG:|rcu: INFO: .*detected stall|"
+    r"INFO: task .* blocked (in I/O wait )?for more than|watchdog: BUG:|rcu: INFO: .*detected stall|"
     r"list_(add|del) corruption|refcount_t:)")
 REPORT_END = re.compile(r"^---\[ end trace|^---\[ end Kernel panic")
 MAX_REPORT_LINES = 80

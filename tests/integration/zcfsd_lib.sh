@@ -62,6 +62,8 @@ zcfsd_require() {
 }
 
 # write_policy FILE BUDGET IO_URING [second tenant: yes|no]
+# ZCFS_TEST_ZERO_COPY=true gives tenant t1 data_paths.zero_copy (the 7.3
+# guest's zero-copy runs: scripts/guest-suite.sh).
 write_policy() {
 	local f=$1 budget=$2 uring=$3 second=${4:-no}
 	{
@@ -73,7 +75,7 @@ write_policy() {
 		    {"name": "t1", "uid": $TENANT_UID, "gid": $TENANT_UID, "memlock_budget": "$budget",
 		     "max_volumes": 8, "default_quota": "1G", "storage_root": "$STORE/t1",
 		     "allowed_target_prefixes": ["$TGT"],
-		     "data_paths": {"io_uring": $uring, "zero_copy": false, "passthrough": false}}
+		     "data_paths": {"io_uring": $uring, "zero_copy": ${ZCFS_TEST_ZERO_COPY:-false}, "passthrough": false}}
 		JSON
 		if [ "$second" = yes ]; then
 			cat <<-JSON
