@@ -51,10 +51,14 @@ else
 Q := @
 endif
 
-COMMON_SRC := $(wildcard daemon/common/*.c)
+# common/: what every program links (logging, parsing, files, the zcfsd
+# client, the ownership record codec zcfs-serve and zcfsd both write).
+COMMON_SRC := $(wildcard common/*.c)
 # One include path, the repository root: a header of the same folder is
 # included by its name, any other by its path from the root
-# ("daemon/serve/backend/inode.h"), so every #include names its layer.
+# ("daemon/serve/backend/inode.h", "plugin/common/zclient.h"), so every
+# #include names its layer. Only the generated protobuf-c headers
+# (build/gen) have a path of their own, for the code that uses them.
 SERVE_SRC  := $(filter-out daemon/serve/main.c,$(wildcard daemon/serve/*.c daemon/serve/*/*.c))
 ZCFSD_SRC  := $(filter-out daemon/zcfsd/main.c,$(wildcard daemon/zcfsd/*.c daemon/zcfsd/*/*.c))
 CTL_SRC    := $(filter-out daemon/ctl/main.c,$(wildcard daemon/ctl/*.c))
@@ -63,7 +67,7 @@ SERVE_OBJ  := $(SERVE_SRC:%.c=$(BUILD)/%.o)
 ZCFSD_OBJ  := $(ZCFSD_SRC:%.c=$(BUILD)/%.o)
 CTL_OBJ    := $(CTL_SRC:%.c=$(BUILD)/%.o)
 # Orchestrator plugins: plugin/csi -> zcfs-csi, plugin/volume ->
-# zcfs-volume-plugin, both with plugin/common and daemon/common.
+# zcfs-volume-plugin, both with plugin/common and common.
 PLUGIN_COMMON_SRC := $(wildcard plugin/common/*.c)
 CSI_SRC    := $(filter-out plugin/csi/main.c plugin/csi/flexvolume.c,$(wildcard plugin/csi/*.c))
 VOLPLUGIN_SRC := $(filter-out plugin/volume/main.c,$(wildcard plugin/volume/*.c))
@@ -82,8 +86,8 @@ PROTO_HDR  := $(PROTO_GEN:.c=.h)
 PROTO_OBJ  := $(PROTO_GEN:.c=.o)
 GRPC_LIBS  := -lgrpc -lgpr -lprotobuf-c
 VOLPLUGIN_OBJ := $(VOLPLUGIN_SRC:%.c=$(BUILD)/%.o)
-PLUGIN_INC := -Iplugin/common -Iplugin/csi -Iplugin/volume -I$(GEN)
-override CFLAGS += $(PLUGIN_INC)
+GEN_INC    := -I$(GEN)
+$(BUILD)/plugin/csi/%.o $(BUILD)/tests/unit/test_csi%.o: override CFLAGS += $(GEN_INC)
 
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
@@ -132,8 +136,7 @@ $(BIN)/zcfs-serve: $(BUILD)/daemon/serve/main.o $(SERVE_OBJ) $(COMMON_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-# zcfsd writes a volume root's ownership record with zcfs-serve's codec.
-$(BIN)/zcfsd: $(BUILD)/daemon/zcfsd/main.o $(ZCFSD_OBJ) $(COMMON_OBJ) $(BUILD)/daemon/serve/backend/ownership.o
+$(BIN)/zcfsd: $(BUILD)/daemon/zcfsd/main.o $(ZCFSD_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(SYSTEMD_LIBS)
@@ -175,7 +178,7 @@ $(GEN)/google/protobuf/%.pb-c.c $(GEN)/google/protobuf/%.pb-c.h: $(PROTO_INC)/go
 # generated code: our warnings are not its author's
 $(GEN)/%.o: $(GEN)/%.c $(PROTO_HDR)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(filter-out -Werror -Wmissing-prototypes -Wshadow,$(CFLAGS)) -c -o $@ $<
+	$(Q)$(CC) $(filter-out -Werror -Wmissing-prototypes -Wshadow,$(CFLAGS)) $(GEN_INC) -c -o $@ $<
 
 $(CSI_OBJ) $(BUILD)/plugin/csi/main.o: | $(PROTO_HDR)
 
@@ -313,7 +316,7 @@ $(FUZZ_SERVE): build/fuzz/%: tests/fuzz/%.c $(SERVE_SRC) $(COMMON_SRC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $^ $(PKG_LIBS)
-$(FUZZ_DAEMON): build/fuzz/%: tests/fuzz/%.c $(ZCFSD_SRC) $(COMMON_SRC) daemon/serve/backend/ownership.c
+$(FUZZ_DAEMON): build/fuzz/%: tests/fuzz/%.c $(ZCFSD_SRC) $(COMMON_SRC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $^ $(PKG_LIBS) $(SYSTEMD_LIBS)
@@ -322,18 +325,18 @@ $(FUZZ_DAEMON): build/fuzz/%: tests/fuzz/%.c $(ZCFSD_SRC) $(COMMON_SRC) daemon/s
 $(FUZZ_CSI): build/fuzz/%: tests/fuzz/%.c $(CSI_CORE_SRC) $(PLUGIN_COMMON_SRC) $(COMMON_SRC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)clang $(FUZZ_CFLAGS) $(PLUGIN_INC) -o $@ $^ $(PKG_LIBS)
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ $^ $(PKG_LIBS)
 # fuzz_csi_grpc: protobuf-c unpack of every request type + the conversion
 # to the JSON request + its parse (no gRPC, no zcfsd).
 $(FUZZ_CSI_GRPC): build/fuzz/%: tests/fuzz/%.c $(CSI_CORE_SRC) plugin/csi/grpc_dispatch.c \
 		plugin/csi/pb_json.c $(PROTO_GEN) $(PLUGIN_COMMON_SRC) $(COMMON_SRC) | $(PROTO_HDR)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)clang $(FUZZ_CFLAGS) $(PLUGIN_INC) -o $@ $^ -lprotobuf-c $(PKG_LIBS)
+	$(Q)clang $(FUZZ_CFLAGS) $(GEN_INC) -o $@ $^ -lprotobuf-c $(PKG_LIBS)
 $(FUZZ_VOLPLUGIN): build/fuzz/%: tests/fuzz/%.c $(VOLPLUGIN_SRC) $(PLUGIN_COMMON_SRC) $(COMMON_SRC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)clang $(FUZZ_CFLAGS) $(PLUGIN_INC) -o $@ $^ $(PKG_LIBS)
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ $^ $(PKG_LIBS)
 
 fuzz: deps $(FUZZ_BIN)
 	$(Q)tests/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """docs/architecture.md draws the tree as it is: every source file of
-daemon/, plugin/ and kernel/ is named there (a header is covered by its
+common/, daemon/, plugin/ and kernel/ is named there (a header is covered by its
 .c of the same name), and every file name it mentions exists."""
 import os
 import re
@@ -15,7 +15,7 @@ NAME = re.compile(r'(?<![\w.-])([\w/.-]*[\w-]+\.(?:c|h))\b')
 def main():
     with open(os.path.join(ROOT, DOC), encoding='utf-8') as f:
         doc = f.read()
-    files = subprocess.check_output(['git', 'ls-files', 'daemon/*.[ch]', 'plugin/*.[ch]', 'kernel/*.h'],
+    files = subprocess.check_output(['git', 'ls-files', 'common/*.[ch]', 'daemon/*.[ch]', 'plugin/*.[ch]', 'kernel/*.h'],
                                     cwd=ROOT, text=True).split()
     every = subprocess.check_output(['git', 'ls-files'], cwd=ROOT, text=True).split()
     named = set(NAME.findall(doc))

@@ -14,7 +14,7 @@ ban() {
 		echo "lint: $why"; echo "$hits" | sed 's/^/    /'; rc=1
 	fi
 }
-src=$(git ls-files 'daemon/*.c' 'daemon/*.h' 'plugin/*.c' 'plugin/*.h')
+src=$(git ls-files 'common/*.c' 'common/*.h' 'daemon/*.c' 'daemon/*.h' 'plugin/*.c' 'plugin/*.h')
 # shellcheck disable=SC2086
 {
 ban '\bv?sprintf\(' "use snprintf" $src

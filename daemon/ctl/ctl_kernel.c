@@ -2,14 +2,14 @@
  * FUSE mount whose INIT is read, see kernel_probe.c) and prints, per data
  * path, supported / not supported / disabled and why, plus the FUSE
  * protocol version the kernel offered. The memlock verdict uses the
- * default geometry (daemon/common/uring_sizing.c, the sizing zcfs-serve
+ * default geometry (common/uring_sizing.c, the sizing zcfs-serve
  * and zcfsd use), so no two programs disagree on what "the default" pins. */
 #include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
 #include "ctl_kernel.h"
-#include "daemon/common/kernel_probe.h"
-#include "daemon/common/uring_sizing.h"
+#include "common/kernel_probe.h"
+#include "common/uring_sizing.h"
 
 static uint64_t default_pinned(void)
 {

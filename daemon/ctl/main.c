@@ -9,11 +9,11 @@
 #include <string.h>
 #include "ctl_kernel.h"
 #include "ctl_status.h"
-#include "daemon/common/names.h"
-#include "daemon/common/parse.h"
-#include "daemon/common/policy.h"
-#include "daemon/common/version.h"
-#include "daemon/common/zcfs_proto.h"
+#include "common/names.h"
+#include "common/parse.h"
+#include "common/policy.h"
+#include "common/version.h"
+#include "common/zcfs_proto.h"
 
 static const char *sock;
 

@@ -16,10 +16,10 @@
 #include "daemon/serve/sandbox/caps.h"
 #include "daemon/serve/backend/handle.h"
 #include "daemon/serve/backend/inode.h"
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "daemon/serve/core/mount.h"
 #include "daemon/serve/core/options.h"
-#include "daemon/common/max_read.h"
+#include "common/max_read.h"
 #include "daemon/serve/sandbox/sandbox.h"
 #include "daemon/serve/core/session.h"
 #include "daemon/serve/fuse/ops.h"
@@ -28,10 +28,10 @@
 #include "daemon/serve/backend/resume.h"
 #include "daemon/serve/backend/source_mount.h"
 #include "daemon/serve/transport/transport.h"
-#include "daemon/common/zcfs_stats.h"
+#include "common/zcfs_stats.h"
 #include "daemon/serve/transport/uring_geometry.h"
 #include "daemon/serve/transport/uring_holder.h"
-#include "daemon/common/version.h"
+#include "common/version.h"
 
 static int usage_error(const char *msg)
 {

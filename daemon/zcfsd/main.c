@@ -11,9 +11,9 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
-#include "daemon/common/log.h"
-#include "daemon/common/uring_sizing.h"
-#include "daemon/common/version.h"
+#include "common/log.h"
+#include "common/uring_sizing.h"
+#include "common/version.h"
 #include "daemon/zcfsd/budget/budget.h"
 #include "daemon/zcfsd/mounts/mounts.h"
 #include "daemon/zcfsd/broker/broker.h"

@@ -1,6 +1,6 @@
 /* Strict request parsing shared by both plugins. */
 #include <string.h>
-#include "daemon/common/json_strict.h"
+#include "common/json_strict.h"
 #include "plugin_json.h"
 
 static void tokener_freep(json_tokener **t) { if (*t) json_tokener_free(*t); }

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 #include <json-c/json.h>
-#include "daemon/common/zcfs_proto.h"
+#include "common/zcfs_proto.h"
 
 #define PJ_MAX_DEPTH 16
 

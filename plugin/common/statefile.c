@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include "daemon/common/fileio.h"
+#include "common/fileio.h"
 #include "plugin_json.h"
 #include "statefile.h"
 

@@ -6,10 +6,10 @@
 
 #include <sys/types.h>
 #include <json-c/json.h>
-#include "daemon/common/fileio.h"
+#include "common/fileio.h"
 
 /* Atomically replaces DIR/NAME with O (pretty JSON), mode 0600
- * (write_file_atomic). Directories: mkdir_p (daemon/common/fileio.h). */
+ * (write_file_atomic). Directories: mkdir_p (common/fileio.h). */
 int sf_write_json(const char *dir, const char *name, json_object *o) _must_check_;
 /* Reads DIR/NAME (at most MAX bytes) as a JSON object: -ENOENT when
  * missing, -EBADMSG when not a JSON object, -EFBIG when larger. */

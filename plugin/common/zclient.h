@@ -1,4 +1,4 @@
-/* What the plugins ask zcfsd most, over zcfs_call() (daemon/common/
+/* What the plugins ask zcfsd most, over zcfs_call() (common/
  * zcfs_proto.h: bounded in time, PARAMS borrowed), and how they read
  * the volume objects it answers with. */
 #ifndef ZCFS_ZCLIENT_H
@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 #include <json-c/json.h>
-#include "daemon/common/zcfs_proto.h"
+#include "common/zcfs_proto.h"
 
 /* zcfs_call() with params {"id": ID}. */
 int zclient_call_id(const char *socket, const char *method, const char *id, json_object **ret,

@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <json-c/json.h>
-#include "daemon/common/zcfs_err.h"
-#include "daemon/common/version.h"
+#include "common/zcfs_err.h"
+#include "common/version.h"
 
 #define CSI_DRIVER_NAME "csi.zcfs.io"
 #define CSI_VENDOR_VERSION ZCFS_VERSION

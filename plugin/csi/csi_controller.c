@@ -10,8 +10,8 @@
 #include <inttypes.h>
 #include <string.h>
 #include "csi.h"
-#include "plugin_json.h"
-#include "zclient.h"
+#include "plugin/common/plugin_json.h"
+#include "plugin/common/zclient.h"
 
 /* capacity_range's bytes: both >= 0, required <= limit when a limit is set. */
 static int parse_range(json_object *range, int64_t *req_b, int64_t *lim_b, struct zcfs_err *e)

@@ -5,8 +5,8 @@
 #include <string.h>
 #include "csi.h"
 #include "csi_method_list.h"
-#include "plugin_json.h"
-#include "zclient.h"
+#include "plugin/common/plugin_json.h"
+#include "plugin/common/zclient.h"
 
 static const char *const no_fields[] = { NULL };
 

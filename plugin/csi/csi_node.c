@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include "csi.h"
-#include "daemon/common/log.h"
-#include "daemon/common/openat2.h"
-#include "plugin_json.h"
-#include "zclient.h"
+#include "common/log.h"
+#include "common/openat2.h"
+#include "plugin/common/plugin_json.h"
+#include "plugin/common/zclient.h"
 
 /* Removes the target directory this plugin made, resolved without any
  * symlink: a tenant who can write a parent may have swapped a component

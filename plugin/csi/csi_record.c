@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "csi.h"
-#include "plugin_json.h"
-#include "statefile.h"
+#include "plugin/common/plugin_json.h"
+#include "plugin/common/statefile.h"
 
 #define RECORD_MAX (1024 * 1024)
 

@@ -3,9 +3,9 @@
  * the zcfs keys of volume_context. No I/O here: the fuzz target drives it. */
 #include <string.h>
 #include "csi.h"
-#include "daemon/common/parse.h"
-#include "plugin_json.h"
-#include "daemon/common/names.h"
+#include "common/parse.h"
+#include "plugin/common/plugin_json.h"
+#include "common/names.h"
 
 static const char *const mode_names[] = {
 	[CSI_MODE_UNKNOWN] = "UNKNOWN",

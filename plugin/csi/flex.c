@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "csi.h"
-#include "plugin_json.h"
-#include "zclient.h"
+#include "plugin/common/plugin_json.h"
+#include "plugin/common/zclient.h"
 
 static json_object *status(const char *st, const char *msg)
 {

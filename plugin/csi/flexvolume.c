@@ -7,9 +7,9 @@
  * only: kubelet passes none ($ZCFS_SOCKET, $ZCFS_CSI_STATE_DIR). */
 #include <string.h>
 #include "csi.h"
-#include "daemon/common/log.h"
-#include "plugin_json.h"
-#include "daemon/common/version.h"
+#include "common/log.h"
+#include "plugin/common/plugin_json.h"
+#include "common/version.h"
 
 static void print(json_object *o)
 {

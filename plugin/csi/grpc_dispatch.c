@@ -7,9 +7,9 @@
 #include "csi.pb-c.h"
 #include "csi_grpc.h"
 #include "csi_method_list.h"
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "pb_json.h"
-#include "plugin_json.h"
+#include "plugin/common/plugin_json.h"
 #include "pluginregistration.pb-c.h"
 
 #define CSI_GRPC_ENTRY(svc, meth, msg, fn, inl) \

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "csi_grpc.h"
-#include "daemon/common/log.h"
+#include "common/log.h"
 
 enum call_state { CALL_REQUESTED, CALL_RECEIVED, CALL_SENT };
 

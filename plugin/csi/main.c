@@ -9,9 +9,9 @@
 #include <sys/utsname.h>
 #include "csi.h"
 #include "csi_grpc.h"
-#include "daemon/common/log.h"
-#include "daemon/common/parse.h"
-#include "plugin_json.h"
+#include "common/log.h"
+#include "common/parse.h"
+#include "plugin/common/plugin_json.h"
 
 static void usage(FILE *out)
 {

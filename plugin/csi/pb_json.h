@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <json-c/json.h>
 #include <protobuf-c/protobuf-c.h>
-#include "daemon/common/zcfs_err.h"
+#include "common/zcfs_err.h"
 
 /* Memory one request may take once unpacked (protobuf-c allocates a
  * message per empty sub-message on the wire: about 20x the bytes). */

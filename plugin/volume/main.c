@@ -8,11 +8,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
-#include "daemon/common/listen_unix.h"
-#include "daemon/common/log.h"
-#include "daemon/common/parse.h"
-#include "statefile.h"
-#include "daemon/common/version.h"
+#include "common/listen_unix.h"
+#include "common/log.h"
+#include "common/parse.h"
+#include "plugin/common/statefile.h"
+#include "common/version.h"
 #include "vp.h"
 
 static void usage(FILE *out)

@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <json-c/json.h>
-#include "daemon/common/zcfs_proto.h"
+#include "common/zcfs_proto.h"
 
 #define VP_DEFAULT_LISTEN "/run/docker/plugins/zcfs.sock"
 #define VP_DEFAULT_STATE_DIR "/var/lib/zcfs/volume-plugin"

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <fcntl.h>
 #include <microhttpd.h>
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "vp.h"
 #include "vp_conn.h"
 

@@ -7,7 +7,7 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
-#include "daemon/common/util.h"
+#include "common/util.h"
 
 #define VP_CONN_MAX 64		/* connections served at once */
 #define VP_CONN_PER_UID 32	/* of them, of one peer uid */

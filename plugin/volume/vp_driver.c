@@ -9,12 +9,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include "plugin_json.h"
-#include "daemon/common/names.h"
-#include "daemon/common/parse.h"
-#include "statefile.h"
+#include "plugin/common/plugin_json.h"
+#include "common/names.h"
+#include "common/parse.h"
+#include "plugin/common/statefile.h"
 #include "vp.h"
-#include "zclient.h"
+#include "plugin/common/zclient.h"
 
 struct req {
 	const char *name;

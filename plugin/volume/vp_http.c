@@ -12,8 +12,8 @@
 #include <microhttpd.h>
 #include <string.h>
 #include <strings.h>
-#include "daemon/common/log.h"
-#include "daemon/common/parse.h"
+#include "common/log.h"
+#include "common/parse.h"
 #include "vp.h"
 #include "vp_conn.h"
 

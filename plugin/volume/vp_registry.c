@@ -3,9 +3,9 @@
  *                       "ids": [caller IDs holding a mount], "created_at"}}}
  * written by write-to-temp + fsync + rename after every change. */
 #include <string.h>
-#include "plugin_json.h"
-#include "daemon/common/names.h"
-#include "statefile.h"
+#include "plugin/common/plugin_json.h"
+#include "common/names.h"
+#include "plugin/common/statefile.h"
 #include "vp.h"
 
 int vp_registry_load(struct vp *v, struct zcfs_err *e)

@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "daemon/zcfsd/protocol/protocol.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "csi.h"
-#include "daemon/common/log.h"
-#include "plugin_json.h"
+#include "plugin/csi/csi.h"
+#include "common/log.h"
+#include "plugin/common/plugin_json.h"
 #include "tests/fuzz/fuzz_dir.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

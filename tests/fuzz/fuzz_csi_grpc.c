@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "csi_grpc.h"
-#include "daemon/common/log.h"
+#include "plugin/csi/csi_grpc.h"
+#include "common/log.h"
 #include "tests/fuzz/fuzz_dir.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

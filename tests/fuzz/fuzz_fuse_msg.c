@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include "daemon/serve/backend/handle.h"
 #include "daemon/serve/backend/inode.h"
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "daemon/serve/fuse/fuse_msg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,5 +1,5 @@
 /* libFuzzer target: arbitrary bytes as a node policy, through the same
- * loader zcfsd and `zcfsctl policy check` use (daemon/common/policy.c).
+ * loader zcfsd and `zcfsctl policy check` use (common/policy.c).
  * The first byte picks how it is read: from memory, from one file, or
  * split at "\n--\n" into up to 4 files of a policy directory (merging,
  * sections claimed by two files). Whatever the bytes: either an error
@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "daemon/common/names.h"
-#include "daemon/common/policy.h"
+#include "common/names.h"
+#include "common/policy.h"
 #include "tests/fuzz/fuzz_dir.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "daemon/common/log.h"
-#include "daemon/common/names.h"
+#include "common/log.h"
+#include "common/names.h"
 #include "daemon/zcfsd/state/state.h"
 #include "tests/fuzz/fuzz_dir.h"
 

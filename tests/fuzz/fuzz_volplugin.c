@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "daemon/common/log.h"
-#include "plugin_json.h"
-#include "statefile.h"
-#include "vp.h"
+#include "common/log.h"
+#include "plugin/common/plugin_json.h"
+#include "plugin/common/statefile.h"
+#include "plugin/volume/vp.h"
 #include "tests/fuzz/fuzz_dir.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

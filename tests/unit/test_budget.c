@@ -5,7 +5,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include "daemon/common/uring_sizing.h"
+#include "common/uring_sizing.h"
 #include "daemon/zcfsd/budget/budget.h"
 
 static void test_which_transports_pay(void **state)

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
-#include "csi.h"
-#include "plugin_json.h"
+#include "plugin/csi/csi.h"
+#include "plugin/common/plugin_json.h"
 
 static char state_dir[] = "/tmp/zcfs-test-csi.XXXXXX";
 /* A request's strings live in its document: parse_pub keeps the last two

@@ -1,4 +1,4 @@
-/* daemon/common/fileio.c: whole writes, atomic replacement, mkdir -p. */
+/* common/fileio.c: whole writes, atomic replacement, mkdir -p. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <cmocka.h>
-#include "daemon/common/fileio.h"
+#include "common/fileio.h"
 
 static char dir[] = "/tmp/zcfs-test-fileio.XXXXXX";
 

@@ -1,4 +1,4 @@
-/* The one io_uring sizing (daemon/common/uring_sizing.c): the default
+/* The one io_uring sizing (common/uring_sizing.c): the default
  * geometry for 2, 16, 64 and 256 CPUs stays within the 32 MiB budget,
  * what is asked for is kept, and zcfs-serve (--print-pinned's sizing),
  * zcfsd (the tenant's charge) and zcfsctl (the default figure) come to
@@ -8,7 +8,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include "daemon/common/uring_sizing.h"
+#include "common/uring_sizing.h"
 #include "daemon/serve/core/options.h"
 #include "daemon/serve/transport/uring_geometry.h"
 #include "daemon/zcfsd/budget/budget.h"

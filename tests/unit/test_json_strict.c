@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <cmocka.h>
-#include "daemon/common/json_strict.h"
+#include "common/json_strict.h"
 
 static int parse(const char *text, char *why, size_t len)
 {

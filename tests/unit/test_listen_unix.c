@@ -1,4 +1,4 @@
-/* daemon/common/listen_unix.c: stale sockets replaced, live ones and
+/* common/listen_unix.c: stale sockets replaced, live ones and
  * non-sockets kept, mode applied, parents made. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <cmocka.h>
-#include "daemon/common/listen_unix.h"
+#include "common/listen_unix.h"
 
 static char dir[] = "/tmp/zcfs-test-listen.XXXXXX";
 static char path[sizeof(dir) + 32];

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "daemon/common/version.h"
+#include "common/version.h"
 #include "daemon/zcfsd/protocol/metrics.h"
 
 static const char *const doc =

@@ -1,11 +1,11 @@
-/* daemon/common/names.c: the id and path checks zcfsd, its state file,
+/* common/names.c: the id and path checks zcfsd, its state file,
  * zcfsctl and the plugins rely on. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
-#include "daemon/common/names.h"
+#include "common/names.h"
 
 static void test_paths_and_ids(void **state)
 {

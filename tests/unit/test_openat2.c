@@ -1,11 +1,11 @@
-/* daemon/common/openat2.c: symlinks and escapes refused, O_CLOEXEC added. */
+/* common/openat2.c: symlinks and escapes refused, O_CLOEXEC added. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <cmocka.h>
-#include "daemon/common/openat2.h"
+#include "common/openat2.h"
 
 static char dir[] = "/tmp/zcfs-test-openat2.XXXXXX";
 static char sub[sizeof(dir) + 8], link_[sizeof(dir) + 8], viadir[sizeof(dir) + 16];

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <cmocka.h>
-#include "daemon/serve/backend/ownership.h"
-#include "daemon/common/parse.h"
+#include "common/ownership.h"
+#include "common/parse.h"
 
 static void parse_plain_record(void **state)
 {

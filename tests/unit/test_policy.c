@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <cmocka.h>
-#include "daemon/common/policy.h"
+#include "common/policy.h"
 
 #define TENANT(extra) \
 	"{\"name\": \"t1\", \"uid\": 2001, \"gid\": 2001, \"storage_root\": \"/srv/zcfs/t1\"," \

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <cmocka.h>
-#include "plugin_json.h"
-#include "statefile.h"
-#include "vp.h"
+#include "plugin/common/plugin_json.h"
+#include "plugin/common/statefile.h"
+#include "plugin/volume/vp.h"
 
 static char dir[] = "/tmp/zcfs-test-vp.XXXXXX";
 static char sdir[128];

@@ -1,11 +1,11 @@
-/* daemon/common/zcfs_err.c: the one error record of zcfsd and the plugins. */
+/* common/zcfs_err.c: the one error record of zcfsd and the plugins. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
-#include "daemon/common/zcfs_err.h"
+#include "common/zcfs_err.h"
 
 static void test_first_error_wins(void **state)
 {

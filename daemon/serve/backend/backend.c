@@ -8,7 +8,7 @@
 #include <sys/xattr.h>
 #include "backend.h"
 #include "handle.h"
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "prune.h"
 #include "resume.h"
 

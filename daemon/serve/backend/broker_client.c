@@ -8,8 +8,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include "broker_client.h"
-#include "daemon/common/log.h"
-#include "daemon/common/zcfs_broker.h"
+#include "common/log.h"
+#include "common/zcfs_broker.h"
 
 /* Ids registered for requests this server stopped waiting for. */
 #define MAX_ORPHANS 16

@@ -1,11 +1,11 @@
 /* Passthrough broker, the server's side: asks zcfsd to register (and
  * close) backing ids on the volume's connection, because the server has
  * no CAP_SYS_ADMIN for FUSE_DEV_IOC_BACKING_OPEN. Wire format:
- * daemon/common/zcfs_broker.h. Thread-safe: one request at a time. */
+ * common/zcfs_broker.h. Thread-safe: one request at a time. */
 #ifndef ZCFS_BROKER_CLIENT_H
 #define ZCFS_BROKER_CLIENT_H
 
-#include "daemon/common/util.h"
+#include "common/util.h"
 
 struct broker_client;
 

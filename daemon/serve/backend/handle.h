@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "daemon/common/util.h"
+#include "common/util.h"
 
 struct zcfs_inode;
 

@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
-#include "ownership.h"
-#include "daemon/common/util.h"
+#include "common/ownership.h"
+#include "common/util.h"
 
 struct zcfs_inode {
 	uint64_t nodeid;

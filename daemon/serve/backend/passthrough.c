@@ -7,9 +7,9 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include "broker_client.h"
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "passthrough.h"
-#include "daemon/common/zcfs_broker.h"
+#include "common/zcfs_broker.h"
 
 /* inode->backing_id while the inode has opens served without
  * passthrough: the kernel refuses passthrough and cached opens of one

@@ -14,7 +14,7 @@
 #include <time.h>
 #include "daemon/serve/sandbox/caps.h"
 #include "inode.h"
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "prune.h"
 #include "daemon/serve/core/fuse_wire.h"
 #include "kernel/zcfs_fuse_abi.h"

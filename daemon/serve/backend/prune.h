@@ -8,7 +8,7 @@
 #define ZCFS_PRUNE_H
 
 #include <stddef.h>
-#include "daemon/common/util.h"
+#include "common/util.h"
 
 struct zcfs_session;
 struct zcfs_prune;

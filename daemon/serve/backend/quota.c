@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include "handle.h"
 #include "inode.h"
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "quota.h"
 #include "daemon/serve/core/session.h"
 #include "source_walk.h"

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
-#include "daemon/common/util.h"
+#include "common/util.h"
 
 struct zcfs_session;
 struct zcfs_inode;

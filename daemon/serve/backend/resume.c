@@ -4,8 +4,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "backend.h"
-#include "daemon/common/log.h"
-#include "daemon/common/openat2.h"
+#include "common/log.h"
+#include "common/openat2.h"
 #include "resume.h"
 #include "source_walk.h"
 

@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 #include <sys/stat.h>
-#include "daemon/common/util.h"
+#include "common/util.h"
 
 /* Replaces *root_fd (SOURCE) with an O_PATH fd of a detached recursive
  * clone of it whose mounts have the atime flags of mount_flags (MS_*)

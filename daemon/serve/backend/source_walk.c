@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "source_walk.h"
-#include "daemon/common/util.h"
+#include "common/util.h"
 
 struct walk {
 	source_walk_fn fn;

@@ -7,10 +7,10 @@
 #include <sys/sysmacros.h>
 #define FUSE_USE_VERSION 34
 #include <fuse_lowlevel.h>
-#include "daemon/common/bdi.h"
-#include "daemon/common/log.h"
+#include "common/bdi.h"
+#include "common/log.h"
 #include "mount.h"
-#include "daemon/common/mountinfo.h"
+#include "common/mountinfo.h"
 #include "options.h"
 
 

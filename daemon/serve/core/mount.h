@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "daemon/common/util.h"
+#include "common/util.h"
 
 struct zcfs_mount;
 struct zcfs_options;

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/mount.h>
 #include "options.h"
-#include "daemon/common/parse.h"
-#include "daemon/common/util.h"
+#include "common/parse.h"
+#include "common/util.h"
 
 enum {
 	OPT_TRANSPORT = 256, OPT_THREADS, OPT_QUEUE_DEPTH, OPT_MAX_WRITE, OPT_READ_ONLY,

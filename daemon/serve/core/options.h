@@ -20,7 +20,7 @@ struct zcfs_options {
 	enum zcfs_cache cache;
 	unsigned threads;	/* 0: one per CPU */
 	/* 0 until main resolves them: given, or chosen by the io_uring
-	 * geometry (daemon/common/uring_sizing.h) within pinned_budget. */
+	 * geometry (common/uring_sizing.h) within pinned_budget. */
 	unsigned queue_depth;
 	uint32_t max_write;
 	uint64_t pinned_budget;	/* --pinned-budget; 0: URING_DEFAULT_PINNED_BUDGET */

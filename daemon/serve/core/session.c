@@ -1,7 +1,7 @@
 /* Session lifetime: who ends it and how main learns about it. */
 #include <sys/eventfd.h>
 #include <unistd.h>
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "session.h"
 
 /* The first caller's status wins; init_lock orders it before exiting

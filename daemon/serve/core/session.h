@@ -12,7 +12,7 @@
 #include <pthread.h>
 #include "kernel/zcfs_fuse_abi.h"
 #include "options.h"
-#include "daemon/common/util.h"
+#include "common/util.h"
 
 struct zcfs_session;
 struct inode_table;

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "daemon/common/util.h"
+#include "common/util.h"
 
 struct zcfs_req;
 

@@ -4,11 +4,11 @@
 #include <string.h>
 #include <time.h>
 #include "daemon/serve/backend/inode.h"
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "fuse_msg.h"
 #include "ops.h"
 #include "daemon/serve/backend/prune.h"
-#include "daemon/common/zcfs_stats.h"
+#include "common/zcfs_stats.h"
 
 struct opcode_desc {
 	const char *name;

@@ -11,7 +11,7 @@
 #include "kernel/zcfs_fuse_abi.h"
 #include "daemon/serve/core/fuse_wire.h"
 #include "daemon/serve/core/session.h"
-#include "daemon/common/util.h"
+#include "common/util.h"
 
 struct zcfs_req;
 

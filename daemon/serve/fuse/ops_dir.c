@@ -9,7 +9,7 @@
 #include <sys/xattr.h>
 #include "daemon/serve/backend/backend.h"
 #include "daemon/serve/backend/handle.h"
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "ops.h"
 #include "req_inode.h"
 #include "daemon/serve/backend/passthrough.h"

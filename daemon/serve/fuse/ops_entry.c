@@ -10,7 +10,7 @@
 #include "daemon/serve/backend/backend.h"
 #include "daemon/serve/backend/handle.h"
 #include "daemon/serve/backend/prune.h"
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "ops.h"
 #include "req_inode.h"
 #include "daemon/serve/backend/quota.h"

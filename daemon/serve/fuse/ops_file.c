@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include "daemon/serve/backend/backend.h"
 #include "daemon/serve/backend/handle.h"
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "file_io.h"
 #include "ops.h"
 #include "req_inode.h"

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 #include "daemon/serve/backend/backend.h"
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "daemon/serve/backend/quota.h"
 #include "ops.h"
 #include "req_inode.h"

@@ -23,8 +23,8 @@
 #include <time.h>
 #include <cap-ng.h>
 #include "caps.h"
-#include "daemon/common/log.h"
-#include "daemon/common/parse.h"
+#include "common/log.h"
+#include "common/parse.h"
 
 #define DROP_SIGNAL (SIGRTMIN + 2)
 #define ADMIN_IDX CAP_TO_INDEX(CAP_SYS_ADMIN)

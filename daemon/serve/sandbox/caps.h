@@ -10,7 +10,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include "daemon/serve/core/options.h"
-#include "daemon/common/util.h"
+#include "common/util.h"
 
 /* Whether the capability is there for zero-copy alone: a server that
  * mounts and unmounts by itself, or registers backing files itself

@@ -20,8 +20,8 @@
 #include <linux/seccomp.h>
 #include <liburing.h>
 #include <seccomp.h>
-#include "daemon/common/log.h"
-#include "daemon/common/util.h"
+#include "common/log.h"
+#include "common/util.h"
 #include "sandbox.h"
 #include "kernel/zcfs_fuse_abi.h"
 #include "kernel/zcfs_landlock_abi.h"

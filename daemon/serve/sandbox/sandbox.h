@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "daemon/common/util.h"
+#include "common/util.h"
 
 struct io_uring;
 

@@ -4,8 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "devfuse_splice.h"
-#include "daemon/common/log.h"
-#include "daemon/common/max_read.h"
+#include "common/log.h"
+#include "common/max_read.h"
 #include "kernel/zcfs_fuse_abi.h"
 
 int splice_pipe_open(struct splice_pipe *p)

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "daemon/common/util.h"
+#include "common/util.h"
 
 struct splice_pipe {
 	int rd, wr;

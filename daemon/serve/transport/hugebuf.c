@@ -5,7 +5,7 @@
  * 1 MiB direct writes +1 to +7% in 7 paired runs). */
 #include <stdint.h>
 #include "hugebuf.h"
-#include "daemon/common/util.h"
+#include "common/util.h"
 
 void *hugebuf_map(size_t size)
 {

@@ -11,7 +11,7 @@
 #include <sys/uio.h>
 #include "devfuse_splice.h"
 #include "hugebuf.h"
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "daemon/serve/fuse/fuse_msg.h"
 #include "transport.h"
 

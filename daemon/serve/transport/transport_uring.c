@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "daemon/serve/sandbox/caps.h"
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "daemon/serve/sandbox/sandbox.h"
 #include "transport.h"
 #include "uring_geometry.h"

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "daemon/serve/core/options.h"
-#include "daemon/common/util.h"
+#include "common/util.h"
 #include "kernel/zcfs_uring_abi.h"
 
 /* ---- decision ------------------------------------------------------- */

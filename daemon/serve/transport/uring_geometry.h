@@ -1,12 +1,12 @@
 /* What zcfs-serve asks the kernel before sizing its rings, and the
  * geometry of a session: the options resolved by the one sizing in
- * daemon/common/uring_sizing.c. */
+ * common/uring_sizing.c. */
 #ifndef ZCFS_URING_GEOMETRY_H
 #define ZCFS_URING_GEOMETRY_H
 
 #include <stddef.h>
-#include "daemon/common/uring_sizing.h"
-#include "daemon/common/util.h"
+#include "common/uring_sizing.h"
+#include "common/util.h"
 
 struct zcfs_options;
 struct zcfs_session;

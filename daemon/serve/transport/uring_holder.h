@@ -1,4 +1,4 @@
-/* A server on a ring holder's rings (--holder-rings, daemon/common/
+/* A server on a ring holder's rings (--holder-rings, common/
  * ring_holder.h): the holder's SQPOLL thread issues every FUSE command, so
  * a server that dies cancels none of them; its successor maps the same
  * rings and resumes each entry from the bookkeeping in the ring memfd

@@ -1,4 +1,4 @@
-/* zcfs-serve --ring-holder (see uring_holder.h, daemon/common/ring_holder.h):
+/* zcfs-serve --ring-holder (see uring_holder.h, common/ring_holder.h):
  * run by zcfsd as the tenant, before a volume's first server, with the fuse
  * fd (--fd) and the ring memfd (--ring-memfd). It maps the memfd (at the
  * address an earlier holder or server of the connection used, so requests
@@ -16,8 +16,8 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
-#include "daemon/common/log.h"
-#include "daemon/common/ring_holder.h"
+#include "common/log.h"
+#include "common/ring_holder.h"
 #include "daemon/serve/core/options.h"
 #include "daemon/serve/sandbox/sandbox.h"
 #include "uring_geometry.h"

@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "daemon/serve/fuse/file_io.h"
 #include "uring_payload.h"
 #include "uring_queue.h"

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include "daemon/serve/backend/inode.h"
 #include "hugebuf.h"
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "daemon/serve/sandbox/sandbox.h"
 #include "daemon/serve/backend/source_walk.h"
 #include "daemon/serve/fuse/fuse_msg.h"

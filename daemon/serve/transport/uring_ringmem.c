@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "uring_geometry.h"
 #include "uring_ringmem.h"
 

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
-#include "daemon/common/util.h"
+#include "common/util.h"
 #include "kernel/zcfs_uring_abi.h"
 
 struct uring_geometry;

@@ -8,8 +8,8 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include "daemon/serve/sandbox/caps.h"
-#include "daemon/common/log.h"
-#include "daemon/common/parse.h"
+#include "common/log.h"
+#include "common/parse.h"
 #include "uring_userdata.h"
 #include "uring_zerocopy.h"
 

@@ -22,8 +22,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
-#include "daemon/common/log.h"
-#include "daemon/common/openat2.h"
+#include "common/log.h"
+#include "common/openat2.h"
 #include "kernel/zcfs_fuse_abi.h"
 #include "broker.h"
 

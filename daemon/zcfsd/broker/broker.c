@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
-#include "daemon/common/log.h"
-#include "daemon/common/openat2.h"
+#include "common/log.h"
+#include "common/openat2.h"
 #include "daemon/zcfsd/model/model.h"
 #include "broker.h"
 

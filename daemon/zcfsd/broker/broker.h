@@ -1,6 +1,6 @@
 /* Passthrough broker, zcfsd's side: registers the backing files of a
  * sandboxed server on the volume's fuse connection after checking them.
- * Wire format: daemon/common/zcfs_broker.h; why each check exists:
+ * Wire format: common/zcfs_broker.h; why each check exists:
  * docs/security.md "Passthrough broker". */
 #ifndef ZCFSD_BROKER_H
 #define ZCFSD_BROKER_H
@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <json-c/json.h>
-#include "daemon/common/util.h"
-#include "daemon/common/zcfs_broker.h"
+#include "common/util.h"
+#include "common/zcfs_broker.h"
 
 struct zcfsd;
 struct zcfsd_volume;

@@ -1,14 +1,14 @@
 /* Memlock budget maths: how many bytes a volume pins (the sizing
- * zcfs-serve allocates with, daemon/common/uring_sizing.c), how much of
+ * zcfs-serve allocates with, common/uring_sizing.c), how much of
  * its tenant's budget is in use, and which queue depth would still fit. */
 #include <fcntl.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <cap-ng.h>
 #include <sys/wait.h>
-#include "daemon/common/log.h"
-#include "daemon/common/parse.h"
-#include "daemon/common/uring_sizing.h"
+#include "common/log.h"
+#include "common/parse.h"
+#include "common/uring_sizing.h"
 #include "budget.h"
 
 bool zcfsd_uses_uring(enum policy_transport t, const struct policy_tenant *tenant)
@@ -17,7 +17,7 @@ bool zcfsd_uses_uring(enum policy_transport t, const struct policy_tenant *tenan
 	return tenant->io_uring && t != POLICY_TRANSPORT_DEVFUSE;
 }
 
-/* What v's servers lay out: the one sizing of daemon/common, fed what
+/* What v's servers lay out: the one sizing of common, fed what
  * zcfsd passes them (--queue-depth, --max-write, --buffer-pool=auto
  * budgeting a pool of queue_depth buffers). */
 static uint64_t pinned_for(unsigned ncpus, uint32_t depth, uint32_t max_write)

@@ -7,7 +7,7 @@
 
 bool zcfsd_uses_uring(enum policy_transport t, const struct policy_tenant *tenant);
 /* A new volume's queue depth and max_write (0: not given): on io_uring
- * the default geometry of ncpus queues (daemon/common/uring_sizing.h,
+ * the default geometry of ncpus queues (common/uring_sizing.h,
  * at most URING_DEFAULT_PINNED_BUDGET), else the preferred ones. */
 void zcfsd_resolve_geometry(unsigned ncpus, bool uring, uint32_t *depth, uint32_t *max_write);
 /* Deepest queue (1..1024) whose pinned bytes fit in FREE; 0 if none. */

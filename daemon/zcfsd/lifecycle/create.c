@@ -1,7 +1,7 @@
 /* volume.create: a volume record (and, with an owner for its root, the
  * storage directory and its root's ownership record) from a checked spec. */
 #include <string.h>
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "daemon/zcfsd/mounts/mounts.h"
 #include "daemon/zcfsd/state/state.h"
 #include "lifecycle.h"

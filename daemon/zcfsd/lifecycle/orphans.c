@@ -17,8 +17,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "daemon/common/log.h"
-#include "daemon/common/parse.h"
+#include "common/log.h"
+#include "common/parse.h"
 #include "daemon/zcfsd/mounts/mounts.h"
 #include "lifecycle.h"
 

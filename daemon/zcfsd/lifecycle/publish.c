@@ -2,8 +2,8 @@
  * is checked before anything changes; a failing step undoes the earlier ones. */
 #include <string.h>
 #include <sys/mount.h>
-#include "daemon/common/log.h"
-#include "daemon/common/parse.h"
+#include "common/log.h"
+#include "common/parse.h"
 #include "daemon/zcfsd/budget/budget.h"
 #include "daemon/zcfsd/mounts/mounts.h"
 #include "daemon/zcfsd/mounts/rootown.h"

@@ -10,10 +10,10 @@
 #include <signal.h>
 #include <sys/types.h>
 #include <json-c/json.h>
-#include "daemon/common/policy.h"
-#include "daemon/common/zcfs_proto.h"
+#include "common/policy.h"
+#include "common/zcfs_proto.h"
 
-#include "daemon/common/zcfs_stats.h"
+#include "common/zcfs_stats.h"
 
 /* The fds every server gets: the fuse connection (--fd=3), ... */
 #define ZCFSD_SERVER_FUSE_FD 3
@@ -36,10 +36,10 @@
 #define ZCFSD_SERVER_STANDBY_FD 11
 
 /* A ring holder's volume (server/holder.c): ring fd q of the holder (at
- * ZCFS_HOLDER_RING_FD + q there, daemon/common/ring_holder.h) is given to
+ * ZCFS_HOLDER_RING_FD + q there, common/ring_holder.h) is given to
  * each server at the same number, after every fd above. */
 
-/* Requests fail with a struct zcfs_err (daemon/common/zcfs_err.h). */
+/* Requests fail with a struct zcfs_err (common/zcfs_err.h). */
 
 struct zcfsd_server {
 	pid_t pid;			/* 0: none running (stopped or waiting to restart) */

@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "model.h"
 
 static int map_fd(struct zcfsd_volume *v, int fd, bool init)

@@ -1,7 +1,7 @@
 /* The volume model: lookup, lifetime, targets, where its storage lives. */
 #include <sys/wait.h>
 #include <string.h>
-#include "daemon/common/util.h"
+#include "common/util.h"
 #include "model.h"
 
 struct zcfsd_volume *zcfsd_volume_find(struct zcfsd *d, const char *id)

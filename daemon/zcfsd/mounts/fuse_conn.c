@@ -7,7 +7,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include "daemon/common/mountinfo.h"
+#include "common/mountinfo.h"
 #include "mounts.h"
 
 int zcfsd_mount_conn_at(const char *path, unsigned *conn)

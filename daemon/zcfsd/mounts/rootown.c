@@ -2,7 +2,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
-#include "daemon/serve/backend/ownership.h"
+#include "common/ownership.h"
 #include "rootown.h"
 
 static int id_param(json_object *params, const char *key, bool *has, uint32_t *ret, struct zcfs_err *e)

@@ -1,5 +1,5 @@
 /* Who owns the root of a volume, as its clients see it: the ownership
- * record (user.containers.override_stat, daemon/serve/ownership.h) on the
+ * record (user.containers.override_stat, common/ownership.h) on the
  * volume's storage directory, written by zcfsd before the volume's server
  * runs (the server reads a record once and is its only writer after). */
 #ifndef ZCFSD_ROOTOWN_H

@@ -5,8 +5,8 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "daemon/common/fileio.h"
-#include "daemon/common/openat2.h"
+#include "common/fileio.h"
+#include "common/openat2.h"
 #include "mounts.h"
 
 /* The server runs as the tenant (no supplementary groups) and opens

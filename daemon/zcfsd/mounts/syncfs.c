@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "mounts.h"
 
 int zcfsd_syncfs_start(const char *target, int *pidfd)

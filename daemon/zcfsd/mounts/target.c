@@ -6,13 +6,13 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include "daemon/common/bdi.h"
-#include "daemon/common/log.h"
-#include "daemon/common/names.h"
-#include "daemon/common/openat2.h"
-#include "daemon/common/max_read.h"
-#include "daemon/common/mountinfo.h"
-#include "daemon/common/parse.h"
+#include "common/bdi.h"
+#include "common/log.h"
+#include "common/names.h"
+#include "common/openat2.h"
+#include "common/max_read.h"
+#include "common/mountinfo.h"
+#include "common/parse.h"
 #include "mounts.h"
 
 /* Control characters would split log lines and the status table; a

@@ -27,9 +27,9 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "daemon/common/log.h"
-#include "daemon/common/openat2.h"
-#include "daemon/common/mountinfo.h"
+#include "common/log.h"
+#include "common/openat2.h"
+#include "common/mountinfo.h"
 #include "mounts.h"
 
 #define VNAME(volume) ((volume) ? (volume) : "orphan")

@@ -23,10 +23,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include "daemon/common/log.h"
-#include "daemon/common/parse.h"
-#include "daemon/common/json_strict.h"
-#include "daemon/common/listen_unix.h"
+#include "common/log.h"
+#include "common/parse.h"
+#include "common/json_strict.h"
+#include "common/listen_unix.h"
 #include "protocol.h"
 
 struct client {

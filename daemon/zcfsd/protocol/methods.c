@@ -2,8 +2,8 @@
  * volume mechanics in lifecycle/ and mounts/. */
 #include <string.h>
 #include <unistd.h>
-#include "daemon/common/log.h"
-#include "daemon/common/names.h"
+#include "common/log.h"
+#include "common/names.h"
 #include "daemon/zcfsd/budget/budget.h"
 #include "daemon/zcfsd/mounts/rootown.h"
 #include "daemon/zcfsd/state/state.h"

@@ -12,8 +12,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
-#include "daemon/common/log.h"
-#include "daemon/common/version.h"
+#include "common/log.h"
+#include "common/version.h"
 #include "daemon/zcfsd/budget/budget.h"
 #include "daemon/zcfsd/state/state.h"
 #include "protocol.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "daemon/zcfsd/mounts/mounts.h"
 #include "daemon/zcfsd/server/server.h"
 #include "daemon/zcfsd/state/state.h"

@@ -1,8 +1,8 @@
 /* volume.create's parameters: every field checked against the policy into
  * a zcfsd_volume_spec before anything is made (lifecycle/create.c). */
 #include <string.h>
-#include "daemon/common/names.h"
-#include "daemon/common/parse.h"
+#include "common/names.h"
+#include "common/parse.h"
 #include "daemon/zcfsd/budget/budget.h"
 #include "protocol.h"
 

@@ -18,8 +18,8 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include "daemon/common/log.h"
-#include "daemon/common/ring_holder.h"
+#include "common/log.h"
+#include "common/ring_holder.h"
 #include "daemon/zcfsd/state/state.h"
 #include "server.h"
 

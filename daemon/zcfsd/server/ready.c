@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <string.h>
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "server.h"
 
 int zcfsd_ready_pipe(int fds[2])

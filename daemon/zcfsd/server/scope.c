@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "server.h"
 
 #define SCOPE_SLICE "system-zcfs.slice"

@@ -2,7 +2,7 @@
  * what a volume asks for (zcfsd_serve_opts_of), then the argv itself, a
  * pure function of those options (tests/unit/test_serve_argv.c). */
 #include <stdio.h>
-#include "daemon/common/ring_holder.h"
+#include "common/ring_holder.h"
 #include "daemon/zcfsd/budget/budget.h"
 #include "server.h"
 

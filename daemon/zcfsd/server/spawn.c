@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <cap-ng.h>
-#include "daemon/common/log.h"
-#include "daemon/common/openat2.h"
-#include "daemon/common/ring_holder.h"
+#include "common/log.h"
+#include "common/openat2.h"
+#include "common/ring_holder.h"
 #include "daemon/zcfsd/budget/budget.h"
 #include "daemon/zcfsd/broker/broker.h"
 #include "server.h"

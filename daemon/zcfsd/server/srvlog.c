@@ -25,7 +25,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "server.h"
 
 static int log_path(struct zcfsd *d, const struct zcfsd_volume *v, const char *suffix, char **ret)

@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "daemon/common/log.h"
-#include "daemon/common/parse.h"
+#include "common/log.h"
+#include "common/parse.h"
 #include "server.h"
 
 #define STALL_SAMPLE_MS 250

@@ -10,7 +10,7 @@
 #include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "daemon/zcfsd/broker/broker.h"
 #include "server.h"
 

@@ -11,7 +11,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "kernel/zcfs_fuse_abi.h"
 #include "daemon/zcfsd/mounts/mounts.h"
 #include "daemon/zcfsd/broker/broker.h"

@@ -1,7 +1,7 @@
 /* Teardown of a published volume: every target unmounted (binds first),
  * whatever else of its connection is mounted, then its server stopped. */
 #include <string.h>
-#include "daemon/common/log.h"
+#include "common/log.h"
 #include "daemon/zcfsd/mounts/mounts.h"
 #include "server.h"
 

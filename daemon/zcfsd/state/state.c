@@ -4,9 +4,9 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "daemon/common/fileio.h"
-#include "daemon/common/log.h"
-#include "daemon/common/names.h"
+#include "common/fileio.h"
+#include "common/log.h"
+#include "common/names.h"
 #include "daemon/zcfsd/budget/budget.h"
 #include "daemon/zcfsd/broker/broker.h"
 #include "state.h"

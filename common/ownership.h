@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
-#include "daemon/common/util.h"
+#include "common/util.h"
 
 #define OVR_XATTR "user.containers.override_stat"
 #define OVR_MAXLEN 96

@@ -3,7 +3,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include "ownership.h"
-#include "daemon/common/parse.h"
+#include "common/parse.h"
 
 static int take_field(const char **p, const char *end, char *out, size_t outlen)
 {
