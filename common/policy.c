@@ -7,9 +7,11 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <json-c/json.h>
 #include "parse.h"
 #include "names.h"
+#include "openat2.h"
 #include "policy.h"
 
 struct loader {
@@ -500,33 +502,56 @@ static void cross_check(struct loader *ld)
 	}
 }
 
-static int read_file(const char *path, char **ret)
-{
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, cap = 0, n;
+/* zcfsd reads its policy in its event loop (SIGHUP, policy.reload): a
+ * file is opened without blocking (O_NONBLOCK: a FIFO's open does not
+ * wait for a writer), and only a regular file of at most
+ * POLICY_FILE_MAX is read; a FIFO, device, socket or directory never is. */
+#define POLICY_FILE_MAX (4u << 20)
 
-	if (!f)
+static int read_fd(int fd, char **ret)
+{
+	_cleanup_free_ char *buf = NULL;
+	struct stat st;
+	size_t len = 0;
+	ssize_t n;
+
+	if (fstat(fd, &st) < 0)
 		return -errno;
-	do {
-		if (len + 4096 + 1 > cap) {
-			char *nb;
-			cap = cap ? cap * 2 : 8192;
-			if (cap > (4u << 20))
-				return -EFBIG;
-			nb = realloc(buf, cap);
-			if (!nb)
-				return -ENOMEM;
-			buf = nb;
-		}
-		n = fread(buf + len, 1, 4096, f);
-		len += n;
-	} while (n > 0);
-	if (ferror(f))
-		return -EIO;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode))
+		return -ENOTSUP;
+	if (st.st_size > (off_t)POLICY_FILE_MAX)
+		return -EFBIG;
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return -ENOMEM;
+	/* A file that grew since fstat is read up to its size then. */
+	while (len < (size_t)st.st_size) {
+		n = pread(fd, buf + len, (size_t)st.st_size - len, (off_t)len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
 	buf[len] = '\0';
 	*ret = TAKE_PTR(buf);
 	return 0;
+}
+
+static const char *read_error(int r)
+{
+	switch (r) {
+	case -ENOTSUP: return "not a regular file (a FIFO, device or socket is never read)";
+	case -EISDIR: return "a directory, not a file";
+	case -EFBIG: return "larger than 4 MiB";
+	case -ELOOP: return "a symlink (give the path it leads to)";
+	case -EXDEV: return "leads outside the policy directory or to another mount";
+	default: return strerror(-r);
+	}
 }
 
 static int json_name_filter(const struct dirent *d)
@@ -535,18 +560,50 @@ static int json_name_filter(const struct dirent *d)
 	return d->d_name[0] != '.' && n > 5 && !strcmp(d->d_name + n - 5, ".json");
 }
 
-static void load_file(struct loader *ld, const char *path)
+/* FD: the open file, or -errno of its open. */
+static void load_fd(struct loader *ld, const char *path, int fd)
 {
 	_cleanup_free_ char *text = NULL;
-	int r;
+	int r = fd;
 
 	ld->file = path;
-	r = read_file(path, &text);
+	if (fd >= 0)
+		r = read_fd(fd, &text);
 	if (r < 0) {
-		err(ld, "(file)", "cannot read: %s", strerror(-r));
+		err(ld, "(file)", "cannot read: %s", read_error(r));
 		return;
 	}
 	parse_document(ld, text);
+}
+
+/* Every *.json of the directory DFD, in name order. An entry may be a
+ * symlink within the directory (a Kubernetes ConfigMap's ..data/x.json),
+ * never one that leaves it or crosses into another mount. */
+static void load_dir(struct loader *ld, const char *path, int dfd)
+{
+	struct dirent **names = NULL;
+	int n, i;
+
+	n = scandirat(dfd, ".", &names, json_name_filter, alphasort);
+	if (n < 0)
+		err(ld, "(directory)", "%s", strerror(errno));
+	else if (n == 0)
+		err(ld, "(directory)", "no *.json files");
+	for (i = 0; i < n; i++) {
+		_cleanup_free_ char *p = NULL;
+		_cleanup_close_ int fd = -1;
+
+		if (asprintf(&p, "%s/%s", path, names[i]->d_name) < 0) {
+			ld->oom = true;
+		} else {
+			fd = openat2_fd(dfd, names[i]->d_name, O_RDONLY | O_NONBLOCK | O_NOCTTY,
+					RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
+			load_fd(ld, p, fd);
+		}
+		ld->file = path;
+		free(names[i]);
+	}
+	free(names);
 }
 
 static struct policy *policy_new(void)
@@ -582,35 +639,23 @@ static int finish(struct loader *ld, struct policy **ret)
 int policy_load(const char *path, struct policy **ret, struct policy_errors *errs)
 {
 	struct loader ld = { .errs = errs, .file = path };
-	struct dirent **names = NULL;
+	_cleanup_close_ int fd = -1;
 	struct stat st;
-	int n, i;
 
 	ld.p = policy_new();
 	if (!ld.p)
 		return -ENOMEM;
-	if (stat(path, &st) < 0) {
+	/* The policy path itself is never a symlink: what zcfsd reads is
+	 * what its command line names. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		err(&ld, "(file)", "%s", read_error(-errno));
+	else if (fstat(fd, &st) < 0)
 		err(&ld, "(file)", "%s", strerror(errno));
-	} else if (S_ISDIR(st.st_mode)) {
-		n = scandir(path, &names, json_name_filter, alphasort);
-		if (n < 0) {
-			err(&ld, "(directory)", "%s", strerror(errno));
-		} else if (n == 0) {
-			err(&ld, "(directory)", "no *.json files");
-		}
-		for (i = 0; i < n; i++) {
-			_cleanup_free_ char *p = NULL;
-			if (asprintf(&p, "%s/%s", path, names[i]->d_name) < 0)
-				ld.oom = true;
-			else
-				load_file(&ld, p);
-			ld.file = path;
-			free(names[i]);
-		}
-		free(names);
-	} else {
-		load_file(&ld, path);
-	}
+	else if (S_ISDIR(st.st_mode))
+		load_dir(&ld, path, fd);
+	else
+		load_fd(&ld, path, fd);
 	return finish(&ld, ret);
 }
 
