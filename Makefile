@@ -91,8 +91,10 @@ $(BUILD)/plugin/csi/%.o $(BUILD)/tests/unit/test_csi%.o: override CFLAGS += $(GE
 
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
-ITEST_SRC  := $(wildcard tests/integration/*.c)
-ITEST_BIN  := $(ITEST_SRC:tests/integration/%.c=$(BUILD)/tests/integration/%)
+# The integration tests' C helpers (tests/integration/helpers/NAME.c) are
+# built as $(BUILD)/tests/integration/NAME, the tests' $ZCFS_TESTBIN.
+ITEST_SRC  := $(wildcard tests/integration/helpers/*.c)
+ITEST_BIN  := $(ITEST_SRC:tests/integration/helpers/%.c=$(BUILD)/tests/integration/%)
 BENCH_SRC  := $(wildcard bench/*.c)
 BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
@@ -202,19 +204,19 @@ $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(SERVE_OBJ) $(ZCFSD_OBJ) $(COMMO
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(SYSTEMD_LIBS) -lcmocka
 
-$(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o
+$(BUILD)/tests/integration/%: $(BUILD)/tests/integration/helpers/%.o
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^
 
 # holder_proof drives io_uring rings (liburing).
-$(BUILD)/tests/integration/holder_proof: $(BUILD)/tests/integration/holder_proof.o
+$(BUILD)/tests/integration/holder_proof: $(BUILD)/tests/integration/helpers/holder_proof.o
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # sandbox_probe applies zcfs-serve's own sandbox: link the real code in.
-$(BUILD)/tests/integration/sandbox_probe: $(BUILD)/tests/integration/sandbox_probe.o \
+$(BUILD)/tests/integration/sandbox_probe: $(BUILD)/tests/integration/helpers/sandbox_probe.o \
 		$(BUILD)/daemon/serve/sandbox/sandbox.o $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")

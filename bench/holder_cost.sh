@@ -9,7 +9,7 @@
 here=$(cd "$(dirname "$0")/.." && pwd)
 export ZCFS_TRANSPORT=uring
 . "$here/tests/lib.sh"
-. "$here/tests/integration/zcfsd_lib.sh"
+. "$here/tests/integration/helpers/zcfsd_lib.sh"
 zcfsd_require fio jq
 : "${HOLDER_REPS:=3}" "${HOLDER_RUNTIME:=8}" "${HOLDER_JOBS:=2}" "${HOLDER_DEPTH:=8}" "${HOLDER_MAX_WRITE:=128K}"
 

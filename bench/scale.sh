@@ -21,8 +21,8 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
-# shellcheck source=../tests/integration/scale_policy.sh
-. "$root/tests/integration/scale_policy.sh"
+# shellcheck source=../tests/integration/helpers/scale_policy.sh
+. "$root/tests/integration/helpers/scale_policy.sh"
 : "${ZCFS_BIN:=$root/bin}"
 : "${SCALE_VOLUMES:=64}"          # multiple of 4 (4 tenants)
 : "${SCALE_TRANSPORT:=devfuse}"   # devfuse, or uring (queue depth 2, 64 KiB)

@@ -26,7 +26,7 @@
 # docs/supervision.md) is counted as known-limitation, not as a failure,
 # unless SOAK_STRICT=1.
 . "$(dirname "$0")/../tests/lib.sh"
-. "$(dirname "$0")/../tests/integration/zcfsd_lib.sh"
+. "$(dirname "$0")/../tests/integration/helpers/zcfsd_lib.sh"
 require_root
 require_fuse
 require_cmd jq

@@ -13,7 +13,7 @@ fake or hide a report. Records lost to a ring-buffer overrun (EPIPE) are
 reported, not silently skipped. Exit 77 when /dev/kmsg cannot be read (not
 root, no such device). ZCFS_KMSG_FILE=PATH reads records in /dev/kmsg's
 format ("prio,seq,usec,flags;text", one a line) from PATH instead: the
-self-test (tests/integration/t_kmsg_window.sh) feeds it known reports.
+self-test (tests/integration/kernel/t_kmsg_window.sh) feeds it known reports.
 """
 import errno
 import os

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs tests/integration/t_*.sh once per data path (ZCFS_TRANSPORTS,
+# Runs every tests/integration/**/t_*.sh (found in any sub-folder, the
+# folders are subjects; ordered by test name) once per data path (ZCFS_TRANSPORTS,
 # default: every transport zcfs-serve supports on this kernel) and prints
 # one closing line "N passed, N failed, N skipped".
 # Each test: exit 0 = pass, 77 = skip (reason on stdout), else fail.
@@ -73,8 +74,13 @@ sweep_test() {
 	{ echo "FAIL: the test left behind (now cleaned up by the runner):"; printf '  %s\n' "${left[@]}"; } >>"$2"
 	return 1
 }
+# Every test, wherever it sits under tests/integration/, by name: a name
+# is its log's and ONLY's key, so two tests of one name are an error.
+mapfile -t tests < <(find "$here/integration" -name 't_*.sh' -type f -printf '%f %p\n' | sort | cut -d' ' -f2-)
+dups=$(for t in "${tests[@]}"; do basename "$t"; done | sort | uniq -d)
+if [ -n "$dups" ]; then echo "run-integration: two tests of one name: $dups"; exit 2; fi
 for transport in $transports; do
-	for t in "$here"/integration/t_*.sh; do
+	for t in "${tests[@]}"; do
 		name=$(basename "$t" .sh)
 		if [ -n "${ONLY:-}" ]; then
 			hit=0

@@ -43,8 +43,8 @@ peer|peerpt)
 	_zcfs_pids+=($!); _zcfs_mounts+=("$M")
 	for _ in $(seq 100); do grep -q " $M fuse" /proc/self/mounts && break; sleep 0.05; done;;
 zcfsd)
-	# shellcheck source=../integration/zcfsd_lib.sh
-	. "$here/../integration/zcfsd_lib.sh"
+	# shellcheck source=../integration/helpers/zcfsd_lib.sh
+	. "$here/../integration/helpers/zcfsd_lib.sh"
 	trap zcfsd_quiet_cleanup EXIT
 	if uring_on; then ZCFS_TRANSPORT=uring; else ZCFS_TRANSPORT=devfuse; fi
 	zcfsd_require

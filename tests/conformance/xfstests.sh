@@ -49,8 +49,8 @@ mkdir -p "$out"; out=$(cd "$out" && pwd)
 if [ "$path" = zcfsd ]; then
 	# shellcheck source=../lib.sh
 	. "$here/../lib.sh"
-	# shellcheck source=../integration/zcfsd_lib.sh
-	. "$here/../integration/zcfsd_lib.sh"
+	# shellcheck source=../integration/helpers/zcfsd_lib.sh
+	. "$here/../integration/helpers/zcfsd_lib.sh"
 	if [ -e $p ] && echo Y >$p; then ZCFS_TRANSPORT=uring; else ZCFS_TRANSPORT=devfuse; fi
 	zcfsd_require
 	zcfsd_env 256M "$([ $ZCFS_TRANSPORT = uring ] && echo true || echo false)"
