@@ -8,7 +8,8 @@
 #   BENCH_RUNTIME=30 bench/run.sh      longer, steadier runs
 #   BENCH_REPEAT=3 bench/run.sh        3 rounds per workload, median ratio
 #
-# Writes bench/results/latest.{json,md,png}; the previous latest.json is
+# Writes bench/results/latest.{json,md,png} (only latest.md and .png are
+# committed: the JSON is generated, git-ignored); the previous latest.json is
 # rotated to previous.json when the measurements are done.  Raw fio/metarate output and server logs
 # of the last run stay in bench/results/tmp/raw/ (git-ignored).
 set -uo pipefail
