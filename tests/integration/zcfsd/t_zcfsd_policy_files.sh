@@ -8,8 +8,8 @@
 # answer before, as in t_zcfsd_stall. A ConfigMap's symlinks within the directory
 # still load; a symlink leading out of it, or a symlinked policy file, is
 # refused. About 10 s.
-. "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/zcfsd_lib.sh"
+. "$(dirname "$0")/../../lib.sh"
+. "$(dirname "$0")/../helpers/zcfsd_lib.sh"
 zcfsd_require python3
 
 zcfsd_env 64M true
