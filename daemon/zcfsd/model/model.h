@@ -150,7 +150,7 @@ struct zcfsd_volume {
 		char *target;
 	} unpub;
 	/* A publish of the first target waiting for its new server to say
-	 * it serves, answered then (lifecycle/publish_wait.c): the wait is
+	 * it serves, answered then (protocol/publish_wait.c): the wait is
 	 * on a server, so it is a state the loop polls, not a poll(2). */
 	struct zcfsd_publish_wait {
 		uint64_t token;			/* its deferred answer; 0: no publish waiting */

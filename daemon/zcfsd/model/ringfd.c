@@ -1,5 +1,5 @@
 /* The memfd an io_uring volume's servers keep their ring buffers in
- * (zcfs-serve --ring-memfd, serve/uring_ringmem.h): zcfsd holds it for
+ * (zcfs-serve --ring-memfd, daemon/serve/transport/uring_ringmem.h): zcfsd holds it for
  * the life of the connection, so a restarted server can answer what its
  * predecessor's ring entries held. A new connection gets a new one. */
 #include <fcntl.h>

@@ -87,7 +87,7 @@ static struct zcfsd_volume *volume_param(struct zcfsd *d, const struct zcfsd_pee
 
 /* volume_param for the methods that change what is mounted: not while
  * an unpublish (unpublish.c) or a publish's wait for its server
- * (lifecycle/publish_wait.c) of the volume is under way. */
+ * (protocol/publish_wait.c) of the volume is under way. */
 static struct zcfsd_volume *idle_volume_param(struct zcfsd *d, const struct zcfsd_peer *p,
 					      json_object *params, struct zcfs_err *e)
 {

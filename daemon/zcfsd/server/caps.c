@@ -3,7 +3,7 @@
  * and no capabilities -- except a zero-copy server, which gets
  * CAP_SYS_ADMIN alone (ADD_QUEUE with ZERO_COPY checks it) and drops it
  * itself once its rings are registered, or at once when zero-copy turns
- * out unavailable (daemon/serve/caps.c, docs/security.md). */
+ * out unavailable (daemon/serve/sandbox/caps.c, docs/security.md). */
 #include <sys/prctl.h>
 #include <cap-ng.h>
 #include "daemon/zcfsd/budget/budget.h"

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Extra helpers for the integration tests (sourced after ../lib.sh).
+# Extra helpers for the integration tests (sourced after tests/lib.sh).
 #
 # ZCFS_TEST_NATIVE=1 makes tests that support it run their body against a
 # plain tmpfs directory instead of a zcfs mount, to prove the test itself

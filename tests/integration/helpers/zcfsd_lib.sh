@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Helpers for the zcfsd tests (sourced after ../lib.sh). Each test gets a
+# Helpers for the zcfsd tests (sourced after tests/lib.sh). Each test gets a
 # private work dir W with its own policy, socket and state dir; a real
 # zcfsd runs in the foreground in the background of the test shell.
 #

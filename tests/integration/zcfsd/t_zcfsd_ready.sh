@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A publish returns once its new server says it serves (zcfs-serve
-# --ready-fd: one 'R' after INIT, zcfsd_ready.h), and a server that lies
+# --ready-fd: one 'R' after INIT, zcfsd server/ready.c), and a server that lies
 # about it cannot mislead or stall zcfsd. zcfsd runs its servers through a
 # wrapper that, per $W/mode, is the real server or a hostile one: it
 # writes garbage, exits 3, dies of SIGSYS, closes the pipe unwritten and
