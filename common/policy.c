@@ -220,9 +220,11 @@ int policy_parse_tcp_listen(const char *s, char *host, size_t hostlen, unsigned 
 	return v6 ? AF_INET6 : AF_INET;
 }
 
+static void parse_ids(struct loader *ld, json_object *a, const char *where, uint32_t **ret, size_t *n);
+
 static void parse_metrics(struct loader *ld, json_object *m)
 {
-	static const char *const keys[] = { "listen", NULL };
+	static const char *const keys[] = { "listen", "full_view_uids", "full_view_gids", NULL };
 	json_object *v;
 
 	if (!json_object_is_type(m, json_type_object)) {
@@ -242,6 +244,12 @@ static void parse_metrics(struct loader *ld, json_object *m)
 		else
 			ld->p->metrics_listen = get_abs_path(ld, v, "metrics.listen");
 	}
+	if (json_object_object_get_ex(m, "full_view_uids", &v))
+		parse_ids(ld, v, "metrics.full_view_uids", (uint32_t **)&ld->p->metrics_uids,
+			  &ld->p->n_metrics_uids);
+	if (json_object_object_get_ex(m, "full_view_gids", &v))
+		parse_ids(ld, v, "metrics.full_view_gids", (uint32_t **)&ld->p->metrics_gids,
+			  &ld->p->n_metrics_gids);
 }
 
 static void parse_data_paths(struct loader *ld, json_object *d, const char *where,
@@ -680,6 +688,8 @@ void policy_free(struct policy *p)
 	free(p->tenants);
 	free(p->admin_group);
 	free(p->metrics_listen);
+	free(p->metrics_uids);
+	free(p->metrics_gids);
 	free(p);
 }
 

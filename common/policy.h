@@ -46,6 +46,13 @@ struct policy {
 	uint32_t stall_timeout_ms;	/* a server holding requests without answering this long is
 					 * restarted (zcfsd/server/stall.c); 0: never */
 	char *metrics_listen;		/* NULL: no metrics endpoint; "/path" or IP:PORT */
+	/* Who reads every tenant's series on a unix metrics socket besides
+	 * root (metrics.full_view_uids / full_view_gids: a Prometheus); anyone
+	 * else sees the tenants it manages. */
+	uid_t *metrics_uids;
+	size_t n_metrics_uids;
+	gid_t *metrics_gids;
+	size_t n_metrics_gids;
 	struct policy_tenant *tenants;
 	size_t n_tenants;
 };

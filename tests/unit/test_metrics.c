@@ -11,21 +11,27 @@
 #include <cmocka.h>
 #include "common/version.h"
 #include "daemon/zcfsd/protocol/metrics.h"
+#include "daemon/zcfsd/protocol/protocol.h"
 
 static const char *const doc =
 	"{\"tenants\": [{\"name\": \"t1\", \"uid\": 2001, \"gid\": 2001, \"memlock_budget\": \"8M\","
 	" \"max_volumes\": 5, \"storage_root\": \"/srv/t1\", \"allowed_target_prefixes\": [\"/mnt\"]}]}";
 
-static char *render(struct zcfsd *d)
+static char *render_for(struct zcfsd *d, const struct zcfsd_peer *peer)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	assert_int_equal(zcfsd_metrics_write(d, f), 0);
+	assert_int_equal(zcfsd_metrics_write(d, peer, f), 0);
 	assert_int_equal(fclose(f), 0);
 	return buf;
+}
+
+static char *render(struct zcfsd *d)
+{
+	return render_for(d, NULL);
 }
 
 static void exposition(void **state)
@@ -77,10 +83,54 @@ static void exposition(void **state)
 	policy_free(d.policy);
 }
 
+/* A peer that manages t1 alone sees no series of t2 (nor its name); one
+ * that manages no tenant sees only zcfsd's own families. */
+static void scoped(void **state)
+{
+	static const char *const two =
+		"{\"tenants\": [{\"name\": \"t1\", \"uid\": 2001, \"gid\": 2001, \"memlock_budget\": \"8M\","
+		" \"storage_root\": \"/srv/t1\", \"allowed_target_prefixes\": [\"/mnt\"], \"admin_uids\": [3001]},"
+		" {\"name\": \"t2\", \"uid\": 2002, \"gid\": 2002, \"memlock_budget\": \"8M\","
+		" \"storage_root\": \"/srv/t2\", \"allowed_target_prefixes\": [\"/mnt\"], \"admin_gids\": [4002]}]}";
+	struct policy_errors e = { 0 };
+	struct zcfsd_volume b1 = { .id = "b1", .tenant = "t2", .fuse_fd = -1, .srv = { .pidfd = -1 } };
+	struct zcfsd_volume a1 = { .id = "a1", .tenant = "t1", .fuse_fd = -1, .srv = { .pidfd = -1 },
+				   .next = &b1 };
+	struct zcfsd d = { .volumes = &a1 };
+	struct zcfsd_peer t1admin = { .uid = 3001, .gid = 0 };
+	struct zcfsd_peer t2admin = { .uid = 3002, .gid = 0, .n_groups = 1, .groups = { 4002 } };
+	struct zcfsd_peer nobody = { .uid = 3003, .gid = 0 };
+	char *out;
+
+	(void)state;
+	assert_int_equal(policy_load_string("p.json", two, &d.policy, &e), 0);
+	out = render_for(&d, &t1admin);
+	assert_non_null(strstr(out, "zcfs_volume_server_up{volume=\"a1\",tenant=\"t1\"} 0\n"));
+	assert_non_null(strstr(out, "zcfs_tenant_volumes{tenant=\"t1\"} 1\n"));
+	assert_null(strstr(out, "t2"));
+	assert_null(strstr(out, "b1"));
+	free(out);
+	out = render_for(&d, &t2admin);
+	assert_non_null(strstr(out, "zcfs_volume_server_up{volume=\"b1\",tenant=\"t2\"} 0\n"));
+	assert_null(strstr(out, "\"t1\""));
+	assert_null(strstr(out, "a1"));
+	free(out);
+	out = render_for(&d, &nobody);
+	assert_null(strstr(out, "tenant="));
+	assert_non_null(strstr(out, "\nprocess_open_fds "));
+	free(out);
+	out = render(&d);
+	assert_non_null(strstr(out, "volume=\"a1\""));
+	assert_non_null(strstr(out, "volume=\"b1\""));
+	free(out);
+	policy_free(d.policy);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(exposition),
+		cmocka_unit_test(scoped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,26 +120,40 @@ int zcfsd_control_listen(struct zcfsd *d)
 	return 0;
 }
 
+int zcfsd_peer_read(int fd, struct zcfsd_peer *p)
+{
+	struct ucred uc;
+	socklen_t len = sizeof(uc);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0)
+		return -errno;
+	p->pid = uc.pid;
+	p->uid = uc.uid;
+	p->gid = uc.gid;
+	p->n_groups = 0;
+	if (uc.uid == 0)
+		return 0;
+	len = sizeof(p->groups);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, p->groups, &len) < 0)
+		return -errno;
+	p->n_groups = len / sizeof(gid_t);
+	return 0;
+}
+
 /* Root, or a member of the admin group; fills P (groups: as many as fit,
  * a peer with more is refused rather than judged on part of them). */
 static bool peer_allowed(struct zcfsd *d, int fd, struct ucred *uc, struct zcfsd_peer *p)
 {
-	socklen_t len = sizeof(*uc);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, uc, &len) < 0)
+	if (zcfsd_peer_read(fd, p) < 0)
 		return false;
-	p->pid = uc->pid;
-	p->uid = uc->uid;
-	p->gid = uc->gid;
-	if (uc->uid == 0)
+	uc->pid = p->pid;
+	uc->uid = p->uid;
+	uc->gid = p->gid;
+	if (p->uid == 0)
 		return true;
-	len = sizeof(p->groups);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, p->groups, &len) < 0)
-		return false;
-	p->n_groups = len / sizeof(gid_t);
 	if (!d->policy->has_admin_gid)
 		return false;
-	if (uc->gid == d->policy->admin_gid)
+	if (p->gid == d->policy->admin_gid)
 		return true;
 	for (size_t i = 0; i < p->n_groups; i++)
 		if (p->groups[i] == d->policy->admin_gid)

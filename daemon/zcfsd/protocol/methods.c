@@ -48,7 +48,7 @@ bool zcfsd_peer_manages(const struct zcfsd_peer *p, const struct policy_tenant *
 
 /* A volume's tenant as the peer may see it: one it manages (a volume of a
  * tenant no longer in the policy: root only). */
-static bool peer_manages_volume(struct zcfsd *d, const struct zcfsd_peer *p, const struct zcfsd_volume *v)
+bool zcfsd_peer_manages_volume(struct zcfsd *d, const struct zcfsd_peer *p, const struct zcfsd_volume *v)
 {
 	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
 
@@ -78,7 +78,7 @@ static struct zcfsd_volume *volume_param(struct zcfsd *d, const struct zcfsd_pee
 	v = zcfsd_volume_find(d, id);
 	if (!v) {
 		zcfs_fail(e, ZCFS_NOT_FOUND, -ENOENT, "no volume '%s'", id);
-	} else if (!peer_manages_volume(d, p, v)) {
+	} else if (!zcfsd_peer_manages_volume(d, p, v)) {
 		denied(e, p, v->tenant);
 		v = NULL;
 	}
@@ -220,7 +220,7 @@ static json_object *volumes_array(struct zcfsd *d, const struct zcfsd_peer *p)
 	json_object *a = json_object_new_array();
 
 	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
-		if (peer_manages_volume(d, p, v))
+		if (zcfsd_peer_manages_volume(d, p, v))
 			json_object_array_add(a, zcfsd_volume_json(d, v, false));
 	return a;
 }

@@ -59,6 +59,27 @@ static void tenant_sample(FILE *f, const char *name, const char *tenant, unsigne
 	fprintf(f, "\"} %llu\n", value);
 }
 
+/* Which series a scrape holds: NULL peer = every tenant's (root, a
+ * full_view uid/gid, a TCP listener); else the tenants the peer manages,
+ * as on the control socket (docs/security.md, "Metrics endpoint"). */
+struct scope {
+	struct zcfsd *d;
+	const struct zcfsd_peer *peer;
+};
+
+static bool vol_shown(const struct scope *s, const struct zcfsd_volume *v)
+{
+	return !s->peer || zcfsd_peer_manages_volume(s->d, s->peer, v);
+}
+
+static bool tenant_shown(const struct scope *s, const struct policy_tenant *t)
+{
+	return !s->peer || zcfsd_peer_manages(s->peer, t);
+}
+
+#define for_shown_volumes(v, s) \
+	for ((v) = (s)->d->volumes; (v); (v) = (v)->next) if (vol_shown((s), (v)))
+
 /* A server counts as up while its pidfd says the process exists. */
 static bool server_up(const struct zcfsd_volume *v)
 {
@@ -69,7 +90,7 @@ static bool server_up(const struct zcfsd_volume *v)
 
 /* What the servers count in the memory they share with us (zcfs_stats.h):
  * requests, errors, bytes and the request latency histogram. */
-static void write_request_stats(struct zcfsd *d, FILE *f)
+static void write_request_stats(const struct scope *sc, FILE *f)
 {
 	static const struct { const char *name, *help; size_t off; } counters[] = {
 		{ "zcfs_volume_requests_total", "FUSE requests the volume's servers answered.",
@@ -86,7 +107,7 @@ static void write_request_stats(struct zcfsd *d, FILE *f)
 
 	for (size_t c = 0; c < ARRAY_SIZE(counters); c++) {
 		family(f, counters[c].name, "counter", counters[c].help);
-		for (v = d->volumes; v; v = v->next)
+		for_shown_volumes(v, sc)
 			if (v->stats)
 				vol_sample(f, counters[c].name, v, NULL,
 					   zcfs_stats_read((const uint64_t *)((const char *)v->stats +
@@ -94,7 +115,7 @@ static void write_request_stats(struct zcfsd *d, FILE *f)
 	}
 	family(f, "zcfs_volume_request_duration_seconds", "histogram",
 	       "Time from a request's arrival in the server to its reply.");
-	for (v = d->volumes; v; v = v->next) {
+	for_shown_volumes(v, sc) {
 		uint64_t cum = 0;
 		if (!v->stats)
 			continue;
@@ -138,7 +159,7 @@ static uint64_t tenant_max_volumes(struct zcfsd *d, const struct policy_tenant *
 }
 
 /* The per-tenant gauges: a family each, one sample per policy tenant. */
-static void write_tenant_metrics(struct zcfsd *d, FILE *f)
+static void write_tenant_metrics(const struct scope *sc, FILE *f)
 {
 	static const struct {
 		const char *name, *help;
@@ -155,14 +176,16 @@ static void write_tenant_metrics(struct zcfsd *d, FILE *f)
 
 	for (size_t g = 0; g < ARRAY_SIZE(gauges); g++) {
 		family(f, gauges[g].name, "gauge", gauges[g].help);
-		for (size_t i = 0; i < d->policy->n_tenants; i++)
-			tenant_sample(f, gauges[g].name, d->policy->tenants[i].name,
-				      gauges[g].value(d, &d->policy->tenants[i]));
+		for (size_t i = 0; i < sc->d->policy->n_tenants; i++)
+			if (tenant_shown(sc, &sc->d->policy->tenants[i]))
+				tenant_sample(f, gauges[g].name, sc->d->policy->tenants[i].name,
+					      gauges[g].value(sc->d, &sc->d->policy->tenants[i]));
 	}
 }
 
-int zcfsd_metrics_write(struct zcfsd *d, FILE *f)
+int zcfsd_metrics_write(struct zcfsd *d, const struct zcfsd_peer *peer, FILE *f)
 {
+	const struct scope sc = { .d = d, .peer = peer };
 	static const char *const states[] = { "created", "publishing", "published", "restarting", "stalled" };
 	const struct zcfsd_volume *v;
 	char extra[64];
@@ -170,39 +193,39 @@ int zcfsd_metrics_write(struct zcfsd *d, FILE *f)
 
 	family(f, "zcfs_volume_state", "gauge",
 	       "1 for the volume's current state (created, publishing, published, restarting, stalled), else 0.");
-	for (v = d->volumes; v; v = v->next)
+	for_shown_volumes(v, &sc)
 		for (i = 0; i < ARRAY_SIZE(states); i++) {
 			snprintf(extra, sizeof(extra), ",state=\"%s\"", states[i]);
 			vol_sample(f, "zcfs_volume_state", v, extra, !strcmp(zcfsd_volume_state(v), states[i]));
 		}
 	family(f, "zcfs_volume_server_up", "gauge", "1 while the volume's zcfs-serve process runs.");
-	for (v = d->volumes; v; v = v->next)
+	for_shown_volumes(v, &sc)
 		vol_sample(f, "zcfs_volume_server_up", v, NULL, server_up(v));
 	family(f, "zcfs_volume_restarts_total", "counter",
 	       "Server restarts of the volume since it was published (kept across zcfsd restarts).");
-	for (v = d->volumes; v; v = v->next)
+	for_shown_volumes(v, &sc)
 		vol_sample(f, "zcfs_volume_restarts_total", v, NULL, v->srv.restarts);
 	family(f, "zcfs_volume_stalls_total", "counter",
 	       "Times zcfsd found the volume's server holding requests without answering for "
 	       "stall_timeout_ms and killed it (since zcfsd started).");
-	for (v = d->volumes; v; v = v->next)
+	for_shown_volumes(v, &sc)
 		vol_sample(f, "zcfs_volume_stalls_total", v, NULL, v->stalls);
 	family(f, "zcfs_volume_log_dropped_bytes_total", "counter",
 	       "Bytes of the volume's server output zcfsd read but did not write to its log file "
 	       "(over the rate limit, or past the line length; since zcfsd started).");
-	for (v = d->volumes; v; v = v->next)
+	for_shown_volumes(v, &sc)
 		vol_sample(f, "zcfs_volume_log_dropped_bytes_total", v, NULL, v->log.dropped_bytes);
 	family(f, "zcfs_volume_pinned_bytes", "gauge",
 	       "Pinned (memlock) bytes charged to the tenant for this volume.");
-	for (v = d->volumes; v; v = v->next)
+	for_shown_volumes(v, &sc)
 		vol_sample(f, "zcfs_volume_pinned_bytes", v, NULL, v->pinned);
 	family(f, "zcfs_volume_targets", "gauge", "Mounted publish targets of the volume.");
-	for (v = d->volumes; v; v = v->next)
+	for_shown_volumes(v, &sc)
 		vol_sample(f, "zcfs_volume_targets", v, NULL, v->n_targets);
 
-	write_request_stats(d, f);
+	write_request_stats(&sc, f);
 
-	write_tenant_metrics(d, f);
+	write_tenant_metrics(&sc, f);
 
 	family(f, "zcfs_daemon_start_time_seconds", "gauge", "Unix time zcfsd started.");
 	fprintf(f, "zcfs_daemon_start_time_seconds %lld\n", (long long)d->started_at);
@@ -230,11 +253,54 @@ static enum MHD_Result answer(struct MHD_Connection *c, unsigned status, char *b
 	return ret;
 }
 
+static bool id_in(uint32_t id, const uint32_t *ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+/* Root and the policy's metrics.full_view_uids / full_view_gids (a
+ * Prometheus) read every series. */
+static bool full_view(const struct policy *p, const struct zcfsd_peer *peer)
+{
+	if (peer->uid == 0 || id_in(peer->uid, p->metrics_uids, p->n_metrics_uids) ||
+	    id_in(peer->gid, p->metrics_gids, p->n_metrics_gids))
+		return true;
+	for (size_t i = 0; i < peer->n_groups; i++)
+		if (id_in(peer->groups[i], p->metrics_gids, p->n_metrics_gids))
+			return true;
+	return false;
+}
+
+/* The scrape's peer on the unix socket, NULL (*RET) for the whole view:
+ * a TCP listener has no peer credentials, whoever reaches it sees all. */
+static int scrape_peer(struct zcfsd *d, struct MHD_Connection *c, struct zcfsd_peer *peer,
+		       const struct zcfsd_peer **ret)
+{
+	const union MHD_ConnectionInfo *ci;
+
+	*ret = NULL;
+	if (!sock_path)
+		return 0;
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (!ci)
+		return -EIO;
+	if (zcfsd_peer_read(ci->connect_fd, peer) < 0)
+		return -EPERM;
+	if (!full_view(d->policy, peer))
+		*ret = peer;
+	return 0;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **con_cls)
 {
 	struct zcfsd *d = cls;
+	const struct zcfsd_peer *scope;
+	struct zcfsd_peer peer;
 	char *body = NULL;
 	size_t len = 0;
 	FILE *f;
@@ -251,10 +317,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return answer(c, MHD_HTTP_METHOD_NOT_ALLOWED, strdup("GET /metrics\n"), 13, "text/plain");
 	if (strcmp(url, "/metrics"))
 		return answer(c, MHD_HTTP_NOT_FOUND, strdup("GET /metrics\n"), 13, "text/plain");
+	if (scrape_peer(d, c, &peer, &scope) < 0)
+		return answer(c, MHD_HTTP_FORBIDDEN, strdup("who are you?\n"), 13, "text/plain");
 	f = open_memstream(&body, &len);
 	if (!f)
 		return MHD_NO;
-	r = zcfsd_metrics_write(d, f);
+	r = zcfsd_metrics_write(d, scope, f);
 	if (fclose(f) != 0 || r < 0) {
 		free(body);
 		return MHD_NO;

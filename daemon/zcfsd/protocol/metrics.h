@@ -20,8 +20,10 @@ void zcfsd_metrics_run(struct zcfsd *d);
 int zcfsd_metrics_timeout_ms(void);
 void zcfsd_metrics_stop(struct zcfsd *d);
 
-/* The exposition text itself (unit tests). */
-int zcfsd_metrics_write(struct zcfsd *d, FILE *f) _must_check_;
+/* The exposition text itself (unit tests): every tenant's series with
+ * PEER NULL, else only those of the tenants PEER manages. */
+struct zcfsd_peer;
+int zcfsd_metrics_write(struct zcfsd *d, const struct zcfsd_peer *peer, FILE *f) _must_check_;
 /* zcfsd's own process_* families (procmetrics.c). */
 void zcfsd_metrics_write_process(FILE *f);
 

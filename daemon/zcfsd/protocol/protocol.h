@@ -89,6 +89,12 @@ struct zcfsd_peer {
 /* Root manages every tenant; anyone else the tenants whose admin_uids
  * holds its uid or whose admin_gids one of its groups (methods.c). */
 bool zcfsd_peer_manages(const struct zcfsd_peer *p, const struct policy_tenant *t);
+/* Same for a volume: a volume of a tenant no longer in the policy is root's. */
+bool zcfsd_peer_manages_volume(struct zcfsd *d, const struct zcfsd_peer *p,
+			       const struct zcfsd_volume *v);
+/* P from the unix socket FD's peer (SO_PEERCRED, SO_PEERGROUPS when not
+ * root: -ERANGE past ZCFSD_PEER_GROUPS_MAX): 0 or -errno. */
+int zcfsd_peer_read(int fd, struct zcfsd_peer *p);
 json_object *zcfsd_dispatch(struct zcfsd *d, const struct zcfsd_peer *peer, const char *method,
 			    json_object *params, struct zcfs_err *e);
 int zcfsd_policy_reload(struct zcfsd *d, struct zcfs_err *e);
