@@ -8,8 +8,8 @@
 # (admin group only) zcfsd's own families and no tenant, root both, and
 # after metrics.full_view_uids [3005] is reloaded, uid 3005 both (a
 # Prometheus). Transport-independent: devfuse only. About 5 s.
-. "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/zcfsd_lib.sh"
+. "$(dirname "$0")/../../lib.sh"
+. "$(dirname "$0")/../helpers/zcfsd_lib.sh"
 [ "$ZCFS_TRANSPORT" = devfuse ] || skip "transport-independent, runs on devfuse only"
 zcfsd_require setpriv curl
 
@@ -55,7 +55,7 @@ scrape_as 3005 >"$W/m3005"
 check "uid 3005 (full_view_uids) sees both volumes" \
 	bash -c "grep -q 'volume=\"a1\"' '$W/m3005' && grep -q 'volume=\"b1\"' '$W/m3005'"
 check "... as many series as root" test "$(grep -c 'tenant=' "$W/m3005")" = "$(grep -c 'tenant=' "$W/mroot")"
-if PROMTOOL=$("$(dirname "$0")/../../scripts/promtool.sh" 2>/dev/null); then
+if PROMTOOL=$("$(dirname "$0")/../../../scripts/promtool.sh" 2>/dev/null); then
 	check "promtool check metrics: the scoped scrape is clean" bash -c "'$PROMTOOL' check metrics <'$W/m3001'"
 fi
 finish
