@@ -326,7 +326,7 @@ int csi_volume_stats(struct csi_ctx *c, const char *id, const char *path, json_o
 	_cleanup_json_ json_object *vol = NULL;
 	json_object *o, *usage, *cond, *srv, *pid;
 	const char *state;
-	char msg[256] = "";
+	char msg[512] = "";
 	bool abnormal = false;
 	struct statvfs st;
 	int r;
@@ -368,8 +368,9 @@ int csi_volume_stats(struct csi_ctx *c, const char *id, const char *path, json_o
 								 (st.f_blocks - st.f_bfree) * f, "BYTES"));
 			json_object_array_add(usage, usage_entry(st.f_favail, st.f_files,
 								 st.f_files - st.f_ffree, "INODES"));
-			snprintf(msg, sizeof(msg), "volume '%s' is healthy (server pid %lld, data path %s)", id,
-				 (long long)json_object_get_int64(pid), zclient_volume_str(vol, "data_path_effective"));
+			snprintf(msg, sizeof(msg), "volume '%s' is healthy (server pid %lld, data path %s because %s)",
+				 id, (long long)json_object_get_int64(pid), zclient_volume_str(vol, "data_path_effective"),
+				 zclient_volume_str(vol, "data_path_reason"));
 		}
 	}
 	json_object_object_add(cond, "abnormal", json_object_new_boolean(abnormal));

@@ -39,7 +39,8 @@ static void exposition(void **state)
 	struct policy_errors e = { 0 };
 	char *targets[] = { "/mnt/a" };
 	struct zcfsd_volume pub = { .id = "v1", .tenant = "t1", .targets = targets, .n_targets = 1,
-				    .fuse_fd = -1, .pinned = 4096,
+				    .fuse_fd = -1, .pinned = 4096, .transport = POLICY_TRANSPORT_AUTO,
+				    .fallback = "RLIMIT_MEMLOCK: io_uring needs 9 bytes pinned, 8 free",
 				    .srv = { .pid = 0, .pidfd = -1, .restarts = 3 } };
 	struct zcfsd_volume created = { .id = "v\"2\\", .tenant = "t1", .fuse_fd = -1, .pinned = 777,
 					.srv = { .pidfd = -1 }, .next = &pub };
@@ -58,6 +59,10 @@ static void exposition(void **state)
 	assert_non_null(strstr(out, "zcfs_volume_server_up{volume=\"v1\",tenant=\"t1\"} 0\n"));
 	assert_non_null(strstr(out, "zcfs_volume_restarts_total{volume=\"v1\",tenant=\"t1\"} 3\n"));
 	assert_non_null(strstr(out, "zcfs_volume_targets{volume=\"v1\",tenant=\"t1\"} 1\n"));
+	/* transport auto's fallback: the path and why */
+	assert_non_null(strstr(out, "zcfs_volume_data_path{volume=\"v1\",tenant=\"t1\",path=\"devfuse\","
+				    "reason=\"transport auto fell back to /dev/fuse: RLIMIT_MEMLOCK: io_uring needs 9 "
+				    "bytes pinned, 8 free\"} 1\n"));
 	/* the id with a quote and a backslash is escaped */
 	assert_non_null(strstr(out, "zcfs_volume_state{volume=\"v\\\"2\\\\\",tenant=\"t1\",state=\"created\"} 1\n"));
 	/* only the published volume's bytes count for the tenant */

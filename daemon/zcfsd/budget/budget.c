@@ -132,7 +132,7 @@ int zcfsd_pinned_bytes(struct zcfsd *d, const struct zcfsd_volume *v,
 		       const struct policy_tenant *t, uint64_t *ret)
 {
 	*ret = 0;
-	if (!zcfsd_uses_uring(v->transport, t))
+	if (!zcfsd_volume_uses_uring(v, t))
 		return 0;
 	*ret = pinned_for(d->ncpus, v->queue_depth, v->max_write);
 	if (v->ring_holder)
@@ -167,8 +167,35 @@ static uint64_t node_memlock_limit(void)
 	return rl.rlim_max;
 }
 
-int zcfsd_budget_check(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
-			uint64_t *pinned, struct zcfs_err *e)
+/* Whether this kernel can run FUSE-over-io_uring for a server of the
+ * tenant's uid; if not, why in REASON. Cheap: two files, no probe mount. */
+static bool kernel_refuses_uring(char *reason, size_t len)
+{
+	char buf[8] = "";
+	_cleanup_close_ int fd = open("/sys/module/fuse/parameters/enable_uring", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0) {
+		snprintf(reason, len, "kernel: no FUSE-over-io_uring (no fuse.enable_uring parameter)");
+		return true;
+	}
+	if (buf[0] != 'Y') {
+		snprintf(reason, len, "kernel: fuse.enable_uring is N");
+		return true;
+	}
+	safe_close(fd);
+	fd = open("/proc/sys/kernel/io_uring_disabled", O_RDONLY | O_CLOEXEC);
+	memset(buf, 0, sizeof(buf));
+	if (fd >= 0 && read(fd, buf, sizeof(buf) - 1) > 0 && buf[0] != '0') {
+		snprintf(reason, len, "kernel: io_uring_disabled is %c", buf[0]);
+		return true;
+	}
+	return false;
+}
+
+/* The check itself: 0, or RESOURCE_EXHAUSTED in E with a short REASON
+ * (what did not fit) for transport auto's fallback. */
+static int budget_fit(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+		      uint64_t *pinned, char *reason, size_t len, struct zcfs_err *e)
 {
 	uint64_t used = zcfsd_tenant_used(d, t->name), free_bytes, node = node_memlock_limit();
 	uint64_t node_free = node > used ? node - used : 0;
@@ -193,6 +220,9 @@ int zcfsd_budget_check(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 		snprintf(hint, sizeof(hint), "queue_depth=%u would fit", fits);
 	else
 		snprintf(hint, sizeof(hint), "no queue depth fits (queue_depth=0)");
+	snprintf(reason, len, "%s: io_uring needs %llu bytes pinned, %llu free",
+		 node_bound ? "RLIMIT_MEMLOCK" : "memlock budget", (unsigned long long)*pinned,
+		 (unsigned long long)free_bytes);
 	if (node_bound)
 		return zcfs_fail(e, ZCFS_RESOURCE_EXHAUSTED, -EDQUOT,
 				 "node memlock limit: volume '%s' needs %llu bytes pinned "
@@ -209,4 +239,55 @@ int zcfsd_budget_check(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 			 d->ncpus, (unsigned long long)free_bytes,
 			 (unsigned long long)t->memlock_budget, hint,
 			 fits ? "" : ": unpublish a volume or raise memlock_budget");
+}
+
+/* transport auto: the best path that fits. io_uring when the kernel
+ * runs it and its pinned memory fits, else /dev/fuse (nothing pinned),
+ * with the reason kept in v->fallback. Only an explicit uring fails. */
+int zcfsd_budget_check(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+		       uint64_t *pinned, struct zcfs_err *e)
+{
+	struct zcfs_err e2 = { 0 };
+	char reason[sizeof(v->fallback)];
+	bool is_auto = v->transport == POLICY_TRANSPORT_AUTO && t->io_uring;
+	int r;
+
+	v->fallback[0] = '\0';
+	*pinned = 0;
+	if (is_auto && kernel_refuses_uring(reason, sizeof(reason)))
+		r = -EOPNOTSUPP;
+	else
+		r = budget_fit(d, v, t, pinned, reason, sizeof(reason), &e2);
+	if (r == 0)
+		return 0;
+	if (!is_auto || (r != -EDQUOT && r != -EOPNOTSUPP))
+		return zcfs_fail(e, e2.code, r, "%s", e2.msg);
+	snprintf(v->fallback, sizeof(v->fallback), "%s", reason);
+	*pinned = 0;
+	log_warn("event=transport-fallback volume=%s tenant=%s transport=auto data_path=devfuse reason=\"%s\"",
+		 v->id, t->name, v->fallback);
+	return 0;
+}
+
+bool zcfsd_volume_uses_uring(const struct zcfsd_volume *v, const struct policy_tenant *t)
+{
+	return !v->fallback[0] && zcfsd_uses_uring(v->transport, t);
+}
+
+void zcfsd_data_path_reason(const struct zcfsd_volume *v, const struct policy_tenant *t,
+			    char *buf, size_t len)
+{
+	if (v->fallback[0])
+		snprintf(buf, len, "transport auto fell back to /dev/fuse: %s", v->fallback);
+	else if (!t || !t->io_uring)
+		snprintf(buf, len, "tenant may not use io_uring (data_paths.io_uring)");
+	else if (v->transport == POLICY_TRANSPORT_DEVFUSE)
+		snprintf(buf, len, "transport devfuse asked for");
+	else if (v->transport == POLICY_TRANSPORT_URING)
+		snprintf(buf, len, "transport uring asked for");
+	else if (v->n_targets)
+		snprintf(buf, len, "transport auto: io_uring fits (%llu bytes pinned)",
+			 (unsigned long long)v->pinned);
+	else
+		snprintf(buf, len, "transport auto: decided at the first publish");
 }

@@ -6,6 +6,12 @@
 #include "daemon/zcfsd/model/model.h"
 
 bool zcfsd_uses_uring(enum policy_transport t, const struct policy_tenant *tenant);
+/* Whether V's server runs on io_uring: its transport and tenant allow
+ * it and transport auto did not fall back to /dev/fuse at the publish. */
+bool zcfsd_volume_uses_uring(const struct zcfsd_volume *v, const struct policy_tenant *t);
+/* Why V's data path is what it is (volume.get data_path_reason). */
+void zcfsd_data_path_reason(const struct zcfsd_volume *v, const struct policy_tenant *t,
+			    char *buf, size_t len);
 /* A new volume's queue depth and max_write (0: not given): on io_uring
  * the default geometry of ncpus queues (common/uring_sizing.h,
  * at most URING_DEFAULT_PINNED_BUDGET), else the preferred ones. */
@@ -19,7 +25,9 @@ int zcfsd_pinned_bytes(struct zcfsd *d, const struct zcfsd_volume *v,
 uint64_t zcfsd_tenant_used(struct zcfsd *d, const char *tenant);
 /* Whether V's first publish fits the tenant's budget and what zcfsd may
  * grant as RLIMIT_MEMLOCK; *pinned: the bytes to charge. RESOURCE_EXHAUSTED
- * with the queue depth that would fit, if any. */
+ * with the queue depth that would fit, if any; transport auto instead
+ * falls back to /dev/fuse (v->fallback says why) when io_uring does not
+ * fit or the kernel does not run it. */
 int zcfsd_budget_check(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
 		       uint64_t *pinned, struct zcfs_err *e);
 unsigned zcfsd_possible_cpus(void);

@@ -57,7 +57,7 @@ static int publish_first(struct zcfsd *d, struct zcfsd_volume *v, const struct p
 		if (r < 0)
 			return r;
 	}
-	r = zcfsd_mount_fuse(d, v, tfd, target, ro, zcfsd_uses_uring(v->transport, t), e);
+	r = zcfsd_mount_fuse(d, v, tfd, target, ro, zcfsd_volume_uses_uring(v, t), e);
 	if (r < 0)
 		return r;
 	r = zcfsd_volume_add_target(v, target);

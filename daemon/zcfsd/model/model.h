@@ -95,6 +95,10 @@ struct zcfsd_volume {
 	bool read_only;
 	bool ring_holder;		/* io_uring rings owned by a holder process (volume option) */
 	uint64_t size;			/* bytes the volume may hold (--quota-bytes), 0: no limit */
+	/* transport auto that took /dev/fuse at this connection's first
+	 * publish (budget, RLIMIT_MEMLOCK or kernel): why; "" when it did
+	 * not. Kept in state.json: the running server is on /dev/fuse. */
+	char fallback[160];
 	char **targets;			/* targets[0] is the fuse mount, the rest bind mounts */
 	size_t n_targets;
 	/* Published state: live while n_targets > 0. */

@@ -183,6 +183,30 @@ static void write_tenant_metrics(const struct scope *sc, FILE *f)
 	}
 }
 
+/* zcfs_volume_data_path: 1 per volume, labelled with the path its
+ * server is on and why (transport auto's fallback to /dev/fuse names
+ * what did not fit). */
+static void write_data_path(const struct scope *sc, FILE *f)
+{
+	const struct zcfsd_volume *v;
+	char why[256];
+
+	family(f, "zcfs_volume_data_path", "gauge",
+	       "Always 1: path is the data path the volume's server runs on (uring or devfuse), "
+	       "reason why (transport auto falls back to devfuse when io_uring does not fit).");
+	for_shown_volumes(v, sc) {
+		const struct policy_tenant *t = policy_find_tenant(sc->d->policy, v->tenant);
+		zcfsd_data_path_reason(v, t, why, sizeof(why));
+		fputs("zcfs_volume_data_path{volume=\"", f);
+		label(f, v->id);
+		fputs("\",tenant=\"", f);
+		label(f, v->tenant);
+		fprintf(f, "\",path=\"%s\",reason=\"", t && zcfsd_volume_uses_uring(v, t) ? "uring" : "devfuse");
+		label(f, why);
+		fputs("\"} 1\n", f);
+	}
+}
+
 int zcfsd_metrics_write(struct zcfsd *d, const struct zcfsd_peer *peer, FILE *f)
 {
 	const struct scope sc = { .d = d, .peer = peer };
@@ -223,6 +247,7 @@ int zcfsd_metrics_write(struct zcfsd *d, const struct zcfsd_peer *peer, FILE *f)
 	for_shown_volumes(v, &sc)
 		vol_sample(f, "zcfs_volume_targets", v, NULL, v->n_targets);
 
+	write_data_path(&sc, f);
 	write_request_stats(&sc, f);
 
 	write_tenant_metrics(&sc, f);

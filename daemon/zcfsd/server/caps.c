@@ -13,7 +13,7 @@ bool zcfsd_server_gets_sys_admin(const struct zcfsd_volume *v, const struct poli
 {
 	/* Zero-copy exists only on the ring, and not on a holder's (stock
 	 * entries only). */
-	return t->zero_copy && zcfsd_uses_uring(v->transport, t) && !v->ring_holder;
+	return t->zero_copy && zcfsd_volume_uses_uring(v, t) && !v->ring_holder;
 }
 
 int zcfsd_server_identity(const struct policy_tenant *t, bool sys_admin)

@@ -13,7 +13,7 @@ void zcfsd_serve_opts_of(const struct zcfsd *d, const struct zcfsd_volume *v,
 	*o = (struct zcfsd_serve_opts){
 		.serve_bin = d->serve_bin,
 		.source = src,
-		.transport = zcfsd_uses_uring(v->transport, t) ? policy_transport_name(v->transport)
+		.transport = zcfsd_volume_uses_uring(v, t) ? policy_transport_name(v->transport)
 							       : "devfuse",
 		.queue_depth = v->queue_depth,
 		.max_write = v->max_write,
@@ -27,7 +27,7 @@ void zcfsd_serve_opts_of(const struct zcfsd *d, const struct zcfsd_volume *v,
 		.ready_fd = ready_fd,
 		/* A restart serves a connection whose INIT was answered before. */
 		.resume = v->srv.restarts && d->serve_can_resume,
-		.holder_rings = v->ring_holder && v->ring_fd >= 0 && zcfsd_uses_uring(v->transport, t),
+		.holder_rings = v->ring_holder && v->ring_fd >= 0 && zcfsd_volume_uses_uring(v, t),
 	};
 	if (o->holder_rings)
 		o->transport = "uring";

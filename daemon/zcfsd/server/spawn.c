@@ -296,7 +296,7 @@ static int spawn_prepare(struct zcfsd *d, struct zcfsd_volume *v, const struct p
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "request counters of volume %s: %s", v->id,
 				 strerror(-r));
 	/* Kept for the connection: a restarted server takes the ring over. */
-	if (zcfsd_uses_uring(v->transport, t)) {
+	if (zcfsd_volume_uses_uring(v, t)) {
 		r = zcfsd_ringfd_ensure(v);
 		if (r < 0)
 			return zcfs_fail(e, ZCFS_INTERNAL, r, "ring memfd of volume %s: %s", v->id,

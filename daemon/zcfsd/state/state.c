@@ -64,6 +64,8 @@ json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bo
 	json_object_object_add(s, "started_at", json_object_new_int64(v->srv.started_at));
 	json_object_object_add(s, "restarts", json_object_new_int64(v->srv.restarts));
 	json_object_object_add(o, "server", s);
+	if (v->fallback[0])
+		json_object_object_add(o, "fallback", json_object_new_string(v->fallback));
 	if (v->ring_holder) {
 		json_object *h = json_object_new_object();
 		json_object_object_add(o, "ring_holder", json_object_new_boolean(true));
@@ -75,14 +77,16 @@ json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bo
 	if (!for_state) {
 		const struct policy_tenant *ten = policy_find_tenant(d->policy, v->tenant);
 		_cleanup_free_ char *storage = NULL;
-		char eff[32];
+		char eff[32], why[256];
 		const char *state = zcfsd_volume_state(v);
 		json_object_object_add(o, "state", json_object_new_string(state));
 		if (zcfsd_storage_path(d, v, &storage) == 0)
 			json_object_object_add(o, "storage", json_object_new_string(storage));
 		/* What the server was asked for, and what it reports using. */
 		json_object_object_add(o, "data_path", json_object_new_string(
-			ten && zcfsd_uses_uring(v->transport, ten) ? policy_transport_name(v->transport) : "devfuse"));
+			ten && zcfsd_volume_uses_uring(v, ten) ? policy_transport_name(v->transport) : "devfuse"));
+		zcfsd_data_path_reason(v, ten, why, sizeof(why));
+		json_object_object_add(o, "data_path_reason", json_object_new_string(why));
 		effective_path(d, v, eff, sizeof(eff));
 		/* File data bypasses the server: that is the path the data takes. */
 		if (eff[0] && v->broker && v->broker->state == ZCFSD_PT_ON)
@@ -250,6 +254,7 @@ static int load_volume(struct zcfsd *d, const struct state_ctx *c, json_object *
 		       !strcmp(tr, "uring") ? POLICY_TRANSPORT_URING : POLICY_TRANSPORT_DEVFUSE;
 	v->read_only = json_object_get_boolean(ro);
 	v->size = (uint64_t)size;
+	snprintf(v->fallback, sizeof(v->fallback), "%s", get_string(o, "fallback") ?: "");
 	v->conn = (unsigned)conn;
 	v->pinned = (uint64_t)pinned;
 	v->srv.pid = (pid_t)pid;
