@@ -19,13 +19,14 @@ const char *zcfs_code_name(enum zcfs_code c)
 		[ZCFS_UNAVAILABLE] = "UNAVAILABLE",
 		[ZCFS_UNIMPLEMENTED] = "UNIMPLEMENTED",
 		[ZCFS_ABORTED] = "ABORTED",
+		[ZCFS_OUT_OF_RANGE] = "OUT_OF_RANGE",
 	};
 	return (unsigned)c < ARRAY_SIZE(names) ? names[c] : "INTERNAL";
 }
 
 enum zcfs_code zcfs_code_from_name(const char *name)
 {
-	for (enum zcfs_code c = ZCFS_OK; c <= ZCFS_ABORTED; c++)
+	for (enum zcfs_code c = ZCFS_OK; c <= ZCFS_OUT_OF_RANGE; c++)
 		if (name && !strcmp(zcfs_code_name(c), name))
 			return c;
 	return ZCFS_INTERNAL;

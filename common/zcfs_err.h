@@ -18,6 +18,7 @@ enum zcfs_code {
 	ZCFS_UNAVAILABLE,
 	ZCFS_UNIMPLEMENTED,
 	ZCFS_ABORTED,		/* an operation on the same volume is in progress */
+	ZCFS_OUT_OF_RANGE,	/* a size outside what may be had (volume.resize, CSI expand) */
 };
 
 /* The name of C ("NOT_FOUND"); out of range: "INTERNAL". */

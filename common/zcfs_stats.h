@@ -1,7 +1,7 @@
 /* Per-volume request counters shared between a zcfs-serve and zcfsd:
  * zcfsd creates a memfd, passes it to the server (--stats-fd), and both
  * map it. The server only adds (relaxed atomics, no locks, no syscalls);
- * zcfsd only reads, for its metrics. A sandboxed server needs no socket
+ * zcfsd only reads, for its metrics, and writes the volume's size. A sandboxed server needs no socket
  * for this, and the counters survive server restarts. */
 #ifndef ZCFS_STATS_H
 #define ZCFS_STATS_H
@@ -29,9 +29,16 @@ struct zcfs_stats {
 	 * layout: a memfd of ZCFS_STATS_SIZE_V1 bytes (made by an older
 	 * zcfsd) has no such field. */
 	uint64_t server_starts;
+	/* The volume's size as zcfsd last set it (volume.resize): written
+	 * by zcfsd only, never read back by it. A server enforces the
+	 * larger of this and its --quota-bytes, so whatever is written here
+	 * can only let the volume grow: the live channel of an online
+	 * resize. Absent in a memfd of ZCFS_STATS_SIZE_V2 bytes. */
+	uint64_t quota_bytes;
 };
 
 #define ZCFS_STATS_SIZE_V1 offsetof(struct zcfs_stats, server_starts)
+#define ZCFS_STATS_SIZE_V2 offsetof(struct zcfs_stats, quota_bytes)
 
 static inline unsigned zcfs_stats_bucket(uint64_t ns)
 {

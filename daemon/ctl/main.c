@@ -29,6 +29,7 @@ static void usage(FILE *out)
 		"  volume publish ID TARGET [--read-only] | unpublish ID TARGET\n"
 		"  volume delete ID | get ID | list\n"
 		"  volume restart ID                    replace its server, handing requests over\n"
+		"  volume resize ID SIZE                grow it (online: df and ENOSPC move at once)\n"
 		"  tenant list\n"
 		"  policy check PATH                    validate a policy file or directory\n"
 		"  policy reload                        make zcfsd re-read its policy\n"
@@ -249,6 +250,20 @@ static json_object *id_params(const char *id, const char *target)
 	return p;
 }
 
+/* volume resize ID SIZE: the size checked here first, like create's. */
+static int cmd_volume_resize(const char *id, const char *size_s)
+{
+	json_object *p;
+	uint64_t size;
+
+	if (parse_size(size_s, 4096, 1ULL << 60, &size) < 0)
+		return bad_usage("volume resize: SIZE '%s': want a byte count from 4K, or a size like 10G",
+				 size_s);
+	p = id_params(id, NULL);
+	json_object_object_add(p, "size", json_object_new_int64((int64_t)size));
+	return simple("volume.resize", p);
+}
+
 /* The volume subcommands that take positional arguments only (and
  * publish's --read-only): METHOD, how many, and their names for messages. */
 static const struct {
@@ -258,6 +273,7 @@ static const struct {
 	{ "publish", "volume.publish", "ID TARGET", 2 },
 	{ "unpublish", "volume.unpublish", "ID TARGET", 2 },
 	{ "restart", "volume.restart", "ID", 1 },
+	{ "resize", "volume.resize", "ID SIZE", 2 },
 	{ "delete", "volume.delete", "ID", 1 },
 	{ "get", "volume.get", "ID", 1 },
 	{ "list", "volume.list", "", 0 },
@@ -296,6 +312,8 @@ static int cmd_volume(int argc, char **argv)
 		return simple(volume_cmds[i].method, NULL);
 	if (!name_is_valid_id(argv[optind]))
 		return bad_usage("%s: ID '%s' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}", cmd, argv[optind]);
+	if (!strcmp(sub, "resize"))
+		return cmd_volume_resize(argv[optind], argv[optind + 1]);
 	json_object *p = id_params(argv[optind], volume_cmds[i].nargs > 1 ? argv[optind + 1] : NULL);
 	if (ro)
 		json_object_object_add(p, "read_only", json_object_new_boolean(1));

@@ -260,7 +260,11 @@ static int map_stats(struct zcfs_session *se, int fd)
 			r = -EPROTO;
 		} else {
 			se->stats = st;
-			if ((size_t)sb.st_size >= sizeof(*st))
+			if ((size_t)sb.st_size >= sizeof(*st)) {
+				se->size_channel = &st->quota_bytes;
+				quota_set_live(se, se->size_channel);
+			}
+			if ((size_t)sb.st_size >= ZCFS_STATS_SIZE_V2)
 				handle_table_set_epoch(se->handles,
 						       (uint32_t)__atomic_add_fetch(&st->server_starts, 1,
 										    __ATOMIC_RELAXED));

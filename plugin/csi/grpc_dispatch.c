@@ -47,6 +47,7 @@ int csi_grpc_status(enum zcfs_code code)
 	case ZCFS_UNAVAILABLE: return GRPC_STATUS_UNAVAILABLE;
 	case ZCFS_UNIMPLEMENTED: return GRPC_STATUS_UNIMPLEMENTED;
 	case ZCFS_ABORTED: return GRPC_STATUS_ABORTED;
+	case ZCFS_OUT_OF_RANGE: return GRPC_STATUS_OUT_OF_RANGE;
 	case ZCFS_INTERNAL:
 	default: return GRPC_STATUS_INTERNAL;
 	}

@@ -98,6 +98,7 @@ int quota_init(struct zcfs_session *se, uint64_t limit)
 	if (!q)
 		return -ENOMEM;
 	q->limit = limit;
+	q->live = se->size_channel;	/* mapped before, or set when it is */
 	atomic_store(&q->used, (int64_t)used);
 	atomic_store(&q->inodes, (int64_t)inodes);
 	se->quota = q;
@@ -121,11 +122,28 @@ bool quota_limits(const struct zcfs_session *se)
 	return se->quota && se->quota->limit;
 }
 
+uint64_t quota_limit(const struct zcfs_quota *q)
+{
+	uint64_t live;
+
+	if (!q->limit || !q->live)
+		return q->limit;
+	live = __atomic_load_n(q->live, __ATOMIC_ACQUIRE);
+	return live > q->limit ? live : q->limit;
+}
+
+void quota_set_live(struct zcfs_session *se, const uint64_t *live)
+{
+	if (se->quota)
+		se->quota->live = live;
+}
+
 static uint64_t quota_room(const struct zcfs_quota *q)
 {
 	int64_t used = atomic_load(&q->used) + atomic_load(&q->reserved);
+	uint64_t limit = quota_limit(q);
 
-	return used < 0 ? q->limit : (uint64_t)used >= q->limit ? 0 : q->limit - (uint64_t)used;
+	return used < 0 ? limit : (uint64_t)used >= limit ? 0 : limit - (uint64_t)used;
 }
 
 int quota_reserve(struct zcfs_session *se, int fd, uint64_t off, size_t *len, uint64_t *held)
@@ -139,7 +157,7 @@ int quota_reserve(struct zcfs_session *se, int fd, uint64_t off, size_t *len, ui
 	if (!quota_limits(se) || *len == 0)
 		return 0;
 	/* Claim first, then look: two writes cannot both take the last room. */
-	if (atomic_fetch_add(&q->reserved, want) + want + atomic_load(&q->used) <= (int64_t)q->limit) {
+	if (atomic_fetch_add(&q->reserved, want) + want + atomic_load(&q->used) <= (int64_t)quota_limit(q)) {
 		*held = (uint64_t)want;
 		return 0;
 	}
@@ -275,7 +293,7 @@ void quota_statfs(struct zcfs_session *se, struct fuse_kstatfs *st)
 	st->files = used + st->ffree;
 	if (!se->quota->limit || !frsize)
 		return;	/* no size: the blocks are the backing file system's */
-	st->blocks = se->quota->limit / frsize;
+	st->blocks = quota_limit(se->quota) / frsize;
 	room = quota_room(se->quota) / frsize;
 	if (st->bfree > room)
 		st->bfree = room;

@@ -22,6 +22,10 @@ struct fuse_kstatfs;
 
 struct zcfs_quota {
 	uint64_t limit;			/* bytes; 0: inodes counted, nothing limited */
+	/* zcfsd's word on the size (zcfs_stats.h quota_bytes), or NULL: the
+	 * limit is the larger of the two, so an online resize grows it at
+	 * once and nothing written there can shrink it. */
+	const uint64_t *live;
 	_Atomic int64_t used;		/* bytes allocated (st_blocks * 512) */
 	_Atomic int64_t reserved;	/* bytes of writes in flight, not counted yet */
 	_Atomic int64_t inodes;		/* inodes under SOURCE, its root included */
@@ -31,6 +35,10 @@ struct zcfs_quota {
  * (*inodes, may be NULL), hard-linked inodes once. */
 int quota_scan(int dirfd, uint64_t *ret, uint64_t *inodes) _must_check_;
 
+/* The limit enforced now (see live above); 0: none. */
+uint64_t quota_limit(const struct zcfs_quota *q);
+/* The shared counters' quota_bytes as the live size channel. */
+void quota_set_live(struct zcfs_session *se, const uint64_t *live);
 /* Sets se->quota up from a scan of SOURCE. */
 int quota_init(struct zcfs_session *se, uint64_t limit) _must_check_;
 /* A size limit is enforced (--quota-bytes), not only inodes counted. */

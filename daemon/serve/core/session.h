@@ -89,6 +89,7 @@ struct zcfs_session {
 	bool xattr_owner;	/* --ownership=xattr */
 	struct resume_index *resume;	/* set with --resume */
 	struct zcfs_stats *stats;	/* counters shared with zcfsd (--stats-fd), or NULL */
+	const uint64_t *size_channel;	/* its quota_bytes when the memfd has it (online resize) */
 	struct zcfs_quota *quota;	/* --quota-bytes, or NULL */
 	struct zcfs_prune *prune;	/* FUSE_NOTIFY_PRUNE under fd pressure, or NULL */
 	uid_t server_uid;

@@ -1,5 +1,5 @@
 /* A volume's life as the methods see it: create, publish, unpublish,
- * delete; and the start-up cleanup of what a crash left half done. */
+ * resize, delete; and the start-up cleanup of what a crash left half done. */
 #ifndef ZCFSD_LIFECYCLE_H
 #define ZCFSD_LIFECYCLE_H
 
@@ -47,6 +47,15 @@ int zcfsd_unpublish_target_index(const struct zcfsd_volume *v, const char *targe
 int zcfsd_unpublish_failed(const struct zcfsd_volume *v, const char *target, int r, struct zcfs_err *e);
 void zcfsd_unpublish_done(struct zcfsd *d, const struct zcfsd_volume *v, const char *target);
 int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e);
+
+/* resize.c: volume.resize, grow only (OUT_OF_RANGE for a shrink, a
+ * volume without a size, or more than the tenant's capacity); the running
+ * server enforces the new size at once. Capacity: the free bytes of the
+ * tenant's storage_root file system less the sizes its volumes commit
+ * (*committed), 0 at worst; what GetCapacity reports. */
+int zcfsd_volume_resize(struct zcfsd *d, struct zcfsd_volume *v, uint64_t size, struct zcfs_err *e);
+int zcfsd_tenant_capacity(struct zcfsd *d, const struct policy_tenant *t, uint64_t *avail,
+			  uint64_t *committed) _must_check_;
 
 /* orphans.c: after re-adoption, undo the fuse.zcfs mounts (and their
  * servers) zcfsd made but never recorded (killed during a publish). */

@@ -215,6 +215,10 @@ struct zcfsd_volume *zcfsd_target_owner(struct zcfsd *d, const char *target, siz
 int zcfsd_stats_ensure(struct zcfsd_volume *v);
 int zcfsd_stats_adopt(struct zcfsd_volume *v, int pidfd);
 void zcfsd_stats_release(struct zcfsd_volume *v);
+/* v->size into the counters' quota_bytes, which the running server
+ * enforces at once (online resize); -EOPNOTSUPP: an older memfd without
+ * the field (the size takes effect at the next server start). */
+int zcfsd_stats_set_size(struct zcfsd_volume *v);
 int zcfsd_ringfd_ensure(struct zcfsd_volume *v);
 void zcfsd_ringfd_adopt(struct zcfsd_volume *v, int pidfd);
 void zcfsd_ringfd_release(struct zcfsd_volume *v);

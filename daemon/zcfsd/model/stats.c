@@ -27,6 +27,8 @@ static int map_fd(struct zcfsd_volume *v, int fd, bool init)
 	}
 	v->stats = st;
 	v->stats_fd = fd;
+	/* new or adopted: the server sees the size zcfsd holds (state.json) */
+	(void)zcfsd_stats_set_size(v);
 	return 0;
 }
 
@@ -49,6 +51,7 @@ static int check_sealed(int fd)
 		return -errno;
 	/* A memfd of an older zcfsd is shorter; we never read past it. */
 	return S_ISREG(st.st_mode) && (st.st_size == (off_t)sizeof(struct zcfs_stats) ||
+				       st.st_size == (off_t)ZCFS_STATS_SIZE_V2 ||
 				       st.st_size == (off_t)ZCFS_STATS_SIZE_V1) ? 0 : -EINVAL;
 }
 
@@ -90,6 +93,22 @@ int zcfsd_stats_adopt(struct zcfsd_volume *v, int pidfd)
 	}
 	/* An older server without counters: start new ones for its successor. */
 	return zcfsd_stats_ensure(v);
+}
+
+int zcfsd_stats_set_size(struct zcfsd_volume *v)
+{
+	struct stat st;
+
+	if (!v->stats)
+		return 0;
+	/* An older zcfsd's memfd is shorter: a store past its end would be
+	 * a SIGBUS here. fstat of a memfd does not wait on any server. */
+	if (fstat(v->stats_fd, &st) < 0)
+		return -errno;
+	if (st.st_size < (off_t)sizeof(struct zcfs_stats))
+		return -EOPNOTSUPP;
+	__atomic_store_n(&v->stats->quota_bytes, v->size, __ATOMIC_RELEASE);
+	return 0;
 }
 
 void zcfsd_stats_release(struct zcfsd_volume *v)

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include "common/fileio.h"
 #include "common/openat2.h"
 #include "mounts.h"
@@ -147,4 +148,39 @@ int zcfsd_storage_delete(const struct policy_tenant *t, const char *id)
 	if (rfd < 0 || fstat(rfd, &st) < 0)
 		return 0;	/* no storage_root: nothing of the volume is left */
 	return rm_rf_at(rfd, id, st.st_dev);
+}
+
+int zcfsd_storage_set_limit(const struct policy_tenant *t, const char *id, uint64_t old_size,
+			    uint64_t new_size, struct zcfs_err *e)
+{
+	/* The hook of a host-enforced limit (kernel project quota on the
+	 * storage directory, issue 26): set NEW_SIZE on STORAGE_ROOT/ID
+	 * here, failing with E and nothing changed. Without one, the
+	 * volume's server enforces the size by counting (the caller tells
+	 * the running server through the shared counters). */
+	(void)t;
+	(void)id;
+	(void)old_size;
+	(void)new_size;
+	(void)e;
+	return 0;
+}
+
+int zcfsd_storage_available(const struct policy_tenant *t, uint64_t *ret)
+{
+	_cleanup_free_ char *p = strdup(t->storage_root);
+	struct statvfs st;
+	char *slash;
+
+	if (!p)
+		return -ENOMEM;
+	/* storage_root is made at the first publish: its nearest existing
+	 * ancestor is the file system it will be on. */
+	while (statvfs(p, &st) < 0) {
+		if (errno != ENOENT || !(slash = strrchr(p, '/')) || slash == p)
+			return statvfs("/", &st) < 0 ? -errno : (*ret = st.f_bavail * st.f_frsize, 0);
+		*slash = '\0';
+	}
+	*ret = (uint64_t)st.f_bavail * st.f_frsize;
+	return 0;
 }

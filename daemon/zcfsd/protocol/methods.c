@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include "common/log.h"
 #include "common/names.h"
+#include "common/parse.h"
 #include "daemon/zcfsd/budget/budget.h"
 #include "daemon/zcfsd/mounts/rootown.h"
 #include "daemon/zcfsd/state/state.h"
@@ -176,6 +177,34 @@ static json_object *m_restart(struct zcfsd *d, const struct zcfsd_peer *p, json_
 	return wrap_volume(d, v);
 }
 
+/* volume.resize {id, size}: grow a volume, published or not. */
+static json_object *m_resize(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
+			     struct zcfs_err *e)
+{
+	static const char *const keys[] = { "id", "size", NULL };
+	struct zcfsd_volume *v;
+	json_object *x;
+	uint64_t size = 0;
+	bool ok;
+
+	if (zcfsd_only_params(params, keys, e) < 0 || !(v = volume_param(d, p, params, e)))
+		return NULL;
+	ok = json_object_object_get_ex(params, "size", &x);
+	if (ok && json_object_is_type(x, json_type_int))
+		ok = json_object_get_int64(x) > 0 && (size = (uint64_t)json_object_get_int64(x));
+	else
+		ok = ok && json_object_is_type(x, json_type_string) &&
+		     parse_size(json_object_get_string(x), 1, UINT64_MAX, &size) == 0;
+	if (!ok || size < 4096 || size > (1ULL << 60)) {
+		zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+			  "params.size must be a byte count from 4K (or a size like 10G), at most 2^60");
+		return NULL;
+	}
+	if (zcfsd_volume_resize(d, v, size, e) < 0)
+		return NULL;
+	return wrap_volume(d, v);
+}
+
 static json_object *m_delete(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
 			     struct zcfs_err *e)
 {
@@ -225,6 +254,19 @@ static json_object *volumes_array(struct zcfsd *d, const struct zcfsd_peer *p)
 	return a;
 }
 
+/* What GetCapacity needs: the free bytes the tenant may still commit to
+ * volume sizes, and the sizes committed. */
+static void add_capacity(struct zcfsd *d, const struct policy_tenant *t, json_object *o)
+{
+	uint64_t avail = 0, committed = 0;
+	int r = zcfsd_tenant_capacity(d, t, &avail, &committed);
+
+	json_object_object_add(o, "default_quota", json_object_new_int64((int64_t)t->default_quota));
+	json_object_object_add(o, "size_committed", json_object_new_int64((int64_t)committed));
+	if (r == 0)
+		json_object_object_add(o, "capacity_available", json_object_new_int64((int64_t)avail));
+}
+
 static json_object *tenants_array(struct zcfsd *d, const struct zcfsd_peer *p)
 {
 	json_object *a = json_object_new_array();
@@ -251,6 +293,7 @@ static json_object *tenants_array(struct zcfsd *d, const struct zcfsd_peer *p)
 		json_object_object_add(o, "volumes_published", json_object_new_int64((int64_t)published));
 		json_object_object_add(o, "max_volumes", json_object_new_int64(t->max_volumes));
 		json_object_object_add(o, "storage_root", json_object_new_string(t->storage_root));
+		add_capacity(d, t, o);
 		json_object_object_add(dp, "io_uring", json_object_new_boolean(t->io_uring));
 		json_object_object_add(dp, "zero_copy", json_object_new_boolean(t->zero_copy));
 		json_object_object_add(dp, "passthrough", json_object_new_boolean(t->passthrough));
@@ -408,6 +451,7 @@ static const struct {
 	{ "volume.publish", m_publish },
 	{ "volume.unpublish", m_unpublish },
 	{ "volume.restart", m_restart },
+	{ "volume.resize", m_resize },
 	{ "volume.delete", m_delete },
 	{ "volume.get", m_get },
 	{ "volume.list", m_list },
