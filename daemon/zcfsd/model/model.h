@@ -122,6 +122,7 @@ struct zcfsd_volume {
 	int64_t stall_since_ms;		/* monotonic: first sample with that count and requests waiting; 0: none */
 	bool stalled;			/* detected; cleared when its successor starts */
 	unsigned stalls;		/* detections since zcfsd started */
+	unsigned seccomp_kills;		/* servers killed by SIGSYS since zcfsd started */
 	/* io_uring volumes: the ring-buffer memfd of the current connection, -1 if none. */
 	int ring_fd;
 	/* The running server's output: a pipe zcfsd drains into a capped

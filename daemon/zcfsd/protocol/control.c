@@ -417,7 +417,12 @@ static char *handle_request(struct zcfsd *d, struct client *c, const char *line,
 
 	/* Duplicate keys, "\u0000" in a string, trailing data: refused, so a
 	 * request cannot mean something else to zcfsd than to its sender. */
-	if (zcfs_json_parse_strict(line, len, &req, why, sizeof(why)) < 0) {
+	if (len == 0) {
+		/* answered like any bad line: a client must not wait for the
+		 * idle close to learn it sent nothing */
+		zcfs_fail(&e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+			  "empty line: a request is one JSON object per line, {\"method\": STRING, \"params\": OBJECT}");
+	} else if (zcfs_json_parse_strict(line, len, &req, why, sizeof(why)) < 0) {
 		zcfs_fail(&e, ZCFS_INVALID_ARGUMENT, -EINVAL, "%s", why);
 	} else if (!json_object_is_type(req, json_type_object) ||
 		   !json_object_object_get_ex(req, "method", &m) ||
@@ -458,7 +463,7 @@ static bool serve_lines(struct zcfsd *d, struct client *c, int max)
 		*nl = '\0';
 		if (nl > c->buf && nl[-1] == '\r')
 			nl[-1] = '\0', len--;
-		if (len) {
+		{
 			char *answer = handle_request(d, c, c->buf, len);
 			max--;
 			if ((answer || !c->deferred) && queue_line(c, answer) < 0) {

@@ -234,6 +234,10 @@ int zcfsd_metrics_write(struct zcfsd *d, const struct zcfsd_peer *peer, FILE *f)
 	       "stall_timeout_ms and killed it (since zcfsd started).");
 	for_shown_volumes(v, &sc)
 		vol_sample(f, "zcfs_volume_stalls_total", v, NULL, v->stalls);
+	family(f, "zcfs_volume_seccomp_kills_total", "counter",
+	       "Times the volume's server was killed by SIGSYS (its seccomp filter; since zcfsd started).");
+	for_shown_volumes(v, &sc)
+		vol_sample(f, "zcfs_volume_seccomp_kills_total", v, NULL, v->seccomp_kills);
 	family(f, "zcfs_volume_log_dropped_bytes_total", "counter",
 	       "Bytes of the volume's server output zcfsd read but did not write to its log file "
 	       "(over the rate limit, or past the line length; since zcfsd started).");

@@ -52,6 +52,22 @@ unsigned long long zcfsd_proc_starttime(pid_t pid)
 	return st;
 }
 
+int zcfsd_proc_exit_status(pid_t pid, int *status)
+{
+	char buf[1024];
+	const char *p = proc_stat_after_comm(pid, buf, sizeof(buf)), *last;
+	int st;
+
+	if (!p)
+		return -ESRCH;
+	/* exit_code, the last field, in waitpid(2)'s form */
+	last = strrchr(p, ' ');
+	if (!last || sscanf(last, " %d", &st) != 1)
+		return -EPROTO;
+	*status = st;
+	return 0;
+}
+
 pid_t zcfsd_proc_ppid(pid_t pid)
 {
 	char buf[1024];

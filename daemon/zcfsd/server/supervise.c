@@ -190,6 +190,22 @@ static void handover_deadlines(struct zcfsd_volume *v, int64_t now)
 	v->srv.handover_due_ms = 0;
 }
 
+/* SI of the exited server PID. Not reapable yet (a ptrace tracer, such as
+ * a debugger or an attacker's injector, reaps it first; SI is zeroed):
+ * its status from /proc, so a seccomp kill is not logged as signal=0. */
+static void exit_status(struct zcfsd_volume *v, pid_t pid, siginfo_t *si)
+{
+	int st;
+
+	if (!si->si_pid && !v->srv.adopted && pid > 0 && zcfsd_proc_exit_status(pid, &st) == 0 &&
+	    (WIFEXITED(st) || WIFSIGNALED(st))) {
+		si->si_code = WIFEXITED(st) ? CLD_EXITED : CLD_KILLED;
+		si->si_status = WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st);
+	}
+	if (si->si_code != CLD_EXITED && si->si_status == SIGSYS)
+		v->seccomp_kills++;
+}
+
 void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	int64_t ran = zcfsd_wall() - v->srv.started_at, seen_us = wall_us();
@@ -200,6 +216,7 @@ void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 
 	v->srv.handover_due_ms = 0;
 	server_forget(d, v, &si);
+	exit_status(v, pid, &si);
 	/* Its backing ids stay for its successor (zcfsd_broker_carry). */
 	zcfsd_broker_server_gone(d, v);
 	if (!v->n_targets || v->fuse_fd < 0) {
@@ -226,9 +243,11 @@ void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 		log_warn("event=server-exit volume=%s pid=%d status=unknown(adopted) ran_s=%lld restart_in_ms=%u wall_us=%lld",
 			 v->id, (int)pid, (long long)ran, v->srv.backoff_ms, (long long)seen_us);
 	else
-		log_warn("event=server-exit volume=%s pid=%d %s=%d ran_s=%lld restart_in_ms=%u%s wall_us=%lld",
-			 v->id, (int)pid, si.si_code == CLD_EXITED ? "status" : "signal", si.si_status,
-			 (long long)ran, v->srv.backoff_ms, planned ? " planned=yes" : "", (long long)seen_us);
+		log_msg(si.si_status == SIGSYS && si.si_code != CLD_EXITED ? LOG_ERR : LOG_WARNING,
+			"event=server-exit volume=%s pid=%d %s=%d%s ran_s=%lld restart_in_ms=%u%s wall_us=%lld",
+			v->id, (int)pid, si.si_code == CLD_EXITED ? "status" : "signal", si.si_status,
+			si.si_status == SIGSYS && si.si_code != CLD_EXITED ? " reason=seccomp-kill" : "",
+			(long long)ran, v->srv.backoff_ms, planned ? " planned=yes" : "", (long long)seen_us);
 	/* A ready standby serves now; one still starting is of no use to
 	 * a restart that is due at once. */
 	if (zcfsd_standby_promote(d, v))

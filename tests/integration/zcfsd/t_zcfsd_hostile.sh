@@ -30,6 +30,27 @@ raw() { printf '%s' "$1" | ctl raw; }
 pub() { ctl call volume.publish "{\"id\":\"${2:-v1}\",\"target\":\"$1\"}"; }
 
 expect INVALID_ARGUMENT "malformed JSON" raw '{"method": "status", '
+# an empty line (also "\r\n") is answered at once, not left to the 15 s
+# idle close (issue 27); the connection then still serves a request
+empty_line() {
+	/usr/bin/python3 - "$SOCK" "$1" <<-'PY'
+	import json, socket, sys, time
+	s = socket.socket(socket.AF_UNIX); s.settimeout(2); s.connect(sys.argv[1])
+	f = s.makefile("rwb")
+	t0 = time.monotonic()
+	f.write(sys.argv[2].encode().decode("unicode_escape").encode()); f.flush()
+	a = json.loads(f.readline())
+	ms = (time.monotonic() - t0) * 1000
+	f.write(b'{"method": "status"}\n'); f.flush()
+	b = json.loads(f.readline())
+	print("%s %d %s" % (a["error"]["code"], ms, "result" in b))
+	PY
+}
+for nl in '\n' '\r\n'; do
+	out=$(empty_line "$nl" 2>&1)
+	check "an empty line ($nl) is answered INVALID_ARGUMENT within 1 s, then status ($out)" \
+		bash -c "[[ '$out' =~ ^INVALID_ARGUMENT\ ([0-9]+)\ True$ ]] && [ \${BASH_REMATCH[1]} -lt 1000 ]"
+done
 expect INVALID_ARGUMENT "binary garbage" raw $'\x01\x02\xff\xfe'
 expect INVALID_ARGUMENT "a JSON array" raw '["status"]'
 expect INVALID_ARGUMENT "method not a string" raw '{"method": 7}'
