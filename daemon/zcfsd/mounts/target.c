@@ -56,6 +56,15 @@ int zcfsd_target_check(const struct policy_tenant *t, const char *target,
 			 t->name);
 }
 
+/* A target changed under a publish (removed, created, unmounted or
+ * swapped at the same moment by someone else) is worth a retry:
+ * UNAVAILABLE; anything else is INTERNAL. */
+static enum zcfs_code race_code(int r)
+{
+	return r == -ENOENT || r == -ESTALE || r == -EEXIST || r == -EBUSY || r == -ENOTDIR ?
+		ZCFS_UNAVAILABLE : ZCFS_INTERNAL;
+}
+
 /* O_PATH fd of the target directory; creates the last component when
  * only it is missing (*created tells the caller to remove it on error). */
 int zcfsd_target_open(const char *target, bool *created, struct zcfs_err *e)
@@ -74,7 +83,7 @@ int zcfsd_target_open(const char *target, bool *created, struct zcfs_err *e)
 	if (fd == -ENOTDIR)
 		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, fd, "target '%s' is not a directory", target);
 	if (fd != -ENOENT)
-		return zcfs_fail(e, ZCFS_INTERNAL, fd, "target '%s': %s", target, strerror(-fd));
+		return zcfs_fail(e, race_code(fd), fd, "target '%s': %s", target, strerror(-fd));
 	parent = strdup(target);
 	if (!parent)
 		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
@@ -86,13 +95,13 @@ int zcfsd_target_open(const char *target, bool *created, struct zcfs_err *e)
 	if (pfd < 0)
 		return zcfs_fail(e, ZCFS_NOT_FOUND, pfd, "target's parent %s: %s", parent, strerror(-pfd));
 	if (mkdirat(pfd, leaf, 0750) < 0)
-		return zcfs_fail(e, ZCFS_INTERNAL, -errno, "mkdir %s: %m", target);
+		return zcfs_fail(e, race_code(-errno), -errno, "mkdir %s: %m", target);
 	*created = true;
 	fd = RET_NERRNO(openat(pfd, leaf, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 	if (fd < 0) {
 		(void)unlinkat(pfd, leaf, AT_REMOVEDIR);
 		*created = false;
-		return zcfs_fail(e, ZCFS_INTERNAL, fd, "open %s: %s", target, strerror(-fd));
+		return zcfs_fail(e, race_code(fd), fd, "open %s: %s", target, strerror(-fd));
 	}
 	return fd;
 }
@@ -135,11 +144,12 @@ int zcfsd_mount_fuse(struct zcfsd *d, struct zcfsd_volume *v, int tfd, const cha
 	 * a path component was swapped since. */
 	if (mount(source, tpath, "fuse.zcfs", MS_NOSUID | MS_NODEV | (v->read_only ? MS_RDONLY : 0),
 		  opts) < 0)
-		return zcfs_fail(e, ZCFS_INTERNAL, -errno, "mount %s: %m", target);
+		return zcfs_fail(e, race_code(-errno), -errno, "mount %s: %m", target);
 	r = zcfsd_mount_conn_at(target, &v->conn);
 	if (r < 0) {
 		(void)umount2(tpath, MNT_DETACH);
-		return zcfs_fail(e, ZCFS_INTERNAL, r, "mount %s not found in mountinfo", target);
+		return zcfs_fail(e, race_code(r), r, "mount %s not found in mountinfo (unmounted or moved meanwhile?)",
+				 target);
 	}
 	/* The server caches writes back (exclusive volume); without this its
 	 * bdi keeps FUSE's strict 1% dirty share and throttles at a few MiB. */
@@ -175,8 +185,9 @@ int zcfsd_mount_bind(struct zcfsd_volume *v, int tfd, const char *target, bool r
 
 	sfd = open_nofollow(v->targets[0], O_PATH | O_DIRECTORY);
 	if (sfd < 0 || zcfsd_mount_conn_at(v->targets[0], &conn) < 0 || conn != v->conn)
-		return zcfs_fail(e, ZCFS_INTERNAL, -ENOENT, "volume %s is no longer mounted at %s",
-				 v->id, v->targets[0]);
+		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -ENOENT,
+				 "volume '%s' is recorded at %s but no longer mounted there (unmounted behind "
+				 "zcfsd's back); unpublish it there, then publish again", v->id, v->targets[0]);
 	tree = RET_NERRNO(open_tree(sfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH));
 	if (tree < 0)
 		return zcfs_fail(e, ZCFS_INTERNAL, tree, "bind mount %s: open_tree: %s", target,
@@ -186,7 +197,7 @@ int zcfsd_mount_bind(struct zcfsd_volume *v, int tfd, const char *target, bool r
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "bind mount %s: read-%s: %s", target,
 				 ro ? "only" : "write", strerror(-r));
 	if (move_mount(tree, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-		return zcfs_fail(e, ZCFS_INTERNAL, -errno, "bind mount %s: %m", target);
+		return zcfs_fail(e, race_code(-errno), -errno, "bind mount %s: %m", target);
 	return 0;
 }
 

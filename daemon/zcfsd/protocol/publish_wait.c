@@ -14,6 +14,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 #include "common/log.h"
+#include "daemon/zcfsd/mounts/mounts.h"
 #include "daemon/zcfsd/server/server.h"
 #include "daemon/zcfsd/state/state.h"
 #include "protocol.h"
@@ -136,9 +137,16 @@ void zcfsd_publish_server_exited(struct zcfsd *d, struct zcfsd_volume *v)
 
 	zcfsd_server_reap(d, v, &si);
 	zcfsd_exit_describe(&si, how, sizeof(how));
-	zcfs_fail(&e, ZCFS_INTERNAL, -ECHILD,
-		  "zcfs-serve for volume '%s' exited before serving (%s); see %s/logs/%s.log", v->id, how,
-		  d->state_dir, v->id);
+	if (si.si_code == CLD_EXITED && si.si_status == 0 && !zcfsd_conn_ours(v->conn, v->id))
+		/* A server ends with 0 when its connection ends: the mount was
+		 * taken away (unmounted by someone else) as it started. */
+		zcfs_fail(&e, ZCFS_UNAVAILABLE, -ECHILD,
+			  "the mount of volume '%s' went away before its server served (unmounted "
+			  "meanwhile); retry the publish", v->id);
+	else
+		zcfs_fail(&e, ZCFS_INTERNAL, -ECHILD,
+			  "zcfs-serve for volume '%s' exited before serving (%s); see %s/logs/%s.log", v->id,
+			  how, d->state_dir, v->id);
 	log_warn("event=server-exit volume=%s pid=%d %s effect=\"publish failed\"", v->id,
 		 (int)si.si_pid, how);
 	finish(d, v, &e);

@@ -90,6 +90,10 @@ wait "$SWAPPER" 2>/dev/null
 log "loop: $(grep -c 'event=publish volume=r' "$W/zcfsd.log") publishes, $(grep -c 'event=unpublish volume=r' "$W/zcfsd.log") unpublishes, $(grep -c 'event=unmount-moved volume=r' "$W/zcfsd.log") mounts found moved, $(grep -c 'event=unmount-failed volume=r' "$W/zcfsd.log") unmounts refused"
 check "the loop published and unpublished (>= 6 each)" \
 	test "$(grep -c 'event=publish volume=r' "$W/zcfsd.log")" -ge 6 -a "$(grep -c 'event=unpublish volume=r' "$W/zcfsd.log")" -ge 6
+internal=$(grep 'event=request-failed.*method=volume\.\(un\)\?publish code=INTERNAL' "$W/zcfsd.log")
+log "loop: requests failed by code: $(grep -o 'event=request-failed.*method=volume\.[a-z]* code=[A-Z_]*' "$W/zcfsd.log" | sed 's/.*method=//' | sort | uniq -c | tr -s ' \n' ' ')"
+check "no publish or unpublish of the race answered INTERNAL ($(head -n 2 <<<"$internal" | sed 's/.*message=//'))" \
+	test -z "$internal"
 check "no victim tmpfs was unmounted ($(victims) of 5 left)" test "$(victims)" = 5
 check "the victim's file is still there" test "$(cat "$W/victim/m/file" 2>&1)" = precious
 # Every zcfs mount left is one zcfsd still records (a failed unpublish
