@@ -234,7 +234,7 @@ FUZZ_REPLAY ?= fuzz-replay
 check: all $(UNIT_BIN)
 	$(Q)$(MAKE) --no-print-directory check-unit $(FUZZ_REPLAY)
 	$(Q)if [ "$$(id -u)" -eq 0 ]; then $(MAKE) --no-print-directory check-root; \
-	else echo "check: integration tests skipped: they need root (sudo make check-root)"; fi
+	else echo "check: integration tests skipped: they need root (as root: make check-root)"; fi
 
 check-root: check-integration
 

@@ -15,6 +15,12 @@ PKGS+=(libsystemd-dev systemd systemd-container)
 # make kernel / kernel-test / the 7.3 guest: qemu (TCG; its virtiofsd
 # shares the host's root with the guest), depmod and modprobe (kmod)
 PKGS+=(qemu-system-x86 kmod)
+# t_acl (setfacl/getfacl), prove (t_posix's TAP runs)
+PKGS+=(acl perl)
+# make conformance(-ci): pjdfstest and xfstests build dependencies, so the
+# suites install nothing while they run (tests/conformance/build-suites.sh)
+PKGS+=(autoconf automake gcc make xfsprogs xfslibs-dev uuid-dev libattr1-dev libacl1-dev
+       libaio-dev libgdbm-dev libtool-bin bc psmisc quota gawk)
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -28,5 +34,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Another apt-get or dpkg may run (unattended-upgrades, another checkout's
+# make deps): wait up to 5 min for its lock instead of failing.
+apt=(apt-get -o DPkg::Lock::Timeout=300)
+"${apt[@]}" update -qq
+"${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -23,10 +23,13 @@ apt_install() {
 	[ ${#missing[@]} -eq 0 ] && return 0
 	[ "$(id -u)" -eq 0 ] || skip "needs Debian packages ${missing[*]} (root to install)"
 	local lock=() ; command -v flock >/dev/null && lock=(flock /tmp/zcfs-apt.lock)
+	# waits for another apt-get's dpkg lock (up to 5 min) instead of failing
 	if [ ! -e /tmp/zcfs-apt-updated ]; then
-		"${lock[@]}" apt-get update -q >>"$log" 2>&1 && touch /tmp/zcfs-apt-updated
+		"${lock[@]}" apt-get -o DPkg::Lock::Timeout=300 update -q >>"$log" 2>&1 &&
+			touch /tmp/zcfs-apt-updated
 	fi
-	DEBIAN_FRONTEND=noninteractive "${lock[@]}" apt-get install -y -q "${missing[@]}" >>"$log" 2>&1 ||
+	DEBIAN_FRONTEND=noninteractive "${lock[@]}" apt-get -o DPkg::Lock::Timeout=300 install -y -q \
+		"${missing[@]}" >>"$log" 2>&1 ||
 		skip "cannot install ${missing[*]} (see $log)"
 }
 

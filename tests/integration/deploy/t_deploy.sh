@@ -67,7 +67,7 @@ while read -r p; do
 	check "image has $p (the manifests run it)" test -x "$W/image$p"
 done < <(grep -ho '/usr/local/bin/[a-z-]*' "$D"/kubernetes/*.yaml | sort -u)
 if command -v dpkg >/dev/null && command -v readelf >/dev/null; then
-	pkgs=$(sed -n '/apt-get install/,/rm -rf/p' "$CF" | tr -s ' \\&' '\n' | grep -E '^lib[a-z0-9.+-]+$' | sort -u)
+	pkgs=$(sed -n '/apt-get.* install/,/rm -rf/p' "$CF" | tr -s ' \\&' '\n' | grep -E '^lib[a-z0-9.+-]+$' | sort -u)
 	for b in zcfsd zcfs-serve zcfsctl zcfs-csi zcfs-volume-plugin; do
 		for so in $(readelf -d "$ZCFS_BIN/$b" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p'); do
 			case $so in libc.so.*|ld-linux*|libasan*|libubsan*|libm.so.*|libgcc_s*|libstdc++*) continue;; esac
