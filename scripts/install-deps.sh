@@ -5,7 +5,7 @@ set -euo pipefail
 
 PKGS=(build-essential pkg-config liburing-dev libfuse3-dev fuse3 libcap-ng-dev
       libjson-c-dev libseccomp-dev libmicrohttpd-dev libcmocka-dev fio
-      gnuplot-nox attr clang stress-ng python3 util-linux e2fsprogs
+      gnuplot-nox attr clang stress-ng python3 util-linux e2fsprogs xfsprogs
       jq curl podman runc conmon busybox-static python3-yaml strace)
 # zcfs-csi serve (gRPC C core, protobuf-c) and its kubelet-like test client
 PKGS+=(libgrpc-dev libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev python3-grpcio python3-grpc-tools)

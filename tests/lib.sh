@@ -35,6 +35,8 @@ _zcfs_cleanup() {
 		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$p" 2>/dev/null
 	done
+	# Loop-device file systems (backing_fs.sh), once nothing uses them.
+	declare -F _zcfs_backing_cleanup >/dev/null && _zcfs_backing_cleanup
 	while read -r d; do _zcfs_dirs+=("$d"); done <"$_zcfs_registry"
 	for d in "${_zcfs_dirs[@]}"; do
 		mountpoint -q "$d" 2>/dev/null && umount -l "$d" 2>/dev/null

@@ -6,7 +6,8 @@
 # PATH: devfuse | uring | passthrough | exclusive (uring with
 # --cache=exclusive) (zcfs-serve as root, native ownership) | zcfsd (a volume published by a real zcfsd: sandboxed server
 # as the tenant, --ownership=xattr, exclusive cache, io_uring when the
-# kernel has it) | peer (libfuse passthrough_hp --nopassthrough -o
+# kernel has it) | zcfsd-xfs, zcfsd-ext4 (the same with the storage root
+# on XFS / ext4 on a loop device, project quotas where the kernel has them) | peer (libfuse passthrough_hp --nopassthrough -o
 # io_uring, PEER_BIN) | peerpt (passthrough_hp, kernel passthrough).
 # Needs PJDFSTEST_DIR (built tree), ZCFS_BIN. Exit 77 naming what is missing.
 # PROVE_ARGS: more prove options, e.g. "-j2" (test files in parallel; each
@@ -42,13 +43,23 @@ peer|peerpt)
 	"$PEER_BIN" "${peer_opts[@]}" -o allow_other,default_permissions "$S" "$M" 2>"$M.log" &
 	_zcfs_pids+=($!); _zcfs_mounts+=("$M")
 	for _ in $(seq 100); do grep -q " $M fuse" /proc/self/mounts && break; sleep 0.05; done;;
-zcfsd)
+zcfsd|zcfsd-xfs|zcfsd-ext4)
 	# shellcheck source=../integration/helpers/zcfsd_lib.sh
 	. "$here/../integration/helpers/zcfsd_lib.sh"
+	# shellcheck source=../integration/helpers/backing_fs.sh
+	. "$here/../integration/helpers/backing_fs.sh"
 	trap zcfsd_quiet_cleanup EXIT
 	if uring_on; then ZCFS_TRANSPORT=uring; else ZCFS_TRANSPORT=devfuse; fi
 	zcfsd_require
 	zcfsd_env 64M "$([ $ZCFS_TRANSPORT = uring ] && echo true || echo false)"
+	# zcfsd-xfs, zcfsd-ext4: the storage root on that file system (a loop
+	# device), with project quotas where the kernel has them; the volume
+	# then has a size (the tenant's default_quota, 1G).
+	if [ "$path" != zcfsd ]; then
+		backing_fs_require "${path#zcfsd-}"
+		backing_fs_mount "${path#zcfsd-}" "$STORE" 3G quota
+		log "storage root on ${path#zcfsd-}, project quotas: $BACKING_QUOTA $BACKING_QUOTA_WHY"
+	fi
 	zcfsd_start
 	M=$TGT/pjd
 	mkdir -p "$M"

@@ -3,7 +3,8 @@
 #   pjdfstest (whole) and xfstests (`./check -fuse -g quick`) on every data
 #   path this kernel has: devfuse, uring, passthrough, exclusive (uring
 #   with the exclusive cache; zcfs-serve as root) and zcfsd (a volume published by a real zcfsd: sandboxed tenant server,
-#   --ownership=xattr, exclusive cache).
+#   --ownership=xattr, exclusive cache); pjdfstest also on zcfsd-xfs and
+#   zcfsd-ext4 (that volume with its storage root on XFS / ext4 on a loop device).
 # Writes build/conformance.md (path x suite: passed / failed / not run and
 # the failures) and fails when pjdfstest fails anything, or when xfstests'
 # failures differ from tests/conformance/xfstests-expected.txt (each entry
@@ -43,6 +44,8 @@ paths="devfuse uring passthrough exclusive zcfsd"
 plan=${CONFORMANCE_PLAN:-}
 if [ -z "$plan" ]; then
 	for s in pjdfstest xfstests; do for p in $paths; do plan="$plan $s:$p"; done; done
+	# a zcfsd volume whose storage root is XFS / ext4 on a loop device
+	plan="$plan pjdfstest:zcfsd-xfs pjdfstest:zcfsd-ext4"
 fi
 suites=$(tr ' ' '\n' <<<"$plan" | sed -n 's/:.*//p' | sort -u)
 for s in $suites; do
