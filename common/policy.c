@@ -63,6 +63,15 @@ const char *policy_transport_name(enum policy_transport t)
 	}
 }
 
+const char *policy_size_enforcement_name(enum policy_size_enforcement s)
+{
+	switch (s) {
+	case POLICY_SIZE_KERNEL: return "kernel";
+	case POLICY_SIZE_SERVER: return "server";
+	default: return "auto";
+	}
+}
+
 /* Reports every key of OBJ not in ALLOWED. */
 static void check_keys(struct loader *ld, json_object *obj, const char *where,
 		       const char *const *allowed)
@@ -162,6 +171,21 @@ static void parse_transport(struct loader *ld, json_object *v, const char *field
 		*ret = POLICY_TRANSPORT_URING;
 	else
 		err(ld, field, "'%s' is not auto, devfuse or uring", s);
+}
+
+static void parse_size_enforcement(struct loader *ld, json_object *v, const char *field,
+				   enum policy_size_enforcement *ret)
+{
+	const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+
+	if (s && !strcmp(s, "auto"))
+		*ret = POLICY_SIZE_AUTO;
+	else if (s && !strcmp(s, "kernel"))
+		*ret = POLICY_SIZE_KERNEL;
+	else if (s && !strcmp(s, "server"))
+		*ret = POLICY_SIZE_SERVER;
+	else
+		err(ld, field, "expected \"auto\", \"kernel\" or \"server\"");
 }
 
 static void parse_defaults(struct loader *ld, json_object *d)
@@ -356,7 +380,7 @@ static void tenant_clear(struct policy_tenant *t)
 static void parse_tenant(struct loader *ld, json_object *o, size_t idx)
 {
 	static const char *const keys[] = { "name", "uid", "gid", "memlock_budget", "max_volumes",
-					    "default_quota", "storage_root",
+					    "default_quota", "size_enforcement", "storage_root",
 					    "allowed_target_prefixes", "data_paths", "admin_uids",
 					    "admin_gids", NULL };
 	static const char *const required[] = { "name", "uid", "gid", "storage_root",
@@ -396,6 +420,8 @@ static void parse_tenant(struct loader *ld, json_object *o, size_t idx)
 		t.max_volumes = (uint32_t)x;
 	if (json_object_object_get_ex(o, "default_quota", &v))
 		get_u64(ld, v, F("default_quota"), 0, 1ULL << 50, true, &t.default_quota);
+	if (json_object_object_get_ex(o, "size_enforcement", &v))
+		parse_size_enforcement(ld, v, F("size_enforcement"), &t.size_enforcement);
 	if (json_object_object_get_ex(o, "storage_root", &v)) {
 		t.storage_root = get_abs_path(ld, v, F("storage_root"));
 		if (t.storage_root && !strcmp(t.storage_root, "/")) {

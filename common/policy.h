@@ -10,6 +10,10 @@
 #include "util.h"
 
 enum policy_transport { POLICY_TRANSPORT_AUTO, POLICY_TRANSPORT_DEVFUSE, POLICY_TRANSPORT_URING };
+/* How a tenant's volume sizes are enforced (size_enforcement): auto,
+ * project quotas where the storage root has them, else the server counts;
+ * kernel, project quotas or no publish; server, the server counts. */
+enum policy_size_enforcement { POLICY_SIZE_AUTO, POLICY_SIZE_KERNEL, POLICY_SIZE_SERVER };
 
 struct policy_tenant {
 	char *name;
@@ -18,6 +22,7 @@ struct policy_tenant {
 	uint64_t memlock_budget;	/* bytes */
 	uint32_t max_volumes;
 	uint64_t default_quota;		/* bytes, 0 = none */
+	enum policy_size_enforcement size_enforcement;
 	char *storage_root;
 	char **prefixes;		/* allowed_target_prefixes */
 	size_t n_prefixes;
@@ -75,6 +80,7 @@ void policy_errors_clear(struct policy_errors *e);
 
 const struct policy_tenant *policy_find_tenant(const struct policy *p, const char *name);
 const char *policy_transport_name(enum policy_transport t);
+const char *policy_size_enforcement_name(enum policy_size_enforcement s);
 
 /* "IP:PORT" or "[IPv6]:PORT" (numeric address, port 1..65535) into HOST
  * and *PORT: AF_INET or AF_INET6, or -EINVAL. */

@@ -389,6 +389,7 @@ static int start(struct zcfsd *d, bool foreground, bool *state_ok)
 		return r;
 	}
 	*state_ok = true;
+	zcfsd_size_readopt(d);
 	zcfsd_readopt(d);
 	zcfsd_clean_orphans(d);
 	r = zcfsd_control_listen(d);

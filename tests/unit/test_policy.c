@@ -29,7 +29,7 @@ static void test_valid(void **state)
 			  " \"defaults\": {\"queue_depth\": 16, \"max_write\": \"256K\", \"transport\": \"uring\"},"
 			  " \"metrics\": {\"listen\": \"/run/zcfs/metrics.sock\"},"
 			  " \"tenants\": [" TENANT(", \"memlock_budget\": \"64M\", \"max_volumes\": 3,"
-			  " \"default_quota\": 1073741824,"
+			  " \"default_quota\": 1073741824, \"size_enforcement\": \"kernel\","
 			  " \"data_paths\": {\"io_uring\": true, \"zero_copy\": true, \"passthrough\": false,"
 			  " \"ring_holder\": true}") "]}";
 	struct policy_errors e = { 0 };
@@ -51,6 +51,7 @@ static void test_valid(void **state)
 	assert_int_equal(t->memlock_budget, 64ULL << 20);
 	assert_int_equal(t->max_volumes, 3);
 	assert_int_equal(t->default_quota, 1ULL << 30);
+	assert_int_equal(t->size_enforcement, POLICY_SIZE_KERNEL);
 	assert_true(t->io_uring && t->zero_copy && !t->passthrough && t->ring_holder);
 	assert_int_equal(t->n_prefixes, 1);
 	assert_null(policy_find_tenant(p, "t2"));
@@ -72,6 +73,7 @@ static void test_defaults(void **state)
 	assert_int_equal(p->tenants[0].memlock_budget, 0);
 	assert_int_equal(p->tenants[0].max_volumes, 64);
 	assert_false(p->tenants[0].io_uring);
+	assert_int_equal(p->tenants[0].size_enforcement, POLICY_SIZE_AUTO);
 	policy_free(p);
 }
 
@@ -83,6 +85,7 @@ static void test_all_errors_reported(void **state)
 			  " \"tenants\": [{\"name\": \"../x\", \"uid\": 0, \"gid\": \"x\","
 			  " \"memlock_budget\": \"64Q\", \"storage_root\": \"rel/path\","
 			  " \"allowed_target_prefixes\": [\"/a/../b\", \"/\"], \"colour\": \"red\","
+			  " \"size_enforcement\": \"strict\","
 			  " \"data_paths\": {\"io_uring\": false, \"zero_copy\": true, \"ring_holder\": true, \"warp\": 1}}]}";
 	struct policy_errors e = { 0 };
 	struct policy *p = NULL;
@@ -103,6 +106,7 @@ static void test_all_errors_reported(void **state)
 	assert_true(has_error(&e, "bad.json: tenants[0].allowed_target_prefixes[0]:"));
 	assert_true(has_error(&e, "bad.json: tenants[0].allowed_target_prefixes[1]:"));
 	assert_true(has_error(&e, "bad.json: tenants[0].colour: unknown field"));
+	assert_true(has_error(&e, "bad.json: tenants[0].size_enforcement: expected \"auto\", \"kernel\" or \"server\""));
 	assert_true(has_error(&e, "bad.json: tenants[0].data_paths.warp: unknown field"));
 	assert_true(has_error(&e, "bad.json: tenants[0].data_paths: zero_copy needs io_uring"));
 	assert_true(has_error(&e, "bad.json: tenants[0].data_paths: ring_holder needs io_uring"));

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 #include "daemon/zcfsd/broker/broker.h"
 #include "daemon/zcfsd/server/server.h"
@@ -99,7 +100,21 @@ static void test_opts_of_volume(void **state)
 	assert_int_equal(o.max_write, 65536);
 	assert_int_equal(o.quota_bytes, 4096);
 	assert_true(o.read_only && o.ring_memfd && o.broker && o.zero_copy && o.ready_fd && o.resume);
-	assert_false(o.writeback);
+	assert_false(o.writeback || o.kernel_size);
+
+	/* A project quota enforces the size: the server neither counts the
+	 * blocks nor the inodes (statfs is the project's). */
+	v.size_enf = ZCFSD_SIZE_PROJECT;
+	zcfsd_serve_opts_of(&d, &v, &ring, "SRC", true, &o);
+	assert_int_equal(o.quota_bytes, 0);
+	assert_true(o.kernel_size);
+	{
+		struct zcfsd_serve_argv a;
+		size_t n = zcfsd_serve_argv(&o, &a);
+		for (size_t i = 0; i < n; i++)
+			assert_true(strncmp(a.argv[i], "--quota-bytes", 13) && strcmp(a.argv[i], "--count-inodes"));
+	}
+	v.size_enf = ZCFSD_SIZE_SERVER;
 
 	/* A tenant without io_uring runs on /dev/fuse, so no zero-copy; a
 	 * first start does not resume; the policy's dirty limit writes back. */

@@ -207,12 +207,19 @@ int op_statfs(struct zcfs_req *req)
 	struct fuse_statfs_out out;
 	struct zcfs_inode *inode;
 	struct statvfs sv;
-	int r;
+	struct stat st;
+	int r, fd;
 
 	r = req_inode(req, req->in.nodeid, &inode);
 	if (r < 0)
 		return r;
-	r = RET_NERRNO(fstatvfs(inode->fd, &sv));
+	/* XFS and ext4 report a project quota (a zcfsd volume's size) for
+	 * directories only, which carry its inherit flag: a file of SOURCE's
+	 * file system reports what SOURCE's root does. */
+	fd = inode->fd;
+	if ((uint64_t)inode->dev == req->se->root_dev && fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
+		fd = req->se->root_fd;
+	r = RET_NERRNO(fstatvfs(fd, &sv));
 	req_inode_put(req, inode);
 	if (r < 0)
 		return r;

@@ -65,6 +65,9 @@ static struct zcfsd_volume *volume_new(const struct zcfsd_volume_spec *s)
 	v->read_only = s->read_only;
 	v->ring_holder = s->ring_holder;
 	v->size = s->size;
+	/* Until its first publish finds out what its storage root offers. */
+	v->size_enf = s->size ? ZCFSD_SIZE_SERVER : ZCFSD_SIZE_NONE;
+	snprintf(v->size_why, sizeof(v->size_why), "not published yet");
 	return v;
 }
 

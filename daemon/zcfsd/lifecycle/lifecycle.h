@@ -21,6 +21,25 @@ struct zcfsd_volume_spec {
 
 int zcfsd_volume_create(struct zcfsd *d, const struct zcfsd_volume_spec *s,
 			struct zcfsd_volume **ret, struct zcfs_err *e);
+
+/* size.c: how a volume's size is enforced (mounts/projquota.h). Before a
+ * first target's server starts: a project quota on V's storage directory
+ * when its storage root has them (the id recorded in state.json first),
+ * else the server counts; FAILED_PRECONDITION naming what the storage
+ * root lacks when the tenant's policy says size_enforcement: kernel.
+ * Sets v->size_enf and v->size_why (logged). */
+int zcfsd_size_prepare(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+		       struct zcfs_err *e);
+/* At start-up: every recorded project id set again on its directory with
+ * its limits (what a crash between the two left is repaired). */
+void zcfsd_size_readopt(struct zcfsd *d);
+/* volume.delete, once the storage is gone: the project's limits removed. */
+void zcfsd_size_release(struct zcfsd_volume *v, const struct policy_tenant *t);
+/* The resize hook: V's project quota set to NEW_SIZE; V's size and the
+ * state are the caller's to change. -EOPNOTSUPP when V's size is counted
+ * by its server (the caller restarts it with the new size), else -errno
+ * with E. */
+int zcfsd_size_resize(struct zcfsd *d, struct zcfsd_volume *v, uint64_t new_size, struct zcfs_err *e);
 /* TARGET read-only when READ_ONLY (or the volume is); MOUNT_GROUP >= 0
  * applied to the volume root (group, set-gid, group rwx) on the first
  * target; on a later one it must match. */

@@ -48,7 +48,7 @@ static int publish_first(struct zcfsd *d, struct zcfsd_volume *v, const struct p
 {
 	int r = zcfsd_storage_ensure(t, v->id, created_storage, e);
 
-	if (r < 0)
+	if (r < 0 || (r = zcfsd_size_prepare(d, v, t, e)) < 0)
 		return r;
 	if (mount_group >= 0) {
 		_cleanup_close_ int dfd = zcfsd_storage_open(t, v->id);
@@ -231,6 +231,7 @@ int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err
 		if (r < 0)
 			return zcfs_fail(e, ZCFS_INTERNAL, r, "removing %s/%s: %s", t->storage_root, v->id,
 					 strerror(-r));
+		zcfsd_size_release(v, t);
 	}
 	for (pp = &d->volumes; *pp != v; pp = &(*pp)->next)
 		;

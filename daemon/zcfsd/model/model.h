@@ -94,7 +94,14 @@ struct zcfsd_volume {
 	enum policy_transport transport;	/* what the server is asked for */
 	bool read_only;
 	bool ring_holder;		/* io_uring rings owned by a holder process (volume option) */
-	uint64_t size;			/* bytes the volume may hold (--quota-bytes), 0: no limit */
+	uint64_t size;			/* bytes the volume may hold, 0: no limit */
+	/* How SIZE is enforced (lifecycle/size.c): by a project quota on
+	 * its storage directory (PROJID, kept in state.json from before it
+	 * is set on the directory, 0: none) or by its server counting
+	 * (--quota-bytes; SIZE_WHY says why not the kernel). */
+	uint32_t projid;
+	enum zcfsd_size_enf { ZCFSD_SIZE_NONE, ZCFSD_SIZE_SERVER, ZCFSD_SIZE_PROJECT } size_enf;
+	char size_why[256];
 	/* transport auto that took /dev/fuse at this connection's first
 	 * publish (budget, RLIMIT_MEMLOCK or kernel): why; "" when it did
 	 * not. Kept in state.json: the running server is on /dev/fuse. */
@@ -202,6 +209,8 @@ struct zcfsd_volume *zcfsd_volume_alloc(void);
 void zcfsd_volume_free(struct zcfsd_volume *v);
 size_t zcfsd_tenant_volume_count(struct zcfsd *d, const char *tenant);
 int zcfsd_storage_path(struct zcfsd *d, const struct zcfsd_volume *v, char **ret);
+/* "none", "server-count", "project-quota" (volume get, state.json). */
+const char *zcfsd_size_enf_name(enum zcfsd_size_enf e);
 int zcfsd_volume_add_target(struct zcfsd_volume *v, const char *target);
 void zcfsd_volume_remove_target(struct zcfsd_volume *v, size_t i);
 /* What status and the metrics call its state: created, publishing (its

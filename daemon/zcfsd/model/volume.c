@@ -124,3 +124,12 @@ const char *zcfsd_volume_state(const struct zcfsd_volume *v)
 		return "restarting";
 	return v->stalled ? "stalled" : "published";
 }
+
+const char *zcfsd_size_enf_name(enum zcfsd_size_enf e)
+{
+	switch (e) {
+	case ZCFSD_SIZE_SERVER: return "server-count";
+	case ZCFSD_SIZE_PROJECT: return "project-quota";
+	default: return "none";
+	}
+}

@@ -17,7 +17,9 @@ void zcfsd_serve_opts_of(const struct zcfsd *d, const struct zcfsd_volume *v,
 							       : "devfuse",
 		.queue_depth = v->queue_depth,
 		.max_write = v->max_write,
-		.quota_bytes = v->size,
+		/* A project quota: the kernel enforces the size, statfs shows it. */
+		.quota_bytes = v->size_enf == ZCFSD_SIZE_PROJECT ? 0 : v->size,
+		.kernel_size = v->size_enf == ZCFSD_SIZE_PROJECT,
 		.read_only = v->read_only,
 		.ring_memfd = v->ring_fd >= 0,
 		/* Exclusive volumes cache writes back unless the policy says no. */
@@ -86,7 +88,7 @@ size_t zcfsd_serve_argv(const struct zcfsd_serve_opts *o, struct zcfsd_serve_arg
 		snprintf(a->quota, sizeof(a->quota), "--quota-bytes=%llu",
 			 (unsigned long long)o->quota_bytes);
 		a->argv[k++] = a->quota;
-	} else {
+	} else if (!o->kernel_size) {
 		a->argv[k++] = "--count-inodes";	/* statfs's inodes in use are the volume's */
 	}
 	if (o->ready_fd) {

@@ -35,7 +35,8 @@ struct zcfsd_serve_opts {
 	const char *transport;		/* --transport= */
 	uint32_t queue_depth;
 	uint32_t max_write;
-	uint64_t quota_bytes;		/* --quota-bytes=; 0: --count-inodes */
+	uint64_t quota_bytes;		/* --quota-bytes=; 0: --count-inodes ... */
+	bool kernel_size;		/* ... unless a project quota enforces the size: neither */
 	bool read_only;
 	bool ring_memfd;		/* --ring-memfd=ZCFSD_SERVER_RING_FD */
 	bool writeback;			/* false: --no-writeback */

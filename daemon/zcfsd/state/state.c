@@ -53,6 +53,11 @@ json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bo
 	json_object_object_add(o, "transport", json_object_new_string(policy_transport_name(v->transport)));
 	json_object_object_add(o, "read_only", json_object_new_boolean(v->read_only));
 	json_object_object_add(o, "size", json_object_new_int64((int64_t)v->size));
+	json_object_object_add(o, "size_enforcement", json_object_new_string(zcfsd_size_enf_name(v->size_enf)));
+	if (v->projid)
+		json_object_object_add(o, "project_id", json_object_new_int64(v->projid));
+	if (!for_state && v->size_enf == ZCFSD_SIZE_SERVER && v->size_why[0])
+		json_object_object_add(o, "size_enforcement_reason", json_object_new_string(v->size_why));
 	for (size_t i = 0; i < v->n_targets; i++)
 		json_object_array_add(t, json_object_new_string(v->targets[i]));
 	json_object_object_add(o, "targets", t);
@@ -198,6 +203,29 @@ static int load_holder(const struct state_ctx *c, json_object *o, struct zcfsd_v
 	return 0;
 }
 
+/* "size_enforcement" and "project_id" (absent in state written before
+ * project quotas: counted by the server, no project). */
+static int load_size(const struct state_ctx *c, json_object *o, struct zcfsd_volume *v)
+{
+	const char *enf = get_string(o, "size_enforcement");
+	int64_t id = 0;
+	int r;
+
+	if (json_object_object_get_ex(o, "project_id", NULL) &&
+	    (r = get_int(c, o, "project_id", 1, UINT32_MAX, &id)) < 0)
+		return r;
+	v->projid = (uint32_t)id;
+	v->size_enf = v->size ? ZCFSD_SIZE_SERVER : ZCFSD_SIZE_NONE;
+	if (!enf)
+		return json_object_object_get_ex(o, "size_enforcement", NULL) ?
+		       state_bad(c, "size_enforcement", "not a string") : 0;
+	if (!strcmp(enf, zcfsd_size_enf_name(ZCFSD_SIZE_PROJECT)) && v->size && v->projid)
+		v->size_enf = ZCFSD_SIZE_PROJECT;
+	else if (strcmp(enf, zcfsd_size_enf_name(v->size_enf)))
+		return state_bad(c, "size_enforcement", "not what its size and project_id allow");
+	return 0;
+}
+
 static int load_volume(struct zcfsd *d, const struct state_ctx *c, json_object *o)
 {
 	struct zcfsd_volume *v;
@@ -271,6 +299,7 @@ static int load_volume(struct zcfsd *d, const struct state_ctx *c, json_object *
 	}
 	r = v->id && v->tenant && v->targets && v->n_targets == json_object_array_length(t) ?
 	    load_holder(c, o, v) : -ENOMEM;
+	r = r < 0 ? r : load_size(c, o, v);
 	if (r < 0) {
 		zcfsd_volume_free(v);
 		return r;
