@@ -35,11 +35,12 @@ int zcfsd_size_prepare(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 void zcfsd_size_readopt(struct zcfsd *d);
 /* volume.delete, once the storage is gone: the project's limits removed. */
 void zcfsd_size_release(struct zcfsd_volume *v, const struct policy_tenant *t);
-/* The resize hook: V's project quota set to NEW_SIZE; V's size and the
- * state are the caller's to change. -EOPNOTSUPP when V's size is counted
- * by its server (the caller restarts it with the new size), else -errno
- * with E. */
-int zcfsd_size_resize(struct zcfsd *d, struct zcfsd_volume *v, uint64_t new_size, struct zcfs_err *e);
+/* volume.resize's hook (lifecycle/resize.c), before the new size is
+ * recorded: V's project quota set to NEW_SIZE when the kernel enforces
+ * V's size; 0 and nothing done when its server counts (the caller tells
+ * the server through the shared counters); -errno with E, nothing
+ * changed. V's size and the state are the caller's. */
+int zcfsd_size_set_limit(struct zcfsd *d, struct zcfsd_volume *v, uint64_t new_size, struct zcfs_err *e);
 /* TARGET read-only when READ_ONLY (or the volume is); MOUNT_GROUP >= 0
  * applied to the volume root (group, set-gid, group rwx) on the first
  * target; on a later one it must match. */

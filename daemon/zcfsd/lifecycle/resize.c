@@ -68,14 +68,14 @@ int zcfsd_volume_resize(struct zcfsd *d, struct zcfsd_volume *v, uint64_t size, 
 				 v->id, old, size);
 	r = check_room(d, t, v, size, e);
 	if (r == 0)
-		r = zcfsd_storage_set_limit(t, v->id, old, size, e);
+		r = zcfsd_size_set_limit(d, v, size, e);
 	if (r < 0)
 		return r;
 	v->size = size;
 	r = zcfsd_state_save(d);
 	if (r < 0) {
 		v->size = old;
-		if (zcfsd_storage_set_limit(t, v->id, size, old, &ign) < 0)
+		if (zcfsd_size_set_limit(d, v, old, &ign) < 0)
 			log_err("event=resize-undo-failed volume=%s error=\"%s\"", v->id, ign.msg);
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "saving state.json: %s; size unchanged", strerror(-r));
 	}

@@ -223,7 +223,7 @@ void zcfsd_size_release(struct zcfsd_volume *v, const struct policy_tenant *t)
 			 v->projid, strerror(-r));
 }
 
-int zcfsd_size_resize(struct zcfsd *d, struct zcfsd_volume *v, uint64_t new_size, struct zcfs_err *e)
+int zcfsd_size_set_limit(struct zcfsd *d, struct zcfsd_volume *v, uint64_t new_size, struct zcfs_err *e)
 {
 	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
 	_cleanup_close_ int rfd = -1, dfd = -1;
@@ -233,7 +233,7 @@ int zcfsd_size_resize(struct zcfsd *d, struct zcfsd_volume *v, uint64_t new_size
 	int r;
 
 	if (v->size_enf != ZCFSD_SIZE_PROJECT || !v->projid || !t || !new_size)
-		return -EOPNOTSUPP;	/* the server counts: the caller restarts it */
+		return 0;	/* the server counts */
 	r = open_probe(t, v, &rfd, &dfd, &fs, why, sizeof(why));
 	zcfsd_proj_limits_of(new_size, &l);
 	if (r == 0)
@@ -241,7 +241,7 @@ int zcfsd_size_resize(struct zcfsd *d, struct zcfsd_volume *v, uint64_t new_size
 	if (r < 0)
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "volume '%s': project %u's limit: %s", v->id,
 				 v->projid, why[0] ? why : strerror(-r));
-	log_info("event=size-resize volume=%s project_id=%u size=%llu old_size=%llu", v->id, v->projid,
+	log_info("event=project-limit volume=%s project_id=%u size=%llu old_size=%llu", v->id, v->projid,
 		 (unsigned long long)new_size, (unsigned long long)v->size);
 	return 0;
 }

@@ -76,12 +76,6 @@ int zcfsd_storage_ensure(const struct policy_tenant *t, const char *id, bool *cr
 int zcfsd_storage_open(const struct policy_tenant *t, const char *id);
 void zcfsd_storage_remove_dir(const struct policy_tenant *t, const char *id);
 int zcfsd_storage_delete(const struct policy_tenant *t, const char *id);
-/* The one hook for a host-enforced size of STORAGE_ROOT/ID (a kernel
- * project quota, issue 26): called by volume.resize (lifecycle/resize.c)
- * before the new size is recorded; a failure leaves everything as it was.
- * Today nothing but the volume's server enforces a size: 0. */
-int zcfsd_storage_set_limit(const struct policy_tenant *t, const char *id, uint64_t old_size,
-			    uint64_t new_size, struct zcfs_err *e) _must_check_;
 /* Free bytes of the file system storage_root is (or will be) on. */
 int zcfsd_storage_available(const struct policy_tenant *t, uint64_t *ret) _must_check_;
 

@@ -150,22 +150,6 @@ int zcfsd_storage_delete(const struct policy_tenant *t, const char *id)
 	return rm_rf_at(rfd, id, st.st_dev);
 }
 
-int zcfsd_storage_set_limit(const struct policy_tenant *t, const char *id, uint64_t old_size,
-			    uint64_t new_size, struct zcfs_err *e)
-{
-	/* The hook of a host-enforced limit (kernel project quota on the
-	 * storage directory, issue 26): set NEW_SIZE on STORAGE_ROOT/ID
-	 * here, failing with E and nothing changed. Without one, the
-	 * volume's server enforces the size by counting (the caller tells
-	 * the running server through the shared counters). */
-	(void)t;
-	(void)id;
-	(void)old_size;
-	(void)new_size;
-	(void)e;
-	return 0;
-}
-
 int zcfsd_storage_available(const struct policy_tenant *t, uint64_t *ret)
 {
 	_cleanup_free_ char *p = strdup(t->storage_root);

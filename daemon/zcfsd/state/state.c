@@ -226,6 +226,13 @@ static int load_size(const struct state_ctx *c, json_object *o, struct zcfsd_vol
 	return 0;
 }
 
+static int load_holder_size(const struct state_ctx *c, json_object *o, struct zcfsd_volume *v)
+{
+	int r = load_holder(c, o, v);
+
+	return r < 0 ? r : load_size(c, o, v);
+}
+
 static int load_volume(struct zcfsd *d, const struct state_ctx *c, json_object *o)
 {
 	struct zcfsd_volume *v;
@@ -298,8 +305,7 @@ static int load_volume(struct zcfsd *d, const struct state_ctx *c, json_object *
 		v->n_targets++;
 	}
 	r = v->id && v->tenant && v->targets && v->n_targets == json_object_array_length(t) ?
-	    load_holder(c, o, v) : -ENOMEM;
-	r = r < 0 ? r : load_size(c, o, v);
+	    load_holder_size(c, o, v) : -ENOMEM;
 	if (r < 0) {
 		zcfsd_volume_free(v);
 		return r;
