@@ -238,6 +238,40 @@ static const char *pool_word(const struct uring_ext_plan *p)
 	return !p->pool ? "off" : p->registered ? "registered" : "on";
 }
 
+/* A successor (--resume) on a connection whose queues a predecessor set
+ * up: the kernel keeps their form (zero-copy, the pool and its address)
+ * and refuses stock entries on a pool queue, so the recorded form is
+ * taken over rather than decided again. True when there was one. */
+static bool adopt_recorded(const struct zcfs_session *se, struct uring_transport *t, unsigned *pool_bufs)
+{
+	struct uring_ext_plan *p = &t->plan;
+	unsigned f, n;
+
+	if (!se->opts->resume || !t->rm || !t->rm->recovering || !ringmem_get_ext(t->rm, &f, &n))
+		return false;
+	memset(p, 0, sizeof(*p));
+	p->adopted = true;
+	p->pool = f & RINGMEM_EXT_POOL;
+	p->registered = f & RINGMEM_EXT_REGISTERED;
+	p->zero_copy = f & RINGMEM_EXT_ZERO_COPY;
+	snprintf(p->pool_reason, sizeof(p->pool_reason), "%s", "resumed");
+	snprintf(p->zc_reason, sizeof(p->zc_reason), "%s", "resumed");
+	*pool_bufs = n;
+	return true;
+}
+
+/* The first server of a connection: what its queues will be, for every
+ * later one (ringmem_set_ext), before the kernel is told. */
+static void record_plan(struct uring_transport *t, unsigned pool_bufs)
+{
+	const struct uring_ext_plan *p = &t->plan;
+
+	if (t->rm)
+		ringmem_set_ext(t->rm, (p->pool ? RINGMEM_EXT_POOL : 0) |
+				(p->registered ? RINGMEM_EXT_REGISTERED : 0) |
+				(p->zero_copy ? RINGMEM_EXT_ZERO_COPY : 0), p->pool ? pool_bufs : 0);
+}
+
 /* Decides pools and zero-copy from the INIT offer and logs the one line
  * that says what runs and why; -EOPNOTSUPP when a demanded mode cannot
  * be had (the caller ends the server). */
@@ -260,8 +294,12 @@ static int plan_extensions(struct zcfs_session *se, struct uring_transport *t, b
 		.memlock_ok = zerocopy_memlock_allows((uint64_t)t->g.nr_queues *
 						      bufpool_bytes(pool_bufs, t->g.payload_size)),
 	};
-	int r = uring_ext_decide(o->buffer_pool, o->zero_copy, &f, &t->plan);
+	int r = 0;
 
+	if (!(ring_on && adopt_recorded(se, t, &pool_bufs)))
+		r = uring_ext_decide(o->buffer_pool, o->zero_copy, &f, &t->plan);
+	if (r == 0 && ring_on && !o->resume)
+		record_plan(t, pool_bufs);
 	if (r < 0) {
 		log_err("--buffer-pool/--zero-copy cannot be had: bufpool=%s reason=%s zero_copy=%s "
 			"zc_reason=%s", pool_word(&t->plan), t->plan.pool_reason,

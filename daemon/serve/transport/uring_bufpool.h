@@ -43,6 +43,7 @@ struct uring_ext_plan {
 	bool pool;		/* ADD_BUFPOOL on every queue */
 	bool registered;	/* the pool is fixed buffer 0, commands carry URING_CMD_FIXED */
 	bool zero_copy;		/* ADD_QUEUE with FUSE_URING_ZERO_COPY, page slots registered */
+	bool adopted;		/* a successor's: the queues exist in the kernel in this form */
 	char pool_reason[64];	/* why pool is as it is (one token, for the log line) */
 	char zc_reason[64];
 };

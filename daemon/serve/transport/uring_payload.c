@@ -140,8 +140,19 @@ void uring_payload_serve_io(struct uring_queue *q, struct uring_entry *e)
 {
 	struct zcfs_req *req = &e->req;
 	bool in_pages = e->pkind == URING_PAYLOAD_ZC_READ || e->pkind == URING_PAYLOAD_ZC_WRITE;
-	int r = file_io_begin(req, in_pages, &e->io);
+	int r;
 
+	if (in_pages && e->recovered) {
+		/* Held by a dead predecessor: its pages were registered in that
+		 * server's ring, gone with it. Nothing can reach them; the
+		 * kernel would take the reply's length as data moved. */
+		log_warn("qid=%u op=%s unique=%llu: zero-copy request held by the previous server ended "
+			 "ECANCELED (its pages were in that server's ring)", q->qid,
+			 fuse_opcode_name(req->in.opcode), (unsigned long long)req->in.unique);
+		reply_err(req, -ECANCELED);
+		return;
+	}
+	r = file_io_begin(req, in_pages, &e->io);
 	log_debug("op=%s unique=%llu nodeid=%llu qid=%u", fuse_opcode_name(req->in.opcode),
 		  (unsigned long long)req->in.unique, (unsigned long long)req->in.nodeid, q->qid);
 	if (r < 0) {

@@ -237,7 +237,11 @@ static void entry_serve(struct uring_queue *q, struct uring_entry *e)
 
 static void fuse_cmd_done(struct uring_queue *q, struct uring_entry *e, int res)
 {
-	if (res == 0 && q->handing_over) {
+	/* A zero-copy request's pages are registered in this ring, which
+	 * dies with us: a successor could only fail it. Served here. */
+	bool zc = q->zero_copy && (e->hdr->ring_ent_in_out.flags & FUSE_URING_ENT_ZERO_COPY);
+
+	if (res == 0 && q->handing_over && !zc) {
 		/* Its header and payload stay in the ring memfd for the
 		 * successor, which serves and commits it. */
 		e->recovered = false;
@@ -666,12 +670,9 @@ int uring_queue_layout(struct uring_queue *q)
 	char *mem = q->mem;
 	unsigned i;
 
-	if (q->rm && pool) {
-		/* Pools are registered memory of their own: no take-over. */
-		if (mem == ringmem_queue_mem(q->rm, q->qid))
-			mem = NULL;
-		q->rm = NULL;
-	}
+	/* With a ring memfd the pool lives there too (ringmem_attach made
+	 * room for it): the kernel keeps the pool's address for every later
+	 * server of the connection. */
 	if (mem && q->mem_size == size)
 		goto entries;	/* same bytes, maybe split differently */
 	if (mem && !q->rm)

@@ -11,7 +11,7 @@
 #include "uring_ringmem.h"
 
 #define RINGMEM_MAGIC 0x7a6366732d72696eULL	/* "zcfs-rin" */
-#define RINGMEM_VERSION 3	/* 2: kick_seq; 3: holder rings */
+#define RINGMEM_VERSION 4	/* 2: kick_seq; 3: holder rings; 4: pools (ext) */
 
 /* At offset 0 of the memfd, then the slot table, then each queue's
  * headers and payloads. */
@@ -27,6 +27,11 @@ struct ringmem_header {
 	uint64_t payload_size;
 	_Atomic uint64_t kick_seq;	/* ringmem_kick_unique */
 	_Atomic uint64_t holder_epoch;	/* ringmem_holder_begin */
+	/* What the kernel's queues were set up with (ringmem_set_ext): a
+	 * successor cannot add them again (ADD_QUEUE -EEXIST, ADD_BUFPOOL
+	 * -EINVAL) and must register entries of the same form. */
+	_Atomic uint32_t ext_flags;
+	uint32_t pool_bufs;
 };
 
 static size_t page_up(size_t n)
@@ -114,7 +119,11 @@ int ringmem_attach(int fd, const struct uring_geometry *g, bool resume, bool tak
 	rm->fd = fd;
 	rm->nr_queues = g->nr_queues;
 	rm->depth = g->depth;
-	rm->queue_bytes = uring_queue_buf_bytes(g);
+	/* Room for the pool layout too: it is decided at INIT, after this,
+	 * and lives here so that every server has it at one address (the
+	 * kernel keeps the pool's user address across servers). */
+	rm->queue_bytes = (size_t)g->depth * g->header_size +
+			  (size_t)MAX(g->payload_bufs, g->budget_payload_bufs) * g->payload_size;
 	/* Header, slots, then the holder's ring parameters per queue. */
 	rm->meta_bytes = page_up(sizeof(h) + (size_t)g->nr_queues * g->depth * sizeof(struct ringmem_slot) +
 				 (size_t)g->nr_queues * sizeof(struct io_uring_params));
@@ -179,4 +188,24 @@ void *ringmem_queue_mem(const struct ringmem *rm, unsigned qid)
 struct ringmem_slot *ringmem_slot(const struct ringmem *rm, unsigned qid, unsigned idx)
 {
 	return &rm->slots[(size_t)qid * rm->depth + idx];
+}
+
+void ringmem_set_ext(struct ringmem *rm, unsigned flags, unsigned pool_bufs)
+{
+	struct ringmem_header *h = rm->base;
+
+	h->pool_bufs = pool_bufs;
+	atomic_store(&h->ext_flags, flags | RINGMEM_EXT_RECORDED);
+}
+
+bool ringmem_get_ext(const struct ringmem *rm, unsigned *flags, unsigned *pool_bufs)
+{
+	const struct ringmem_header *h = rm->base;
+	unsigned f = atomic_load(&h->ext_flags);
+
+	if (!(f & RINGMEM_EXT_RECORDED))
+		return false;
+	*flags = f;
+	*pool_bufs = h->pool_bufs;
+	return true;
 }

@@ -93,7 +93,22 @@ uint64_t ringmem_holder_begin(struct ringmem *rm);
  * rm NULL (no --ring-memfd): a counter of this process, time-seeded. */
 uint64_t ringmem_kick_unique(struct ringmem *rm);
 
-/* Queue qid's buffer region (headers, then payloads). */
+/* The form of the kernel's queues on this connection, recorded by the
+ * first server before its ADD_QUEUE / ADD_BUFPOOL (7.46): the queues,
+ * their zero-copy mode and their pool (its user address: in this memfd)
+ * outlive every server, so a successor registers entries of that form
+ * and never the stock one, which the kernel refuses with -EINVAL and
+ * then switches io_uring off for the connection for good. */
+#define RINGMEM_EXT_RECORDED 1u
+#define RINGMEM_EXT_POOL 2u
+#define RINGMEM_EXT_REGISTERED 4u
+#define RINGMEM_EXT_ZERO_COPY 8u
+void ringmem_set_ext(struct ringmem *rm, unsigned flags, unsigned pool_bufs);
+/* False when no server of this connection recorded one. */
+bool ringmem_get_ext(const struct ringmem *rm, unsigned *flags, unsigned *pool_bufs);
+
+/* Queue qid's buffer region (headers, then payloads or the pool: room for
+ * the larger of the two layouts). */
 void *ringmem_queue_mem(const struct ringmem *rm, unsigned qid);
 struct ringmem_slot *ringmem_slot(const struct ringmem *rm, unsigned qid, unsigned idx);
 

@@ -44,11 +44,58 @@ static int register_table(struct uring_queue *q, const struct iovec *pool_iov)
 	return r < 0 ? r : 0;
 }
 
+/* ADD_QUEUE. A successor's queue exists already (-EEXIST, as recorded);
+ * without CAP_SYS_ADMIN it cannot even ask for a zero-copy one (-EPERM
+ * comes first) and takes the recorded form on trust. */
+static int add_queue(struct uring_queue *q, const struct uring_ext_plan *p)
+{
+	struct io_uring_sqe *sqe;
+	int r;
+
+	if (p->adopted && p->zero_copy && !zerocopy_thread_has_cap(CAP_SYS_ADMIN))
+		return 0;
+	sqe = uring_queue_fuse_cmd_sqe(q, ZCFS_URING_CMD_ADD_QUEUE);
+	if (!sqe)
+		return fail_step(q, "ADD_QUEUE", -EBUSY);
+	uring_cmd_add_queue(cmd_area(sqe), (uint16_t)q->qid, p->zero_copy);
+	r = uring_queue_run_sync(q, sqe);
+	if (r == -EEXIST && p->adopted)
+		r = 0;
+	/* The kernel checked CAP_SYS_ADMIN in ADD_QUEUE; this thread has no
+	 * use for it any more (the others follow in uring_caps_drop_all). */
+	if (p->zero_copy && zerocopy_caps_drop_thread() < 0)
+		log_warn("qid=%u: could not drop CAP_SYS_ADMIN", q->qid);
+	return fail_step(q, "ADD_QUEUE", r);
+}
+
+/* ADD_BUFPOOL. On a successor's queue the predecessor's pool (same
+ * address: the ring memfd) is refused with -EINVAL and stays. */
+static int add_bufpool(struct uring_queue *q, const struct uring_ext_plan *p, const struct iovec *pool)
+{
+	struct io_uring_sqe *sqe = uring_queue_fuse_cmd_sqe(q, ZCFS_URING_CMD_ADD_BUFPOOL);
+	int r;
+
+	if (!sqe)
+		return fail_step(q, "ADD_BUFPOOL", -EBUSY);
+	r = uring_cmd_add_bufpool(cmd_area(sqe), (uint16_t)q->qid, (uint64_t)(uintptr_t)pool->iov_base,
+				  pool->iov_len);
+	if (r == 0 && p->registered) {
+		sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
+		sqe->buf_index = URING_FIXED_POOL_INDEX;
+	}
+	if (r == 0)
+		r = uring_queue_run_sync(q, sqe);
+	if (r == -EINVAL && p->adopted) {
+		log_debug("qid=%u: the queue keeps its predecessor's pool", q->qid);
+		r = 0;
+	}
+	return fail_step(q, "ADD_BUFPOOL", r);
+}
+
 int zerocopy_queue_setup(struct uring_queue *q)
 {
 	const struct uring_ext_plan *p = q->ext;
 	const struct uring_geometry *g = q->g;
-	struct io_uring_sqe *sqe;
 	struct iovec pool_iov;
 	int r;
 
@@ -66,29 +113,9 @@ int zerocopy_queue_setup(struct uring_queue *q)
 		if (r < 0)
 			return r;
 	}
-	sqe = uring_queue_fuse_cmd_sqe(q, ZCFS_URING_CMD_ADD_QUEUE);
-	if (!sqe)
-		return fail_step(q, "ADD_QUEUE", -EBUSY);
-	uring_cmd_add_queue(cmd_area(sqe), (uint16_t)q->qid, p->zero_copy);
-	r = fail_step(q, "ADD_QUEUE", uring_queue_run_sync(q, sqe));
-	/* The kernel checked CAP_SYS_ADMIN in ADD_QUEUE; this thread has no
-	 * use for it any more (the others follow in uring_caps_drop_all). */
-	if (p->zero_copy && zerocopy_caps_drop_thread() < 0)
-		log_warn("qid=%u: could not drop CAP_SYS_ADMIN", q->qid);
-	if (r < 0)
-		return r;
-	sqe = uring_queue_fuse_cmd_sqe(q, ZCFS_URING_CMD_ADD_BUFPOOL);
-	if (!sqe)
-		return fail_step(q, "ADD_BUFPOOL", -EBUSY);
-	r = uring_cmd_add_bufpool(cmd_area(sqe), (uint16_t)q->qid, (uint64_t)(uintptr_t)pool_iov.iov_base,
-				  pool_iov.iov_len);
-	if (r == 0 && p->registered) {
-		sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
-		sqe->buf_index = URING_FIXED_POOL_INDEX;
-	}
+	r = add_queue(q, p);
 	if (r == 0)
-		r = uring_queue_run_sync(q, sqe);
-	r = fail_step(q, "ADD_BUFPOOL", r);
+		r = add_bufpool(q, p, &pool_iov);
 	if (r < 0)
 		return r;
 	q->pool_on = true;

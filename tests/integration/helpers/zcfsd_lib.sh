@@ -36,6 +36,13 @@ zcfsd_cleanup() {
 			umount -l "$m" 2>/dev/null
 		done
 	fi
+	# ZCFS_TEST_KEEP_LOGS=DIR: zcfsd's and the servers' logs survive the
+	# test (the 7.3 guest's runs keep them in its OUT share).
+	if [ -n "${ZCFS_TEST_KEEP_LOGS:-}" ] && [ -n "${W:-}" ]; then
+		local keep
+		keep=$ZCFS_TEST_KEEP_LOGS/$(basename "$0" .sh).${ZCFS_TRANSPORT:-x}
+		mkdir -p "$keep" && cp "$W/zcfsd.log" "${STATE:-$W/state}"/logs/*.log "$keep/" 2>/dev/null
+	fi
 	(exit $rc)
 	_zcfs_cleanup
 }
