@@ -15,8 +15,10 @@
 #                        ~1-2 h), writes build/conformance.md; conformance-ci: CI's part
 #   make kernel          fetch Debian's newest kernel with FUSE buffer pools (>= 7.3)
 #                        and its modules into build/kernel (scripts/fetch-kernel.sh)
-#   make kernel-test KERNEL=bzImage [KMODS=dir]  boot a kernel in qemu (TCG)
+#   make kernel-test [KERNEL=bzImage] [KMODS=dir]  boot a kernel in qemu (TCG)
 #                        and run the zcfs tests that fit (kernel/README.md)
+#   make kernel-guest-test / kernel-test-full  the project's tests in a guest
+#                        of the make-kernel kernel (CI's set / every case)
 #   V=1                  print full command lines
 
 CC       ?= cc
@@ -122,7 +124,7 @@ FUZZ_CFLAGS  := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOU
 	-D_FILE_OFFSET_BITS=64 -I. $(PKG_CFLAGS) -pthread
 
 .PHONY: all unit-bin deps check check-root check-unit check-integration check-asan check-tsan ci bench conformance conformance-ci clean lint fuzz fuzz-replay \
-	kernel kernel-test
+	kernel kernel-test kernel-guest-test kernel-test-full
 all: $(PROGS) $(ITEST_BIN) $(BENCH_BIN)
 
 deps:
@@ -280,11 +282,14 @@ CI_JOBS ?= 2
 # conformance-ci (pjdfstest on a zcfsd volume, xfstests regressions on uring)
 # in the ASan lane after it
 CI_CONFORMANCE ?= 1
+# the kernel lane (make kernel-guest-test on the fetched >= 7.3 kernel)
+# after the others
+CI_KERNEL ?= 1
 ci: deps
 	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)$(MAKE) --no-print-directory -j$(CI_JOBS) all $(UNIT_BIN) $(FUZZ_BIN)
 	$(Q)$(MAKE) --no-print-directory -j$(CI_JOBS) $(ASAN_VARS) all unit-bin
-	$(Q)scripts/ci-lanes.sh "$(CI_ASAN_ONLY)" "$(CI_ASAN_TRANSPORTS)" "$(CI_CONFORMANCE)"
+	$(Q)scripts/ci-lanes.sh "$(CI_ASAN_ONLY)" "$(CI_ASAN_TRANSPORTS)" "$(CI_CONFORMANCE)" "$(CI_KERNEL)"
 
 # The unit test binaries of this BUILD tree (for ci's ASan build).
 unit-bin: $(UNIT_BIN)
@@ -362,7 +367,18 @@ lint:
 kernel:
 	$(Q)scripts/fetch-kernel.sh
 
-# Opt-in: needs qemu-system-x86 and busybox-static, and a kernel image.
+# The project's own tests (zcfsd, zcfs-csi, fio...) on that kernel in a
+# guest sharing the host's root (scripts/kernel-guest-test.sh): CI's set
+# (make ci), or every case (kernel-test-full). 77 without a kernel.
+kernel-guest-test: $(PROGS) $(ITEST_BIN)
+	$(Q)ZCFS_BIN=$(abspath $(BIN)) ZCFS_TESTBIN=$(abspath $(BUILD)/tests/integration) \
+		KERNEL_TEST_SET=$(or $(KERNEL_TEST_SET),ci) scripts/kernel-guest-test.sh
+kernel-test-full: $(PROGS) $(ITEST_BIN)
+	$(Q)ZCFS_BIN=$(abspath $(BIN)) ZCFS_TESTBIN=$(abspath $(BUILD)/tests/integration) \
+		KERNEL_TEST_SET=full scripts/kernel-guest-test.sh
+
+# Opt-in: needs qemu-system-x86 and busybox-static, and a kernel image
+# (KERNEL=; default: the make-kernel one).
 kernel-test: $(PROGS) $(ITEST_BIN)
 	$(Q)KERNEL="$(KERNEL)" KMODS="$(KMODS)" ZCFS_BIN=$(abspath $(BIN)) \
 		ZCFS_TESTBIN=$(abspath $(BUILD)/tests/integration) scripts/kernel-test.sh

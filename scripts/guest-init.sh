@@ -17,6 +17,11 @@ stage2() {
 	mount -t tmpfs -o mode=1777 tmpfs /var/tmp
 	mount -t tmpfs -o mode=755 tmpfs /run
 	mkdir -p /dev/pts /dev/shm /dev/mqueue
+	# what udev would add: bash's <(...) needs /dev/fd
+	ln -sfn /proc/self/fd /dev/fd
+	ln -sfn /proc/self/fd/0 /dev/stdin
+	ln -sfn /proc/self/fd/1 /dev/stdout
+	ln -sfn /proc/self/fd/2 /dev/stderr
 	mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
 	mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 	mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null

@@ -149,6 +149,7 @@ void uring_payload_serve_io(struct uring_queue *q, struct uring_entry *e)
 		log_warn("qid=%u op=%s unique=%llu: zero-copy request held by the previous server ended "
 			 "ECANCELED (its pages were in that server's ring)", q->qid,
 			 fuse_opcode_name(req->in.opcode), (unsigned long long)req->in.unique);
+		q->n_zc_lost++;
 		reply_err(req, -ECANCELED);
 		return;
 	}

@@ -88,6 +88,10 @@ struct uring_queue {
 	bool table_registered;	/* the ring has a fixed-buffer table */
 	struct bufpool pool;
 	char *pool_base;
+	/* Deliveries by payload kind (logged when the queue stops): what
+	 * moved as pages (zero-copy), through a pool buffer, or the held
+	 * zero-copy requests of a dead predecessor that had to be failed. */
+	uint64_t n_zero_copy, n_pool, n_zc_lost;
 	struct uring_entry *ents;
 	unsigned dead;
 	unsigned backing_inflight;

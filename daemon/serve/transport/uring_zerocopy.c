@@ -130,8 +130,10 @@ void zerocopy_queue_free(struct uring_queue *q)
 		log_warn("qid=%u: pool: %llu delivered offsets refused", q->qid,
 			 (unsigned long long)q->pool.refused);
 	if (q->pool_on)
-		log_debug("qid=%u: pool buffers=%u peak=%u claims=%llu", q->qid, q->pool.nbufs,
-			  q->pool.peak, (unsigned long long)q->pool.claims);
+		log_info("qid=%u: pool buffers=%u peak=%u requests: zero_copy=%llu pool=%llu "
+			 "zero_copy_lost=%llu", q->qid, q->pool.nbufs, q->pool.peak,
+			 (unsigned long long)q->n_zero_copy, (unsigned long long)q->n_pool,
+			 (unsigned long long)q->n_zc_lost);
 	bufpool_done(&q->pool);
 	q->pool_on = false;
 }
@@ -166,6 +168,8 @@ int zerocopy_take_payload(struct uring_queue *q, struct uring_entry *e, uint32_t
 			 (unsigned long long)io->flags);
 		return r;
 	}
+	q->n_zero_copy += e->pkind == URING_PAYLOAD_ZC_READ || e->pkind == URING_PAYLOAD_ZC_WRITE;
+	q->n_pool += e->pkind == URING_PAYLOAD_COPY;
 	if (!uring_payload_has_buffer(e->pkind))
 		return 0;
 	r = bufpool_claim(&q->pool, io->offset, &id);

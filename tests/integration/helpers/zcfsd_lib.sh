@@ -36,7 +36,17 @@ zcfsd_cleanup() {
 			umount -l "$m" 2>/dev/null
 		done
 	fi
-	# ZCFS_TEST_KEEP_LOGS=DIR: zcfsd's and the servers' logs survive the
+	# keep_server_log ID: with ZCFS_TEST_KEEP_LOGS, the volume's server log
+# is kept before the volume (and its log) goes.
+keep_server_log() {
+	[ -n "${ZCFS_TEST_KEEP_LOGS:-}" ] || return 0
+	local keep
+	keep=$ZCFS_TEST_KEEP_LOGS/$(basename "$0" .sh).${ZCFS_TRANSPORT:-x}
+	mkdir -p "$keep" && cp "$STATE/logs/$1.log" "$keep/" 2>/dev/null
+	return 0
+}
+
+# ZCFS_TEST_KEEP_LOGS=DIR: zcfsd's and the servers' logs survive the
 	# test (the 7.3 guest's runs keep them in its OUT share).
 	if [ -n "${ZCFS_TEST_KEEP_LOGS:-}" ] && [ -n "${W:-}" ]; then
 		local keep
@@ -70,7 +80,7 @@ zcfsd_require() {
 
 # write_policy FILE BUDGET IO_URING [second tenant: yes|no]
 # ZCFS_TEST_ZERO_COPY=true gives tenant t1 data_paths.zero_copy (the 7.3
-# guest's zero-copy runs: scripts/guest-suite.sh).
+# guest's zero-copy runs: scripts/kernel-guest-test.sh).
 write_policy() {
 	local f=$1 budget=$2 uring=$3 second=${4:-no}
 	{

@@ -152,6 +152,7 @@ run_variant() {
 		tail -n 40 "$d/fio.out" | sed "s/^/# $id fio: /"
 	fi
 	ctl volume unpublish "$id" "$mnt" >/dev/null
+	keep_server_log "$id"
 	ctl volume delete "$id" >/dev/null
 }
 

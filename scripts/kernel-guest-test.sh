@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# make kernel-guest-test [KERNEL_TEST_SET=ci|full]: the project's own
+# tests on the make-kernel kernel (Linux >= 7.3: buffer pools, zero-copy),
+# in one guest (scripts/guest.sh: the host's root read-only through
+# virtiofs, TCG). Inside (scripts/kernel-guest-test.sh --inside):
+#   probe            zcfsctl kernel: every data path supported
+#   t_zerocopy, t_zcfsd_zerocopy (uring): a zero-copy server and zcfsd
+#                    tenants with and without zero_copy (zcfs-csi publish,
+#                    capabilities and seccomp of every thread, the pool
+#                    charged, fio crc32c verify, requests served zero-copy)
+#   restart-zc, restart-pool: t_zcfsd_restart_load on a zero-copy and on
+#                    a pool volume: kill -9 under verifying writers,
+#                    KERNEL_TEST_KILLS times each (ci 5, full 20)
+#   full only:       t_posix, t_fio_verify, t_sandbox_rings on uring
+#                    (pools by default on this kernel)
+# The guest's kernel log must hold no report (guest.sh). Prints one line
+# per case and "kernel-guest-test: N passed, N failed"; exit 0 iff none
+# failed, 77 when no kernel can be had (make kernel's reason).
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+set_=${KERNEL_TEST_SET:-ci}
+case $set_ in ci) kills=${KERNEL_TEST_KILLS:-5};; full) kills=${KERNEL_TEST_KILLS:-20};;
+*) echo "kernel-guest-test: KERNEL_TEST_SET is ci or full" >&2; exit 2;; esac
+
+if [ "${1:-}" = --inside ]; then
+	out=$2
+	pass=0 fail=0
+	res() { # NAME RC DETAIL
+		if [ "$2" = 0 ]; then pass=$((pass + 1)); echo "ok - $1 $3"
+		elif [ "$2" = 77 ]; then echo "skip - $1 $3"
+		else fail=$((fail + 1)); echo "not ok - $1 $3"; fi
+	}
+	k=$("$ZCFS_BIN/zcfsctl" kernel 2>&1)
+	echo "$k" | sed 's/^/# /'
+	n=$(echo "$k" | grep -cE '^(devfuse|io_uring|buffer_pool|zero_copy|passthrough) +supported')
+	res probe "$([ "$n" = 5 ] && echo 0 || echo 1)" "(zcfsctl kernel: $n of 5 data paths supported)"
+	# itest NAME [VAR=VALUE...] -- TESTS: run-integration.sh on uring
+	itest() {
+		local name=$1 line rc; shift
+		local envs=()
+		while [ "$1" != -- ]; do envs+=("$1"); shift; done
+		shift
+		env "${envs[@]}" ONLY="$*" ZCFS_TRANSPORTS=uring ZCFS_TEST_LOGDIR="$out/logs/$name" \
+			ZCFS_TEST_KEEP_LOGS="$out/keep/$name" "$here/tests/run-integration.sh" >"$out/$name.out" 2>&1
+		rc=$?
+		grep -E '^(PASS|FAIL|SKIP)' "$out/$name.out" | sed 's/^/# /'
+		line=$(grep -E '^integration: ' "$out/$name.out" | tail -n 1)
+		# a run that found no test proves nothing
+		case $line in "integration: 0 passed, 0 failed"*) [ "$rc" = 0 ] && rc=1;; esac
+		res "$name" "$rc" "($line)"
+		[ "$rc" = 0 ] || grep -hE '^not ok|^# .*(LOST|kill -9)' "$out/logs/$name"/*.log 2>/dev/null | sed 's/^/#   /'
+	}
+	itest zerocopy -- t_zerocopy t_zcfsd_zerocopy
+	itest restart-zc ZCFS_TEST_ZERO_COPY=true RESTART_KILLS="$kills" RESTART_VARIANTS=uring:t1 \
+		TEST_TIMEOUT=$((kills * 30 + 300)) -- t_zcfsd_restart_load
+	itest restart-pool ZCFS_TEST_ZERO_COPY=false RESTART_KILLS="$kills" RESTART_VARIANTS=uring:t1 \
+		TEST_TIMEOUT=$((kills * 30 + 300)) -- t_zcfsd_restart_load
+	if [ "$set_" = full ]; then
+		itest full TEST_TIMEOUT=1200 -- t_posix t_fio_verify t_sandbox_rings
+	fi
+	echo "kernel-guest-test: $pass passed, $fail failed"
+	[ "$fail" = 0 ]
+	exit
+fi
+
+kernel=$("$here/scripts/fetch-kernel.sh")
+rc=$?
+[ "$rc" = 0 ] || exit "$rc"
+: "${kernel:?}"
+export ZCFS_BIN=${ZCFS_BIN:-$here/bin} ZCFS_TESTBIN=${ZCFS_TESTBIN:-$here/build/tests/integration}
+export KERNEL_TEST_SET=$set_ KERNEL_TEST_KILLS=$kills
+out=${KERNEL_TEST_OUT:-$here/build/kernel-guest-test}
+rm -rf "$out"
+mkdir -p "$out"
+"$here/scripts/guest.sh" --out "$out" --timeout "${KERNEL_TEST_TIMEOUT:-$([ "$set_" = full ] && echo 5400 || echo 1500)}" \
+	--env KERNEL_TEST_SET --env KERNEL_TEST_KILLS -- "$here/scripts/kernel-guest-test.sh" --inside "$out"
+rc=$?
+line=$(grep -E '^kernel-guest-test: [0-9]+ passed' "$out/cmd.log" | tail -n 1)
+if [ "$rc" != 0 ] && [ -z "$line" ]; then
+	echo "kernel-guest-test: 0 passed, 1 failed (the guest: exit $rc, $out)"
+elif [ "$rc" != 0 ] && [ "${line#*passed, }" = "0 failed" ]; then
+	# every case passed, and yet: the guest's kernel log had a report
+	echo "kernel-guest-test: ${line#kernel-guest-test: }; the guest's kernel logged a report: 1 failed ($out/dmesg)"
+fi
+exit "$rc"
