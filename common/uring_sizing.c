@@ -190,9 +190,39 @@ size_t uring_queue_buf_bytes(const struct uring_geometry *g)
 	return (size_t)g->depth * g->header_size + (size_t)g->payload_bufs * g->payload_size;
 }
 
+size_t uring_queue_lock_bytes(const struct uring_geometry *g)
+{
+	return g->pool_unpinned ? (size_t)g->depth * g->header_size : uring_queue_buf_bytes(g);
+}
+
+void uring_geometry_choose_pool(struct uring_geometry *g, const struct uring_sizing *s, unsigned pool_bufs)
+{
+	uint64_t budget = s->budget ? s->budget : URING_POOL_PINNED_BUDGET;
+	uint32_t mw = s->max_write ? s->max_write : URING_PREFERRED_MAX_WRITE;
+	unsigned d = s->depth ? s->depth : URING_PREFERRED_DEPTH;
+
+	for (;; d--) {
+		uring_geometry_init(g, s->ncpus, d, mw, (uint32_t)(mw / s->page_size), s->page_size, s->cqes_off);
+		g->pool_unpinned = true;
+		uring_geometry_set_pool(g, pool_bufs ? pool_bufs : d);
+		if (s->depth || d == 1 || uring_pinned_bytes(g) <= budget)
+			return;
+	}
+}
+
+uint64_t uring_default_pool_pinned_bytes(unsigned ncpus)
+{
+	const struct uring_sizing s = { .ncpus = ncpus, .page_size = 4096,
+					.cqes_off = URING_DEFAULT_CQES_OFF };
+	struct uring_geometry g;
+
+	uring_geometry_choose_pool(&g, &s, 0);
+	return uring_pinned_bytes(&g);
+}
+
 uint64_t uring_pinned_bytes(const struct uring_geometry *g)
 {
-	unsigned bufs = MAX(g->payload_bufs, g->budget_payload_bufs);
+	unsigned bufs = g->pool_unpinned ? 0 : MAX(g->payload_bufs, g->budget_payload_bufs);
 	uint64_t per_queue = (uint64_t)g->depth * g->header_size + (uint64_t)bufs * g->payload_size;
 
 	return (uint64_t)g->nr_queues * (uring_ring_bytes(g) + per_queue);

@@ -25,6 +25,10 @@ struct uring_geometry {
 	 * figure must cover. */
 	unsigned payload_bufs;
 	unsigned budget_payload_bufs;
+	/* The pool is neither mlocked nor registered (7.46 without
+	 * IORING_URING_CMD_FIXED: the kernel copies into it by its user
+	 * address, as into stock buffers): not pinned, not counted. */
+	bool pool_unpinned;
 	unsigned ring_entries;	/* asked of io_uring_setup: depth + wake poll */
 	unsigned sq_entries;	/* what the kernel makes of it */
 	unsigned cq_entries;
@@ -38,6 +42,9 @@ struct uring_geometry {
 /* The geometry defaults aim for: what a 2-CPU node has always had. */
 #define URING_PREFERRED_DEPTH 8
 #define URING_PREFERRED_MAX_WRITE (1u << 20)
+/* What one default volume pins where the kernel has buffer pools: rings
+ * and entry headers; the pool is not pinned (uring_geometry_choose_pool). */
+#define URING_POOL_PINNED_BUDGET (8ULL << 20)
 /* The smallest max_write a default geometry goes down to. */
 #define URING_MIN_MAX_WRITE (8u << 10)
 
@@ -73,6 +80,20 @@ void uring_geometry_choose(struct uring_geometry *g, const struct uring_sizing *
  * default CQE offset): zcfsctl's figure, zcfsd's charge of a default
  * volume and zcfs-serve --print-pinned without options agree on it. */
 uint64_t uring_default_pinned_bytes(unsigned ncpus);
+/* The default geometry where the kernel has buffer pools (protocol 7.46,
+ * decided at INIT): entries no longer carry payload buffers and the pool
+ * is not pinned, so max_write keeps s->max_write or
+ * URING_PREFERRED_MAX_WRITE (1 MiB requests on any CPU count) and only
+ * the depth is chosen: the deepest up to s->depth or
+ * URING_PREFERRED_DEPTH whose rings and headers fit s->budget or
+ * URING_POOL_PINNED_BUDGET (64 CPUs: depth 8, 2.5 MiB; tests/unit/
+ * test_geometry.c), at least 1. pool_bufs 0: one per entry. */
+void uring_geometry_choose_pool(struct uring_geometry *g, const struct uring_sizing *s, unsigned pool_bufs);
+/* What a default volume pins on ncpus CPUs with buffer pools. */
+uint64_t uring_default_pool_pinned_bytes(unsigned ncpus);
+/* What one queue mlocks: headers and payloads, or the headers alone when
+ * the pool is not pinned. */
+size_t uring_queue_lock_bytes(const struct uring_geometry *g);
 /* Final layout: the queues use a buffer pool of pool_bufs payload buffers
  * instead of one per entry (--buffer-pool=on|registered, or decided at INIT). */
 void uring_geometry_set_pool(struct uring_geometry *g, unsigned pool_bufs);

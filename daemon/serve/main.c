@@ -121,6 +121,23 @@ static void resolve_geometry(struct zcfs_options *o, bool uring)
 		o->max_write = URING_PREFERRED_MAX_WRITE;
 }
 
+/* Beside --print-pinned's figure (stdout, what zcfsd charges), on stderr:
+ * what the same options pin with an unregistered buffer pool (7.46),
+ * whose pool is not pinned. */
+static void print_pinned_pool(const struct zcfs_session *se, const struct uring_geometry *g)
+{
+	struct zcfs_options o = *se->opts;
+	struct uring_geometry p;
+
+	o.buffer_pool = ZCFS_BUFPOOL_ON;
+	uring_geometry_for_options(&p, &o, g->nr_queues, g->page_size, g->cqes_off);
+	fprintf(stderr, "zcfs-serve: pinned %llu bytes as laid out (%u queues x %u entries, max_write %u); "
+		"with an unregistered buffer pool %llu bytes (%u entries, max_write %u; the pool, %u x %zu "
+		"bytes per queue, is not pinned)\n", (unsigned long long)uring_pinned_bytes(g), g->nr_queues,
+		g->depth, g->max_write, (unsigned long long)uring_pinned_bytes(&p), p.depth, p.max_write,
+		p.payload_bufs, p.payload_size);
+}
+
 /* --print-pinned: the bytes this volume would pin, from the same sizing
  * the transport allocates with; mounts nothing. */
 static int print_pinned(const struct zcfs_session *se)
@@ -136,6 +153,7 @@ static int print_pinned(const struct zcfs_session *se)
 			return 1;
 		}
 		bytes = uring_pinned_bytes(&g);
+		print_pinned_pool(se, &g);
 	}
 	printf("%llu\n", (unsigned long long)bytes);
 	return 0;

@@ -141,6 +141,41 @@ static void test_serve_and_zcfsd_agree(void **state)
 	}
 }
 
+/* Where the kernel has buffer pools: 1 MiB requests on every CPU count,
+ * at most 8 MiB pinned per default volume (rings and headers; the pool
+ * is not pinned), the pool laid out and not counted. */
+static void test_pool_default_geometry(void **state)
+{
+	const struct uring_sizing s64 = { .ncpus = 64, .page_size = 4096, .cqes_off = URING_DEFAULT_CQES_OFF };
+	struct uring_geometry g;
+	unsigned n;
+
+	(void)state;
+	for (n = 1; n <= 1024; n *= 2) {
+		const struct uring_sizing s = { .ncpus = n, .page_size = 4096, .cqes_off = URING_DEFAULT_CQES_OFF };
+		uring_geometry_choose_pool(&g, &s, 0);
+		assert_int_equal(g.max_write, 1024 * KiB);
+		assert_true(g.payload_size >= 1024 * KiB);
+		assert_true(g.depth >= 1 && g.payload_bufs == g.depth);
+		assert_true(g.pool_unpinned);
+		if (n <= 256)
+			assert_true(uring_pinned_bytes(&g) <= URING_POOL_PINNED_BUDGET);
+		assert_int_equal(uring_pinned_bytes(&g), uring_default_pool_pinned_bytes(n));
+		/* what a queue locks: its headers, not the pool */
+		assert_int_equal(uring_queue_lock_bytes(&g), (size_t)g.depth * g.header_size);
+	}
+	/* the bound: 64 CPUs, 1 MiB requests, <= 8 MiB pinned */
+	uring_geometry_choose_pool(&g, &s64, 0);
+	assert_int_equal(g.depth, 8);
+	assert_int_equal(uring_pinned_bytes(&g), 64 * (8192 + 8 * 4096));	/* 2.5 MiB */
+	assert_true(uring_default_pool_pinned_bytes(64) <= 8 * MiB);
+	/* the stock default on 64 CPUs needs 128 KiB requests for 32 MiB */
+	assert_true(uring_default_pinned_bytes(64) > uring_default_pool_pinned_bytes(64));
+	/* a pinned (registered) pool counts again */
+	g.pool_unpinned = false;
+	assert_int_equal(uring_pinned_bytes(&g), 64 * (8192 + 8 * 4096 + 8 * 1024 * KiB));
+}
+
 static void test_devfuse_volume(void **state)
 {
 	struct policy_tenant t = { .name = "t", .io_uring = false };
@@ -164,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_default_is_within_budget_everywhere),
 		cmocka_unit_test(test_given_values_are_kept),
 		cmocka_unit_test(test_serve_and_zcfsd_agree),
+		cmocka_unit_test(test_pool_default_geometry),
 		cmocka_unit_test(test_devfuse_volume),
 	};
 	return cmocka_run_group_tests_name("geometry", tests, NULL, NULL);

@@ -160,14 +160,20 @@ static int start_queues(struct zcfs_session *se, struct uring_transport *t, cons
 	return r;
 }
 
-/* What is really pinned: every ring, and the buffers mlock accepted. */
+/* What is really pinned: every ring, what mlock accepted (headers and
+ * payloads, or the headers alone beside an unpinned pool), and a
+ * registered pool (the registration pins it, locked or not). */
 static uint64_t locked_bytes(const struct uring_transport *t)
 {
-	uint64_t sum = 0;
+	uint64_t sum = 0, pool = bufpool_bytes(t->g.payload_bufs, t->g.payload_size);
 	unsigned i;
 
-	for (i = 0; i < t->g.nr_queues; i++)
-		sum += uring_ring_bytes(&t->g) + (t->queues[i].locked ? uring_queue_buf_bytes(&t->g) : 0);
+	for (i = 0; i < t->g.nr_queues; i++) {
+		const struct uring_queue *q = &t->queues[i];
+		sum += uring_ring_bytes(&t->g) + (q->locked ? uring_queue_lock_bytes(&t->g) : 0);
+		if (q->pool_fixed && !q->locked)
+			sum += pool;
+	}
 	return sum;
 }
 
@@ -315,6 +321,10 @@ static int plan_extensions(struct zcfs_session *se, struct uring_transport *t, b
 		uring_geometry_set_pool(&t->g, pool_bufs);
 	else
 		uring_geometry_set_stock(&t->g);
+	/* An unregistered pool is not pinned (the kernel copies into it by
+	 * its user address): only the headers are locked. A registered one
+	 * is pinned by the registration. */
+	t->g.pool_unpinned = t->plan.pool && !t->plan.registered;
 	return 0;
 }
 

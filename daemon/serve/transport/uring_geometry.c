@@ -30,6 +30,12 @@ void uring_geometry_for_options(struct uring_geometry *g, const struct zcfs_opti
 					.cqes_off = cqes_off };
 	unsigned pool;
 
+	/* --buffer-pool=on: an unregistered pool, not pinned: only rings and
+	 * headers count, so requests stay 1 MiB on any CPU count. */
+	if (o->buffer_pool == ZCFS_BUFPOOL_ON) {
+		uring_geometry_choose_pool(g, &s, o->pool_buffers);
+		return;
+	}
 	uring_geometry_choose(g, &s);
 	/* Pools: laid out from the start when demanded (INIT must offer
 	 * them or the server stops), budgeted for when auto may pick them. */

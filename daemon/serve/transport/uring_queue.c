@@ -674,7 +674,7 @@ int uring_queue_layout(struct uring_queue *q)
 	 * room for it): the kernel keeps the pool's address for every later
 	 * server of the connection. */
 	if (mem && q->mem_size == size)
-		goto entries;	/* same bytes, maybe split differently */
+		goto lock;	/* same bytes, maybe split differently */
 	if (mem && !q->rm)
 		munmap(mem, q->mem_size);
 	q->mem = NULL;
@@ -684,20 +684,24 @@ int uring_queue_layout(struct uring_queue *q)
 		return -errno;
 	q->mem = mem;
 	q->mem_size = size;
+lock:
 	/* Locked so the budget the kernel enforces (RLIMIT_MEMLOCK) is the
 	 * one --print-pinned reports; mlock also faults every page in. The
 	 * stock kernel copies into these buffers and needs no pin, so when
 	 * the limit is lower we run unlocked (pinning nothing) rather than
-	 * not at all. */
-	q->locked = mlock(mem, size) == 0;
+	 * not at all. An unpinned pool (uring_queue_lock_bytes) stays
+	 * pageable: only the headers are locked, the rest let go (a ring
+	 * memfd's region may have been locked whole for the stock layout). */
+	if (uring_queue_lock_bytes(g) < size)
+		(void)munlock(mem + uring_queue_lock_bytes(g), size - uring_queue_lock_bytes(g));
+	q->locked = mlock(mem, uring_queue_lock_bytes(g)) == 0;
 	if (!q->locked) {
 		static atomic_bool warned;
 		if (!atomic_exchange(&warned, true))
 			log_warn("ring buffers not locked (%zu bytes per queue): %m; raise "
 				 "RLIMIT_MEMLOCK to the --print-pinned figure", size);
-		(void)madvise(mem, size, MADV_POPULATE_WRITE);
+		(void)madvise(mem, uring_queue_lock_bytes(g), MADV_POPULATE_WRITE);
 	}
-entries:
 	if (!q->ents)
 		q->ents = calloc(g->depth, sizeof(*q->ents));
 	if (!q->ents)
