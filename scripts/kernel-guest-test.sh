@@ -50,7 +50,7 @@ if [ "${1:-}" = --inside ]; then
 		res "$name" "$rc" "($line)"
 		[ "$rc" = 0 ] || grep -hE '^not ok|^# .*(LOST|kill -9)' "$out/logs/$name"/*.log 2>/dev/null | sed 's/^/#   /'
 	}
-	itest zerocopy -- t_zerocopy t_zcfsd_zerocopy
+	itest zerocopy TEST_TIMEOUT=900 -- t_zerocopy t_zcfsd_zerocopy
 	itest restart-zc ZCFS_TEST_ZERO_COPY=true RESTART_KILLS="$kills" RESTART_VARIANTS=uring:t1 \
 		TEST_TIMEOUT=$((kills * 30 + 300)) -- t_zcfsd_restart_load
 	itest restart-pool ZCFS_TEST_ZERO_COPY=false RESTART_KILLS="$kills" RESTART_VARIANTS=uring:t1 \

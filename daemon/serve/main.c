@@ -376,6 +376,8 @@ static void leave_inherited_connection(struct zcfs_session *se)
 {
 	if (se->opts->fuse_fd < 0 || !atomic_load(&se->exiting) || session_exit_status(se) != 0)
 		return;
+	if (se->transport && se->transport->log_counts)
+		se->transport->log_counts(se);
 	log_info("exiting status=0 (connection left to its owner)");
 	fflush(stderr);
 	_exit(0);

@@ -37,6 +37,9 @@ struct zcfs_transport_ops {
 	 * the kernel gave us where a successor (--resume) finds it; then the
 	 * process exits. 0 when nothing can be lost by exiting now. */
 	int (*hand_over)(struct zcfs_session *se);
+	/* Logs what it counted (optional): a server leaving zcfsd's
+	 * connection ends without stop(). */
+	void (*log_counts)(struct zcfs_session *se);
 };
 
 /* When each step of the start ended (wall_us(), 0: not reached), logged

@@ -437,6 +437,15 @@ static int uring_hand_over(struct zcfs_session *se)
 	return r;
 }
 
+static void uring_log_counts(struct zcfs_session *se)
+{
+	const struct uring_transport *t = se->transport_priv;
+	unsigned i;
+
+	for (i = 0; t && t->queues && i < t->g.nr_queues; i++)
+		zerocopy_log_counts(&t->queues[i]);
+}
+
 const struct zcfs_transport_ops transport_uring = {
 	.name = "uring",
 	.start = uring_start,
@@ -444,4 +453,5 @@ const struct zcfs_transport_ops transport_uring = {
 	.after_init = uring_after_init,
 	.stop = uring_stop,
 	.hand_over = uring_hand_over,
+	.log_counts = uring_log_counts,
 };

@@ -149,7 +149,7 @@ void uring_payload_serve_io(struct uring_queue *q, struct uring_entry *e)
 		log_warn("qid=%u op=%s unique=%llu: zero-copy request held by the previous server ended "
 			 "ECANCELED (its pages were in that server's ring)", q->qid,
 			 fuse_opcode_name(req->in.opcode), (unsigned long long)req->in.unique);
-		q->n_zc_lost++;
+		__atomic_fetch_add(&q->n_zc_lost, 1, __ATOMIC_RELAXED);
 		reply_err(req, -ECANCELED);
 		return;
 	}

@@ -124,16 +124,23 @@ int zerocopy_queue_setup(struct uring_queue *q)
 	return 0;
 }
 
+void zerocopy_log_counts(const struct uring_queue *q)
+{
+	if (q->pool_on)
+		log_info("qid=%u: pool buffers=%u requests: zero_copy=%llu pool=%llu zero_copy_lost=%llu",
+			 q->qid, q->pool.nbufs,
+			 (unsigned long long)__atomic_load_n(&q->n_zero_copy, __ATOMIC_RELAXED),
+			 (unsigned long long)__atomic_load_n(&q->n_pool, __ATOMIC_RELAXED),
+			 (unsigned long long)__atomic_load_n(&q->n_zc_lost, __ATOMIC_RELAXED));
+}
+
 void zerocopy_queue_free(struct uring_queue *q)
 {
 	if (q->pool_on && q->pool.refused)
 		log_warn("qid=%u: pool: %llu delivered offsets refused", q->qid,
 			 (unsigned long long)q->pool.refused);
-	if (q->pool_on)
-		log_info("qid=%u: pool buffers=%u peak=%u requests: zero_copy=%llu pool=%llu "
-			 "zero_copy_lost=%llu", q->qid, q->pool.nbufs, q->pool.peak,
-			 (unsigned long long)q->n_zero_copy, (unsigned long long)q->n_pool,
-			 (unsigned long long)q->n_zc_lost);
+	zerocopy_log_counts(q);
+	q->pool_on = false;	/* logged once */
 	bufpool_done(&q->pool);
 	q->pool_on = false;
 }
@@ -168,8 +175,10 @@ int zerocopy_take_payload(struct uring_queue *q, struct uring_entry *e, uint32_t
 			 (unsigned long long)io->flags);
 		return r;
 	}
-	q->n_zero_copy += e->pkind == URING_PAYLOAD_ZC_READ || e->pkind == URING_PAYLOAD_ZC_WRITE;
-	q->n_pool += e->pkind == URING_PAYLOAD_COPY;
+	/* read by another thread at exit (zerocopy_log_counts) */
+	__atomic_fetch_add(&q->n_zero_copy, e->pkind == URING_PAYLOAD_ZC_READ || e->pkind == URING_PAYLOAD_ZC_WRITE,
+			   __ATOMIC_RELAXED);
+	__atomic_fetch_add(&q->n_pool, e->pkind == URING_PAYLOAD_COPY, __ATOMIC_RELAXED);
 	if (!uring_payload_has_buffer(e->pkind))
 		return 0;
 	r = bufpool_claim(&q->pool, io->offset, &id);

@@ -12,6 +12,8 @@
  * decided at INIT and, when q->ext asks for it, register the fixed-buffer
  * table, ADD_QUEUE and ADD_BUFPOOL. Logs the step that failed. */
 int zerocopy_queue_setup(struct uring_queue *q) _must_check_;
+/* Logs what the queue served zero-copy and through its pool (any thread). */
+void zerocopy_log_counts(const struct uring_queue *q);
 void zerocopy_queue_free(struct uring_queue *q);
 /* Rewrites a REGISTER / COMMIT_AND_FETCH SQE of a pool queue in the 7.46
  * form (page slot, URING_CMD_FIXED + pool index). */

@@ -26,6 +26,16 @@ TENANT_UID=${TENANT_UID:-2001}
 TENANT_UID2=${TENANT_UID2:-2002}
 ZCFSD_PID=
 
+# keep_server_log ID: with ZCFS_TEST_KEEP_LOGS, the volume's server log
+# is kept before the volume (and its log) goes.
+keep_server_log() {
+	[ -n "${ZCFS_TEST_KEEP_LOGS:-}" ] || return 0
+	local keep
+	keep=$ZCFS_TEST_KEEP_LOGS/$(basename "$0" .sh).${ZCFS_TRANSPORT:-x}
+	mkdir -p "$keep" && cp "$STATE"/logs/"$1".log* "$keep/" 2>/dev/null
+	return 0
+}
+
 zcfsd_cleanup() {
 	local rc=$? p m
 	[ -n "$ZCFSD_PID" ] && kill -KILL "$ZCFSD_PID" 2>/dev/null
@@ -36,17 +46,7 @@ zcfsd_cleanup() {
 			umount -l "$m" 2>/dev/null
 		done
 	fi
-	# keep_server_log ID: with ZCFS_TEST_KEEP_LOGS, the volume's server log
-# is kept before the volume (and its log) goes.
-keep_server_log() {
-	[ -n "${ZCFS_TEST_KEEP_LOGS:-}" ] || return 0
-	local keep
-	keep=$ZCFS_TEST_KEEP_LOGS/$(basename "$0" .sh).${ZCFS_TRANSPORT:-x}
-	mkdir -p "$keep" && cp "$STATE/logs/$1.log" "$keep/" 2>/dev/null
-	return 0
-}
-
-# ZCFS_TEST_KEEP_LOGS=DIR: zcfsd's and the servers' logs survive the
+	# ZCFS_TEST_KEEP_LOGS=DIR: zcfsd's and the servers' logs survive the
 	# test (the 7.3 guest's runs keep them in its OUT share).
 	if [ -n "${ZCFS_TEST_KEEP_LOGS:-}" ] && [ -n "${W:-}" ]; then
 		local keep
