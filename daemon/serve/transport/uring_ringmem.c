@@ -63,6 +63,15 @@ static int map_existing(struct ringmem *rm, const struct ringmem_header *want)
 	return 0;
 }
 
+/* Whether a server of this connection recorded pool queues. */
+static bool pool_recorded(int fd)
+{
+	struct ringmem_header h;
+
+	return pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) && h.magic == RINGMEM_MAGIC &&
+	       h.version == RINGMEM_VERSION && (atomic_load(&h.ext_flags) & RINGMEM_EXT_POOL);
+}
+
 /* Kick uniques: 2^62 + 2 * seq, seq below 2^60. A fresh memfd starts at
  * a time-derived seq, so a connection whose ring buffers could not be
  * taken over does not reuse the uniques of kicks its earlier servers may
@@ -91,13 +100,32 @@ uint64_t ringmem_kick_unique(struct ringmem *rm)
 	return KICK_UNIQUE_BASE + 2 * (atomic_fetch_add(seq, 1) & KICK_SEQ_MASK);
 }
 
+/* Where a fresh memfd goes: every later server must map it at the same
+ * address (the kernel keeps the buffers' and the pool's user addresses),
+ * and a successor's libraries, heap and stacks land wherever ASLR puts
+ * them, mostly just below the stack (0x7f...). An address the first
+ * server took among those collided in a successor now and then (its
+ * MAP_FIXED_NOREPLACE failed: EEXIST), which left the dead server's
+ * requests unanswered until a later successor happened to fit. So it
+ * goes at 32 TiB + a random 1 GiB step below 64 TiB: far from the
+ * program, heap and mmap areas of a 47-bit address space. */
+static void *fresh_hint(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (void *)(uintptr_t)((32ULL << 40) + (((uint64_t)ts.tv_nsec ^ (uint64_t)getpid()) % 32768) * (1ULL << 30));
+}
+
 static int map_fresh(struct ringmem *rm, struct ringmem_header *h)
 {
 	void *p;
 
 	if (ftruncate(rm->fd, 0) < 0 || ftruncate(rm->fd, (off_t)h->size) < 0)
 		return -errno;
-	p = mmap(NULL, h->size, PROT_READ | PROT_WRITE, MAP_SHARED, rm->fd, 0);
+	p = mmap(fresh_hint(), h->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, rm->fd, 0);
+	if (p == MAP_FAILED)
+		p = mmap(NULL, h->size, PROT_READ | PROT_WRITE, MAP_SHARED, rm->fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	h->addr = (uint64_t)(uintptr_t)p;
@@ -138,6 +166,15 @@ int ringmem_attach(int fd, const struct uring_geometry *g, bool resume, bool tak
 		r = map_existing(rm, &h);
 		if (r == 0)
 			rm->recovering = true;
+		else if (r != -ENODATA && pool_recorded(fd)) {
+			/* The kernel copies into the pool at its recorded
+			 * address: in a fresh mapping's process that may be
+			 * anything. Better not serve; zcfsd starts another. */
+			log_err("--ring-memfd: cannot map the previous server's ring buffers and pool at "
+				"their address (%s): not serving this pool connection", strerror(-r));
+			free(rm);
+			return r;
+		}
 		else if (r == -ENODATA && !take_only)	/* a new connection's memfd: nothing to take */
 			log_debug("--ring-memfd: empty, mapped afresh");
 		else
