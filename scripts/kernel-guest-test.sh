@@ -11,8 +11,10 @@
 #   restart-zc, restart-pool: t_zcfsd_restart_load on a zero-copy and on
 #                    a pool volume: kill -9 under verifying writers,
 #                    KERNEL_TEST_KILLS times each (ci 5, full 20)
-#   full only:       t_posix, t_fio_verify, t_sandbox_rings on uring
-#                    (pools by default on this kernel)
+#   full only:       t_posix, t_fio_verify, t_sandbox_rings, t_fsmodel on
+#                    uring (pools by default on this kernel); planned
+#                    restarts, zcfsctl upgrade, crash under fio on zcfsd
+#                    pool and zero-copy volumes
 # The guest's kernel log must hold no report (guest.sh). Prints one line
 # per case and "kernel-guest-test: N passed, N failed"; exit 0 iff none
 # failed, 77 when no kernel can be had (make kernel's reason).
@@ -56,7 +58,13 @@ if [ "${1:-}" = --inside ]; then
 	itest restart-pool ZCFS_TEST_ZERO_COPY=false RESTART_KILLS="$kills" RESTART_VARIANTS=uring:t1 \
 		TEST_TIMEOUT=$((kills * 30 + 300)) -- t_zcfsd_restart_load
 	if [ "$set_" = full ]; then
-		itest full TEST_TIMEOUT=1200 -- t_posix t_fio_verify t_sandbox_rings
+		# zcfs-serve alone (pools by default here), then zcfsd's planned
+		# restarts, upgrade and hand-over on pool and zero-copy volumes
+		itest serve-pool TEST_TIMEOUT=1500 -- t_posix t_fio_verify t_sandbox_rings t_fsmodel
+		itest zcfsd-pool ZCFS_TEST_ZERO_COPY=false TEST_TIMEOUT=1200 -- \
+			t_zcfsd_restart t_zcfsd_volume_restart t_zcfsd_upgrade t_zcfsd_crash_fio
+		itest zcfsd-zc ZCFS_TEST_ZERO_COPY=true TEST_TIMEOUT=1200 -- \
+			t_zcfsd_restart t_zcfsd_volume_restart t_zcfsd_upgrade t_zcfsd_crash_fio
 	fi
 	echo "kernel-guest-test: $pass passed, $fail failed"
 	[ "$fail" = 0 ]
