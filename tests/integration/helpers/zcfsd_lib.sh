@@ -331,7 +331,7 @@ restart_policy() {
 	  "admin_group": "0",
 	  "defaults": {"queue_depth": 4, "max_write": "128K", "transport": "auto"},
 	  "tenants": [
-	    $(restart_tenant t1 "$TENANT_UID" '{"io_uring": true, "passthrough": false}'),
+	    $(restart_tenant t1 "$TENANT_UID" "{\"io_uring\": true, \"passthrough\": false, \"zero_copy\": ${ZCFS_TEST_ZERO_COPY:-false}}"),
 	    $(restart_tenant tp "$TENANT_UID2" '{"io_uring": true, "passthrough": true}')
 	  ]
 	}
