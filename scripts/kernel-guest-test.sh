@@ -4,14 +4,16 @@
 # in one guest (scripts/guest.sh: the host's root read-only through
 # virtiofs, TCG). Inside (scripts/kernel-guest-test.sh --inside):
 #   probe            zcfsctl kernel: every data path supported
-#   t_zerocopy, t_zcfsd_zerocopy (uring): a zero-copy server and zcfsd
-#                    tenants with and without zero_copy (zcfs-csi publish,
+#   t_zcfsd_zerocopy (uring): zcfsd tenants with and without zero_copy
+#                    (zcfs-csi publish,
 #                    capabilities and seccomp of every thread, the pool
 #                    charged, fio crc32c verify, requests served zero-copy)
 #   restart-zc, restart-pool: t_zcfsd_restart_load on a zero-copy and on
 #                    a pool volume: kill -9 under verifying writers,
 #                    KERNEL_TEST_KILLS times each (ci 5, full 20)
-#   full only:       t_posix, t_fio_verify, t_sandbox_rings, t_fsmodel on
+#   full only:       t_zerocopy (a standalone zero-copy server, posix_check:
+#                    5 minutes under TCG), t_posix, t_fio_verify,
+#                    t_sandbox_rings, t_fsmodel on
 #                    uring (pools by default on this kernel); planned
 #                    restarts, zcfsctl upgrade, crash under fio on zcfsd
 #                    pool and zero-copy volumes
@@ -52,7 +54,8 @@ if [ "${1:-}" = --inside ]; then
 		res "$name" "$rc" "($line)"
 		[ "$rc" = 0 ] || grep -hE '^not ok|^# .*(LOST|kill -9)' "$out/logs/$name"/*.log 2>/dev/null | sed 's/^/#   /'
 	}
-	itest zerocopy TEST_TIMEOUT=900 -- t_zerocopy t_zcfsd_zerocopy
+	# (t_zerocopy's posix_check alone takes 5 minutes under TCG: full only)
+	itest zerocopy TEST_TIMEOUT=900 -- t_zcfsd_zerocopy
 	itest restart-zc ZCFS_TEST_ZERO_COPY=true RESTART_KILLS="$kills" RESTART_VARIANTS=uring:t1 \
 		TEST_TIMEOUT=$((kills * 30 + 300)) -- t_zcfsd_restart_load
 	itest restart-pool ZCFS_TEST_ZERO_COPY=false RESTART_KILLS="$kills" RESTART_VARIANTS=uring:t1 \
@@ -60,7 +63,7 @@ if [ "${1:-}" = --inside ]; then
 	if [ "$set_" = full ]; then
 		# zcfs-serve alone (pools by default here), then zcfsd's planned
 		# restarts, upgrade and hand-over on pool and zero-copy volumes
-		itest serve-pool TEST_TIMEOUT=1500 -- t_posix t_fio_verify t_sandbox_rings t_fsmodel
+		itest serve-pool TEST_TIMEOUT=1500 -- t_zerocopy t_posix t_fio_verify t_sandbox_rings t_fsmodel
 		itest zcfsd-pool ZCFS_TEST_ZERO_COPY=false TEST_TIMEOUT=1200 -- \
 			t_zcfsd_restart t_zcfsd_volume_restart t_zcfsd_upgrade t_zcfsd_crash_fio
 		itest zcfsd-zc ZCFS_TEST_ZERO_COPY=true TEST_TIMEOUT=1200 -- \
