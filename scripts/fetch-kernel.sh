@@ -60,6 +60,9 @@ use_cache() { # $1: why the archive is of no use
 
 apt=$kdir/apt
 mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$kdir/debs"
+# current.env names the real place (build/kernel may be a symlink)
+kdir=$(cd -P "$kdir" && pwd)
+apt=$kdir/apt
 printf 'deb [trusted=yes] %s sid main\ndeb [trusted=yes] %s experimental main\n' "$uri" "$uri" >"$apt/sources.list"
 A=(-o "Dir::Etc::sourcelist=$apt/sources.list" -o Dir::Etc::sourceparts=/dev/null
 	-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"

@@ -10,7 +10,7 @@
 #                    charged, fio crc32c verify, requests served zero-copy)
 #   restart-zc, restart-pool: t_zcfsd_restart_load on a zero-copy and on
 #                    a pool volume: kill -9 under verifying writers,
-#                    KERNEL_TEST_KILLS times each (ci 5, full 20)
+#                    KERNEL_TEST_KILLS times each (ci 4, full 20)
 #   full only:       t_zerocopy (a standalone zero-copy server, posix_check:
 #                    5 minutes under TCG), t_posix, t_fio_verify,
 #                    t_sandbox_rings, t_fsmodel on
@@ -23,7 +23,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 set_=${KERNEL_TEST_SET:-ci}
-case $set_ in ci) kills=${KERNEL_TEST_KILLS:-5};; full) kills=${KERNEL_TEST_KILLS:-20};;
+case $set_ in ci) kills=${KERNEL_TEST_KILLS:-4};; full) kills=${KERNEL_TEST_KILLS:-20};;
 *) echo "kernel-guest-test: KERNEL_TEST_SET is ci or full" >&2; exit 2;; esac
 
 if [ "${1:-}" = --inside ]; then

@@ -11,6 +11,8 @@
 #   uring       the same on --transport=uring            (if io_uring supported)
 #   bufpool     the same on --buffer-pool=on --zero-copy=off, requests served
 #               through the pool > 0                     (if buffer pools supported)
+#   bufpool1    the same with one pool buffer per queue of 4 entries and 8
+#               requests in flight (pool exhaustion)
 #   zerocopy    the same on --zero-copy=on, CapEff=0, requests served
 #               zero-copy > 0                            (if zero-copy supported)
 # A path the kernel lacks is reported SKIP with zcfsctl's reason, never PASS.
@@ -140,6 +142,17 @@ run() {
 	cp /tmp/rand "$mnt/big" && cmp -s /tmp/rand "$mnt/big" || ok=0
 	mkdir "$mnt/d" && mv "$mnt/f" "$mnt/d/g" && [ -f "$mnt/d/g" ] || ok=0
 	rm -r "$mnt/d" "$mnt/big" || ok=0
+	if [ -n "${PARALLEL:-}" ]; then
+		# more requests in flight than pool buffers: 4 writers and 4
+		# readers at once, payload-less requests (stat) among them
+		for i in 1 2 3 4; do cp /tmp/rand "$mnt/p$i" & done
+		for i in 1 2 3 4; do ls -l "$mnt" >/dev/null & done
+		wait
+		for i in 1 2 3 4; do cat "$mnt/p$i" >/tmp/back$i & done
+		for i in 1 2 3 4; do stat "$mnt/p$i" >/dev/null & done
+		wait
+		for i in 1 2 3 4; do cmp -s /tmp/rand /tmp/back$i && rm "$mnt/p$i" /tmp/back$i || ok=0; done
+	fi
 	[ $ok = 1 ] && r "$name-smoke" PASS "$(grep -o 'transport=[a-z]*' "$log" | tail -n 1)" ||
 		r "$name-smoke" FAIL "file operations through $mnt"
 	if [ -n "${CAPCHECK:-}" ]; then
@@ -178,6 +191,10 @@ if [ "$v" = supported ]; then run uring --transport=uring; else r uring SKIP "io
 v=$(verdict buffer_pool)
 if [ "$v" = supported ]; then SERVED=pool run bufpool --transport=uring --buffer-pool=on --zero-copy=off;
 else r bufpool SKIP "buffer_pool: $v"; fi
+# pool exhaustion: one buffer per queue for four entries
+if [ "$v" = supported ]; then SERVED=pool PARALLEL=1 run bufpool1 --transport=uring --buffer-pool=on \
+	--zero-copy=off --queue-depth=4 --pool-buffers=1;
+else r bufpool1 SKIP "buffer_pool: $v"; fi
 v=$(verdict zero_copy)
 if [ "$v" = supported ]; then SERVED=zero_copy CAPCHECK=1 run zerocopy --transport=uring --zero-copy=on;
 else r zerocopy SKIP "zero_copy: $v"; fi
