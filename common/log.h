@@ -4,11 +4,22 @@
 #ifndef ZCFS_LOG_H
 #define ZCFS_LOG_H
 
+#include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <syslog.h>
 #include "util.h"
 
+enum log_format {
+	LOG_FORMAT_TEXT,	/* IDENT: level=NAME key=value ... */
+	LOG_FORMAT_JSON,	/* {"time","program","level","message"} per line */
+};
+
 void log_set_level(int level);
+void log_set_format(enum log_format f);
+/* "text" or "json" (--log-format): 0, or -EINVAL. */
+int log_parse_format(const char *s, enum log_format *ret);
 void log_set_ident(const char *ident);
 int log_get_level(void);
 void log_msg(int level, const char *fmt, ...) _printf_(2, 3);

@@ -36,6 +36,7 @@ static void usage(void)
 	       "                     zcfsd's unit or pod: auto (default) under a systemd service\n"
 	       "  --foreground       do not detach\n"
 	       "  --debug            debug logging\n"
+	       "  --log-format F     text (default; with <N> priorities under systemd) or json\n"
 	       "  -h, --help         this text\n"
 	       "  --version          version and the FUSE protocol its servers speak\n", ZCFS_DEFAULT_SOCKET);
 }
@@ -294,6 +295,7 @@ static int parse_options(int argc, char **argv, struct zcfsd *d, const char **so
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "server-scopes", required_argument, NULL, 'C' },
 		{ "debug", no_argument, NULL, 'd' },
+		{ "log-format", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -314,6 +316,15 @@ static int parse_options(int argc, char **argv, struct zcfsd *d, const char **so
 			}
 			break;
 		case 'd': log_set_level(LOG_DEBUG); break;
+		case 'L': {
+			enum log_format lf;
+			if (log_parse_format(optarg, &lf) < 0) {
+				fprintf(stderr, "zcfsd: --log-format is text or json\n");
+				return 2;
+			}
+			log_set_format(lf);
+			break;
+		}
 		case 'h': usage(); return 0;
 		case 'V': zcfs_print_version("zcfsd"); return 0;
 		default: fprintf(stderr, "zcfsd: bad arguments (see --help)\n"); return 2;

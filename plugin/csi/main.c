@@ -27,7 +27,9 @@ static void usage(FILE *out)
 		"  --state-dir DIR   publish records (default $ZCFS_CSI_STATE_DIR or %s)\n"
 		"  --node-id ID      NodeGetInfo node_id (default $ZCFS_NODE_ID, $KUBE_NODE_NAME,\n"
 		"                    $NODE_NAME or the host name)\n"
+		"  --log-format F    text (default; <N> priorities under systemd) or json\n"
 		"  --version         print the driver name and version\n"
+		"Global options may come before or after METHOD or serve.\n"
 		"serve: the CSI Identity and Node services over gRPC until SIGTERM\n"
 		"  --endpoint E      unix:///PATH to listen on (default $CSI_ENDPOINT or %s)\n"
 		"  --registration-socket PATH  also serve kubelet plugin registration there\n"
@@ -65,10 +67,63 @@ static int answer_error(const struct zcfs_err *e)
 	return 1;
 }
 
+#define GLOBAL_OPTS \
+	{ "socket", required_argument, NULL, 's' }, \
+	{ "state-dir", required_argument, NULL, 'd' }, \
+	{ "node-id", required_argument, NULL, 'n' }, \
+	{ "log-format", required_argument, NULL, 'L' }
+
+/* A global option (given before or after the verb, like zcfsctl's):
+ * 0 if OPT is one and was taken, 1 if it is not one, 2 on a bad value. */
+static int global_opt(struct csi_ctx *c, const char **sock, int opt, const char *arg)
+{
+	enum log_format lf;
+
+	switch (opt) {
+	case 's': *sock = arg; return 0;
+	case 'd': c->state_dir = arg; return 0;
+	case 'n': c->node_id = arg; return 0;
+	case 'L':
+		if (log_parse_format(arg, &lf) < 0) {
+			fprintf(stderr, "zcfs-csi: --log-format is text or json\n");
+			return 2;
+		}
+		log_set_format(lf);
+		return 0;
+	default: return 1;
+	}
+}
+
+/* Global options after a CSI METHOD (`zcfs-csi Probe --socket S`): taken
+ * out of ARGV, *ARGC the METHOD's end; -1 to go on, else the exit status.
+ * FlexVolume verbs (lower case) keep their arguments as they are. */
+static int method_opts(struct csi_ctx *c, const char **sock, int *argc, char **argv)
+{
+	static const struct option opts[] = { GLOBAL_OPTS, {} };
+	int first = optind, o, r;
+
+	if (islower((unsigned char)argv[first][0]) || first + 1 >= *argc)
+		return -1;
+	optind = 1;
+	/* argv[first] becomes this scan's argv[0] */
+	while ((o = getopt_long(*argc - first, argv + first, "+", opts, NULL)) != -1) {
+		r = global_opt(c, sock, o, optarg);
+		if (r)
+			return 2;
+	}
+	/* what getopt left: positional arguments after the options */
+	for (int i = first + optind, j = first + 1; i < *argc; i++, j++)
+		argv[j] = argv[i];
+	*argc = *argc - optind + 1;
+	optind = first;
+	return -1;
+}
+
 /* zcfs-csi serve [serve options]: ARGV[0] is "serve". */
-static int serve_main(struct csi_ctx *c, int argc, char **argv)
+static int serve_main(struct csi_ctx *c, const char **sock, int argc, char **argv)
 {
 	static const struct option opts[] = {
+		GLOBAL_OPTS,
 		{ "endpoint", required_argument, NULL, 'e' },
 		{ "registration-socket", required_argument, NULL, 'r' },
 		{ "kubelet-registration-path", required_argument, NULL, 'k' },
@@ -81,7 +136,7 @@ static int serve_main(struct csi_ctx *c, int argc, char **argv)
 		.grace_s = CSI_GRPC_GRACE_S,
 	};
 	uint64_t g;
-	int opt;
+	int opt, r;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -97,13 +152,19 @@ static int serve_main(struct csi_ctx *c, int argc, char **argv)
 			o.grace_s = (unsigned)g;
 			break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default:
+			r = global_opt(c, sock, opt, optarg);
+			if (r == 0)
+				break;
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind != argc) {
 		fprintf(stderr, "zcfs-csi serve: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	c->socket = zcfs_socket_path(*sock);
 	if (o.registration && (o.registration[0] != '/' || strlen(o.registration) >= 108)) {
 		fprintf(stderr, "zcfs-csi serve: --registration-socket must be an absolute path under 108 bytes\n");
 		return 2;
@@ -121,9 +182,7 @@ static int serve_main(struct csi_ctx *c, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "state-dir", required_argument, NULL, 'd' },
-		{ "node-id", required_argument, NULL, 'n' },
+		GLOBAL_OPTS,
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -142,9 +201,10 @@ int main(int argc, char **argv)
 	c.node_id = env_or("ZCFS_NODE_ID", env_or("KUBE_NODE_NAME", env_or("NODE_NAME", NULL)));
 	while ((o = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (o) {
-		case 's': sock = optarg; break;
-		case 'd': c.state_dir = optarg; break;
-		case 'n': c.node_id = optarg; break;
+		case 's': case 'd': case 'n': case 'L':
+			if (global_opt(&c, &sock, o, optarg))
+				return 2;
+			break;
 		case 'V':
 			zcfs_print_version(CSI_DRIVER_NAME);
 			return 0;
@@ -152,15 +212,21 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	c.socket = zcfs_socket_path(sock);
-	if (!c.node_id && uname(&un) == 0)
-		c.node_id = un.nodename;
 	if (optind >= argc) {
 		usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[optind], "serve"))
-		return serve_main(&c, argc - optind, argv + optind);
+	if (!strcmp(argv[optind], "serve")) {
+		if (!c.node_id && uname(&un) == 0)
+			c.node_id = un.nodename;
+		return serve_main(&c, &sock, argc - optind, argv + optind);
+	}
+	r = method_opts(&c, &sock, &argc, argv);
+	if (r >= 0)
+		return r;
+	c.socket = zcfs_socket_path(sock);
+	if (!c.node_id && uname(&un) == 0)
+		c.node_id = un.nodename;
 	if (islower((unsigned char)argv[optind][0])) {
 		/* FlexVolume: kubelet reads stdout+stderr as one JSON object. */
 		r = flex_main(&c, argc - optind, argv + optind, &resp);

@@ -30,6 +30,7 @@ static void usage(FILE *out)
 		"                     N (seconds), Ns or Nms, %d ms to %d s (default %d ms); keep\n"
 		"                     it below Podman's volume_plugin_timeout (default 5 s)\n"
 		"  --debug            log every request\n"
+		"  --log-format F     text (default; with <N> priorities under systemd) or json\n"
 		"  --version          print the version\n"
 		"Volume options (-o): tenant=NAME, size=SIZE, transport=auto|devfuse|uring\n",
 		VP_DEFAULT_LISTEN, ZCFS_DEFAULT_SOCKET, VP_DEFAULT_STATE_DIR, VP_DEFAULT_MOUNT_ROOT,
@@ -81,10 +82,12 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 		{ "mount-root", required_argument, NULL, 'm' },
 		{ "zcfsd-timeout", required_argument, NULL, 't' },
 		{ "debug", no_argument, NULL, 'D' },
+		{ "log-format", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
+	enum log_format lf;
 	int o;
 
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -102,6 +105,13 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 			}
 			break;
 		case 'D': log_set_level(LOG_DEBUG); break;
+		case 'L':
+			if (log_parse_format(optarg, &lf) < 0) {
+				fprintf(stderr, "zcfs-volume-plugin: --log-format is text or json\n");
+				return 2;
+			}
+			log_set_format(lf);
+			break;
 		case 'h': usage(stdout); return 0;
 		case 'V': zcfs_print_version("zcfs-volume-plugin"); return 0;
 		default: usage(stderr); return 2;

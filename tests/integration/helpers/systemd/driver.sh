@@ -29,7 +29,10 @@ srv_pid() { vol "$1" pid; }
 # systemd's warning-or-worse journal lines about a unit (the daemons log
 # to stderr at info). PrivateNetwork='s loopback setup needs CAP_NET_ADMIN,
 # which systemd-nspawn does not give the container: not the unit's fault.
-warnings() { journalctl --no-pager -q -p warning -o cat "$@" | grep -v 'Failed to configure loopback network device'; }
+# The daemons' own lines carry their priority (<N>, common/log.c) and are
+# checked by level where they matter, not here.
+warnings() { journalctl --no-pager -q -p warning -o cat "$@" | grep -v 'Failed to configure loopback network device' |
+	grep -v '^zcfs[a-z-]*: level='; }
 finish() {
 	journalctl --no-pager -o short-monotonic >/zt/out/journal.txt 2>&1
 	cp -r /var/lib/zcfs/logs /zt/out/server-logs 2>/dev/null
@@ -111,6 +114,22 @@ check "after stop the volume still serves" bash -c 'echo stopped >/srv/zt/v1/f3'
 check "... into the volume" in_volume f3
 check "systemctl start zcfsd again" systemctl start zcfsd.service
 check "... re-adopted once more" test "$(srv_pid v1)" = "$P1"
+
+# journald sorts zcfsd's lines by priority (the <N> prefix under
+# JOURNAL_STREAM): a server killed by SIGSYS is an error line, a publish
+# an info line; `journalctl -p err` shows the one and not the other
+jmark=$(date '+%Y-%m-%d %H:%M:%S')
+mkdir -p /srv/zt/v9
+ctl volume create v9 --transport "$T" >/dev/null && ctl volume publish v9 /srv/zt/v9 >/dev/null
+kill -SYS "$(srv_pid v9)"
+wait_for 10 bash -c "journalctl -q --no-pager -u zcfsd.service --since '$jmark' -o cat | grep -q seccomp-kill"
+errs=$(journalctl -q --no-pager -u zcfsd.service -p err --since "$jmark" -o cat | grep '^zcfsd: ')
+res "# journalctl -u zcfsd -p err: $(head -n 3 <<<"$errs" | tr '\n' '|')"
+check "journalctl -p err shows zcfsd's seccomp-kill line" grep -q 'level=error event=server-exit volume=v9 .*reason=seccomp-kill' <<<"$errs"
+check "... and only zcfsd's error lines ($(grep -c . <<<"$errs"))" bash -c '! grep -v "level=\(error\|crit\|alert\|emerg\) " <<<"$1"' _ "$errs"
+check "journalctl -p info has zcfsd's info lines" \
+	bash -c "journalctl -q --no-pager -u zcfsd.service -p info --since '$jmark' -o cat | grep -q '^zcfsd: level=info event=publish volume=v9'"
+ctl volume unpublish v9 /srv/zt/v9 >/dev/null; ctl volume delete v9 >/dev/null
 
 # zcfsd as a Kubernetes pod (deploy/kubernetes/daemonset.yaml): no systemd
 # service (INVOCATION_ID unset), --server-scopes=systemd through the
