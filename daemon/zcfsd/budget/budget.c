@@ -11,12 +11,6 @@
 #include "common/uring_sizing.h"
 #include "budget.h"
 
-bool zcfsd_uses_uring(enum policy_transport t, const struct policy_tenant *tenant)
-{
-	/* auto may end on io_uring, so it is charged like uring. */
-	return tenant->io_uring && t != POLICY_TRANSPORT_DEVFUSE;
-}
-
 /* What v's servers lay out: the one sizing of common, fed what
  * zcfsd passes them (--queue-depth, --max-write, --buffer-pool=auto
  * budgeting a pool of queue_depth buffers). */

@@ -5,7 +5,6 @@
 
 #include "daemon/zcfsd/model/model.h"
 
-bool zcfsd_uses_uring(enum policy_transport t, const struct policy_tenant *tenant);
 /* Whether V's server runs on io_uring: its transport and tenant allow
  * it and transport auto did not fall back to /dev/fuse at the publish. */
 bool zcfsd_volume_uses_uring(const struct zcfsd_volume *v, const struct policy_tenant *t);

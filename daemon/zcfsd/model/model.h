@@ -246,6 +246,17 @@ int zcfsd_reap_timeout_ms(void);
 
 /* 0 if FD is an open /dev/fuse (character device 10:229), else -errno. */
 int zcfsd_check_dev_fuse(int fd);
+/* Whether a volume of TRANSPORT of TENANT's runs on io_uring (auto may:
+ * it is charged and started as one). */
+bool zcfsd_uses_uring(enum policy_transport t, const struct policy_tenant *tenant);
+
+/* model/proc.c: /proc/PID/stat's start time (0 when unknown), which
+ * guards against a reused pid, and parent (0 when unknown). */
+unsigned long long zcfsd_proc_starttime(pid_t pid);
+pid_t zcfsd_proc_ppid(pid_t pid);
+/* The exit status (waitpid(2)'s form) of PID from /proc/PID/stat: for an
+ * exited child zcfsd cannot reap yet (a ptrace tracer reaps it first). */
+int zcfsd_proc_exit_status(pid_t pid, int *status);
 
 /* epoll tags: the low 32 bits carry the fd */
 #define ZCFSD_EV_LISTEN  (1ULL << 32)

@@ -1,4 +1,5 @@
-/* Clocks and what an fd a server hands back is. */
+/* Clocks, what an fd a server hands back is, whether a volume's servers
+ * run on io_uring. */
 #include <time.h>
 #include <errno.h>
 #include <sys/stat.h>
@@ -25,4 +26,10 @@ int zcfsd_check_dev_fuse(int fd)
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	return S_ISCHR(st.st_mode) && major(st.st_rdev) == 10 && minor(st.st_rdev) == 229 ? 0 : -ENODEV;
+}
+
+bool zcfsd_uses_uring(enum policy_transport t, const struct policy_tenant *tenant)
+{
+	/* auto may end on io_uring, so it is charged like uring. */
+	return tenant->io_uring && t != POLICY_TRANSPORT_DEVFUSE;
 }

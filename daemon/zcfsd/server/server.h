@@ -21,11 +21,6 @@ int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
  * V->next may then hold fds to close. */
 int zcfsd_spawn_standby(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
 			struct zcfs_err *e);
-unsigned long long zcfsd_proc_starttime(pid_t pid);
-/* The exit status (waitpid(2)'s form) of PID from /proc/PID/stat: for an
- * exited child zcfsd cannot reap yet (a ptrace tracer reaps it first). */
-int zcfsd_proc_exit_status(pid_t pid, int *status);
-pid_t zcfsd_proc_ppid(pid_t pid);	/* 0 when unknown */
 
 /* serve_argv.c: zcfs-serve's command line as zcfsd runs it
  * (docs/supervision.md, Spawn). What a volume asks of its server: */
