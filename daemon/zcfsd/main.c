@@ -122,30 +122,17 @@ static void on_signal(struct zcfsd *d)
 	}
 }
 
+/* A pidfd fired: a server whose first publish is waiting for it fails
+ * that publish; any other is the server module's. */
 static void on_pidfd(struct zcfsd *d, int fd)
 {
 	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
-		if (v->standby.pidfd == fd) {
-			zcfsd_standby_exited(d, v);
-			return;
-		}
 		if (v->srv.pidfd == fd && v->pubwait.token) {
 			zcfsd_publish_server_exited(d, v);	/* fails the publish */
 			return;
 		}
-		if (v->srv.pidfd == fd) {
-			zcfsd_on_server_exit(d, v);
-			/* A restart due now saves state.json itself, after the
-			 * fork: the save's fsync stood between the exit and
-			 * the successor (9-17 ms p50, up to 98 ms under load,
-			 * bench/notes/supervision.md "Where a restart's stall goes"). */
-			if (v->srv.restart_due_ms && v->srv.restart_due_ms <= zcfsd_now_ms())
-				zcfsd_run_due_restarts(d);
-			else
-				(void)zcfsd_state_save(d);
-			return;
-		}
 	}
+	zcfsd_server_event(d, ZCFSD_EV_PIDFD, fd);
 }
 
 /* An upgrade execs only once the requests of connected clients are
@@ -195,27 +182,21 @@ static int run(struct zcfsd *d)
 	struct epoll_event evs[16];
 
 	while (!d->quit) {
-		int64_t next = zcfsd_next_restart_ms(d), now = zcfsd_now_ms();
-		int timeout = next ? (int)MAX(0, MIN(next - now, 60000)) : -1;
+		/* restarts, hand-over and standby deadlines, stall samples, logs */
+		int timeout = zcfsd_server_timeout_ms(d);
 		int mt = zcfsd_metrics_timeout_ms();
-		int st = zcfsd_stall_timeout_ms(d);
 		int ct = zcfsd_control_timeout_ms();
 		int rt = zcfsd_reap_timeout_ms();
-		int lt = zcfsd_srvlog_timeout_ms(d);
 		int ut = zcfsd_unpublish_timeout_ms(d);
 		int pt = zcfsd_publish_wait_timeout_ms(d);
 		int n;
 
 		if (mt >= 0 && (timeout < 0 || mt < timeout))
 			timeout = mt;	/* metrics connections time out */
-		if (st >= 0 && (timeout < 0 || st < timeout))
-			timeout = st;	/* hung servers are sampled */
 		if (ct >= 0 && (timeout < 0 || ct < timeout))
 			timeout = ct;	/* control clients' deadlines */
 		if (rt >= 0 && (timeout < 0 || rt < timeout))
 			timeout = rt;	/* children given up on (model/reap.c) */
-		if (lt >= 0 && (timeout < 0 || lt < timeout))
-			timeout = lt;	/* flooding servers' logs are watched again */
 		if (ut >= 0 && (timeout < 0 || ut < timeout))
 			timeout = ut;	/* unpublishes under way */
 		if (pt >= 0 && (timeout < 0 || pt < timeout))
@@ -241,21 +222,15 @@ static int run(struct zcfsd *d)
 				on_pidfd(d, fd);
 			else if (tag == ZCFSD_EV_BROKER)
 				zcfsd_broker_event(d, fd);
-			else if (tag == ZCFSD_EV_SRVLOG)
-				zcfsd_srvlog_event(d, fd);
-			else if (tag == ZCFSD_EV_STANDBY)
-				zcfsd_standby_event(d, fd);
+			else if (tag == ZCFSD_EV_SRVLOG || tag == ZCFSD_EV_STANDBY || tag == ZCFSD_EV_HOLDER)
+				zcfsd_server_event(d, tag, fd);
 			else if (tag == ZCFSD_EV_READY)
 				zcfsd_publish_ready_event(d, fd);
-			else if (tag == ZCFSD_EV_HOLDER)
-				zcfsd_holder_event(d, fd);
 			else if (tag == ZCFSD_EV_METRICS)
 				zcfsd_metrics_run(d);
 		}
 		zcfsd_control_tick(d);
-		zcfsd_srvlog_tick(d);
-		zcfsd_run_due_restarts(d);
-		zcfsd_check_stalls(d);
+		zcfsd_server_tick(d);
 		zcfsd_unpublish_tick(d);
 		zcfsd_publish_wait_tick(d);
 		zcfsd_reap_abandoned();

@@ -15,7 +15,7 @@
 #include <sys/pidfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "daemon/zcfsd/server/server.h"
+#include "daemon/zcfsd/server/server_int.h"
 
 enum behaviour { SAY_READY, SAY_READY_LATE, SAY_GARBAGE, SAY_TOO_MUCH, EXIT_3, KILLED,
 		 CLOSE_AND_LIVE, HOLD_SILENT, READY_THEN_EXIT };

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include "daemon/zcfsd/server/server.h"
+#include "daemon/zcfsd/server/server_int.h"
 
 static void served_servers_restart_at_once(void **state)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "daemon/zcfsd/broker/broker.h"
-#include "daemon/zcfsd/server/server.h"
+#include "daemon/zcfsd/server/server_int.h"
 
 static void assert_argv(const struct zcfsd_serve_opts *o, const char *const *want)
 {

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "daemon/zcfsd/server/server.h"
+#include "daemon/zcfsd/server/server_int.h"
 
 struct fx {
 	char dir[64];

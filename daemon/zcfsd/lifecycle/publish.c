@@ -83,7 +83,7 @@ void zcfsd_publish_undo_first(struct zcfsd *d, struct zcfsd_volume *v, bool crea
 
 	/* Killed, not asked: it failed its start, and a wait for its exit
 	 * would be a wait on a server in the event loop. */
-	zcfsd_stop_server_now(d, v, "publish-failed");
+	zcfsd_server_stop(d, v, ZCFSD_STOP_NOW, "publish-failed");
 	if (v->n_targets) {
 		(void)zcfsd_target_unmount(v, v->targets[0], true);
 		if (created_target)

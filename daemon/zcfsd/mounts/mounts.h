@@ -79,4 +79,10 @@ int zcfsd_storage_delete(const struct policy_tenant *t, const char *id);
 /* Free bytes of the file system storage_root is (or will be) on. */
 int zcfsd_storage_available(const struct policy_tenant *t, uint64_t *ret) _must_check_;
 
+/* target.c: every target of V unmounted (binds first, the fuse mount
+ * last) and whatever else of its connection is mounted, then the
+ * connection aborted; the server is left running. A target that cannot
+ * be unmounted stays recorded (not with LAZY). */
+int zcfsd_volume_unmount_all(struct zcfsd_volume *v, bool lazy) _must_check_;
+
 #endif

@@ -253,3 +253,41 @@ int zcfsd_target_unmount(struct zcfsd_volume *v, const char *target, bool lazy)
 		log_err("event=unmount-failed volume=%s target=%s error=\"%s\"", v->id, target, strerror(-r));
 	return r;
 }
+
+/* Every target (binds first) and whatever else of the connection is
+ * mounted; the server is left running. */
+int zcfsd_volume_unmount_all(struct zcfsd_volume *v, bool lazy)
+{
+	/* Held to the end: the superblock, and with it the connection
+	 * number, stays ours, so the abort below cannot hit the next mount
+	 * to get that number (an unmount by number would not either). */
+	_cleanup_close_ int pin = v->conn ? zcfsd_conn_pin(v->conn, v->id) : -1;
+	int r;
+
+	/* Binds first: the fuse mount at targets[0] goes last. A target
+	 * whose mount cannot be removed stays recorded (so does the server
+	 * and its budget), and a later unpublish tries again. */
+	while (v->n_targets) {
+		r = zcfsd_target_unmount(v, v->targets[v->n_targets - 1], lazy);
+		if (r < 0 && !lazy)
+			return r;
+		zcfsd_volume_remove_target(v, v->n_targets - 1);
+	}
+	/* Whatever else of the connection is mounted (a target moved, a
+	 * bind made behind our back) goes too. */
+	if (v->conn) {
+		r = zcfsd_unmount_conn(v->conn, lazy, v->id);
+		if (r < 0 && !lazy) {
+			log_err("event=unmount-failed volume=%s conn=%u error=\"%s\" effect=\"stays published\"",
+				v->id, v->conn, strerror(-r));
+			return r;
+		}
+	}
+	/* The pin keeps the superblock alive past the last unmount: end the
+	 * connection (a detached busy mount then answers ENOTCONN, a lazy
+	 * cleanup leaves no live mount to a forgotten connection, the
+	 * server's reads end). */
+	if (pin >= 0)
+		(void)zcfsd_conn_abort(v->conn);
+	return 0;
+}

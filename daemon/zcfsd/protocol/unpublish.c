@@ -95,7 +95,7 @@ static void after_sync(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
 		answer(d, v, &e);
 		return;
 	}
-	zcfsd_stop_server_begin(d, v);
+	zcfsd_server_stop(d, v, ZCFSD_STOP_ABORT, NULL);
 	v->unpub.phase = ZCFSD_UNPUB_STOPPING;
 	v->unpub.due_ms = now + UNPUB_EXIT_MS;
 }
@@ -106,17 +106,16 @@ static void stopping(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
 
 	if (v->srv.pidfd >= 0 && now >= v->unpub.due_ms) {
 		if (v->unpub.killed) {
-			zcfsd_server_forget(d, v);	/* not ours to wait for any longer */
+			/* not ours to wait for any longer */
+			zcfsd_server_stop(d, v, ZCFSD_STOP_FORGET, NULL);
 		} else {
-			log_warn("event=server-kill volume=%s pid=%d reason=no-exit-after-abort", v->id,
-				 (int)v->srv.pid);
-			(void)syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0);
+			zcfsd_server_stop(d, v, ZCFSD_STOP_KILL, "no-exit-after-abort");
 			v->unpub.killed = true;
 			v->unpub.due_ms = now + UNPUB_KILL_MS;
 		}
 	}
 	if (v->srv.pidfd >= 0)
-		return;	/* its exit is a pidfd event (zcfsd_on_server_exit forgets it) */
+		return;	/* its exit is a pidfd event (the server module forgets it) */
 	zcfsd_ringfd_release(v);	/* the next publish is a new connection */
 	v->pinned = 0;
 	zcfsd_unpublish_done(d, v, v->unpub.target);

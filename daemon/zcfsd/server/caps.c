@@ -7,7 +7,7 @@
 #include <sys/prctl.h>
 #include <cap-ng.h>
 #include "daemon/zcfsd/budget/budget.h"
-#include "server.h"
+#include "server_int.h"
 
 bool zcfsd_server_gets_sys_admin(const struct zcfsd_volume *v, const struct policy_tenant *t)
 {

@@ -21,7 +21,7 @@
 #include "common/log.h"
 #include "common/ring_holder.h"
 #include "daemon/zcfsd/state/state.h"
-#include "server.h"
+#include "server_int.h"
 
 /* One volume's holder start: exec, linking, one ring per queue. */
 #define HOLDER_READY_TIMEOUT_MS 1000

@@ -4,7 +4,7 @@
 #include <unistd.h>
 #include <string.h>
 #include "common/log.h"
-#include "server.h"
+#include "server_int.h"
 
 int zcfsd_ready_pipe(int fds[2])
 {

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <systemd/sd-bus.h>
 #include "common/log.h"
-#include "server.h"
+#include "server_int.h"
 
 #define SCOPE_SLICE "system-zcfs.slice"
 #define SCOPE_BUS "unix:path=/run/systemd/private"

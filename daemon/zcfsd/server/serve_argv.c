@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include "common/ring_holder.h"
 #include "daemon/zcfsd/budget/budget.h"
-#include "server.h"
+#include "server_int.h"
 
 void zcfsd_serve_opts_of(const struct zcfsd *d, const struct zcfsd_volume *v,
 			 const struct policy_tenant *t, const char *src, bool ready_fd,

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -18,7 +19,7 @@
 #include "common/ring_holder.h"
 #include "daemon/zcfsd/budget/budget.h"
 #include "daemon/zcfsd/broker/broker.h"
-#include "server.h"
+#include "server_int.h"
 
 /* Child side of the spawn, step by step; each returns -errno. */
 
@@ -454,4 +455,11 @@ int zcfsd_spawn_standby(struct zcfsd *d, struct zcfsd_volume *v, const struct po
 		r = spawn_standby_with(d, v, t, src, &f, memlock, e);
 	spawn_fds_close_rings(&f);
 	return r;
+}
+
+int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_PIDFD | (uint32_t)v->srv.pidfd };
+
+	return RET_NERRNO(epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, v->srv.pidfd, &ev));
 }

@@ -26,7 +26,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include "common/log.h"
-#include "server.h"
+#include "server_int.h"
 
 static int log_path(struct zcfsd *d, const struct zcfsd_volume *v, const char *suffix, char **ret)
 {

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include "common/log.h"
 #include "common/parse.h"
-#include "server.h"
+#include "server_int.h"
 
 #define STALL_SAMPLE_MS 250
 

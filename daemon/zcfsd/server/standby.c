@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include "common/log.h"
 #include "daemon/zcfsd/broker/broker.h"
-#include "server.h"
+#include "server_int.h"
 
 static void unwatch_ready(struct zcfsd *d, struct zcfsd_standby *n)
 {

@@ -16,7 +16,7 @@
 #include "daemon/zcfsd/mounts/mounts.h"
 #include "daemon/zcfsd/broker/broker.h"
 #include "daemon/zcfsd/state/state.h"
-#include "server.h"
+#include "server_int.h"
 
 unsigned zcfsd_restart_delay_ms(unsigned *unserved, bool served)
 {
@@ -43,92 +43,6 @@ static bool server_served(const struct zcfsd_volume *v)
 	return zcfsd_now_ms() - v->srv.started_ms >= RESTART_SERVED_MS;
 }
 
-int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_PIDFD | (uint32_t)v->srv.pidfd };
-
-	return RET_NERRNO(epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, v->srv.pidfd, &ev));
-}
-
-/* Forgets the process: unwatch, reap when it is our child (later, by the
- * loop, if it has not exited yet: no zombie), let the pidfd go. */
-static void server_forget(struct zcfsd *d, struct zcfsd_volume *v, siginfo_t *si)
-{
-	if (v->srv.pidfd < 0) {
-		if (si)
-			memset(si, 0, sizeof(*si));
-		return;
-	}
-	(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, v->srv.pidfd, NULL);
-	zcfsd_reap_release(v->srv.pidfd, !v->srv.adopted, si);
-	v->srv.pidfd = -1;
-	v->srv.pid = 0;
-	zcfsd_srvlog_close(d, v);
-}
-
-int zcfsd_send_resend(int fuse_fd)
-{
-	struct fuse_out_header oh = { .len = sizeof(oh), .error = FUSE_NOTIFY_RESEND, .unique = 0 };
-
-	return write(fuse_fd, &oh, sizeof(oh)) == (ssize_t)sizeof(oh) ? 0 : -errno;
-}
-
-void zcfsd_stop_server_begin(struct zcfsd *d, struct zcfsd_volume *v)
-{
-	zcfsd_standby_give_up(d, v, "volume-stopping");
-	zcfsd_holder_stop(d, v);
-	/* While the connection is still ours to close them on. */
-	zcfsd_broker_stop(d, v);
-	/* After the unmounts (zcfsd_volume_unmount_all) the connection is
-	 * aborted already; a mount of ours still there (a failed publish):
-	 * abort so the server's reads end. Never by number alone: once our
-	 * superblock is gone the number is the next mount's. */
-	if (v->fuse_fd >= 0 && zcfsd_conn_ours(v->conn, v->id))
-		(void)zcfsd_conn_abort(v->conn);
-	v->fuse_fd = safe_close(v->fuse_fd);
-	v->srv.restart_due_ms = 0;
-}
-
-void zcfsd_server_forget(struct zcfsd *d, struct zcfsd_volume *v)
-{
-	if (v->srv.pidfd < 0)
-		return;
-	log_info("event=server-stop volume=%s pid=%d", v->id, (int)v->srv.pid);
-	server_forget(d, v, NULL);
-}
-
-void zcfsd_server_reap(struct zcfsd *d, struct zcfsd_volume *v, siginfo_t *si)
-{
-	server_forget(d, v, si);
-}
-
-void zcfsd_stop_server_now(struct zcfsd *d, struct zcfsd_volume *v, const char *why)
-{
-	zcfsd_stop_server_begin(d, v);
-	if (v->srv.pidfd < 0)
-		return;
-	log_warn("event=server-kill volume=%s pid=%d reason=%s", v->id, (int)v->srv.pid, why);
-	(void)syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0);
-	server_forget(d, v, NULL);
-}
-
-int zcfsd_stop_server(struct zcfsd *d, struct zcfsd_volume *v)
-{
-	struct pollfd p = { .fd = v->srv.pidfd, .events = POLLIN };
-
-	zcfsd_stop_server_begin(d, v);
-	if (v->srv.pidfd >= 0) {
-		if (poll(&p, 1, 1500) <= 0) {
-			log_warn("event=server-kill volume=%s pid=%d reason=no-exit-after-abort", v->id,
-				 (int)v->srv.pid);
-			(void)syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0);
-			(void)poll(&p, 1, 3000);
-		}
-		zcfsd_server_forget(d, v);
-	}
-	return 0;
-}
-
 /* A connection that is aborted polls as an error on every device file
  * (fuse_dev_poll: EPOLLERR once !connected), our dup included. */
 static bool conn_aborted(int fuse_fd)
@@ -136,16 +50,6 @@ static bool conn_aborted(int fuse_fd)
 	struct pollfd p = { .fd = fuse_fd, .events = POLLIN };
 
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLNVAL));
-}
-
-int zcfsd_server_signal_handover(struct zcfsd_volume *v)
-{
-	if (syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGUSR2, NULL, 0) < 0)
-		return -errno;
-	v->srv.handover_due_ms = zcfsd_now_ms() + HANDOVER_TIMEOUT_MS;
-	log_info("event=server-handover volume=%s pid=%d wall_us=%lld", v->id, (int)v->srv.pid,
-		 (long long)wall_us());
-	return 0;
 }
 
 /* With a zcfs-serve that can stand by, the successor starts first
@@ -181,12 +85,11 @@ int zcfsd_server_handover(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_e
 
 /* A server asked to hand over that does not exit is killed: the restart
  * then takes its requests over as after a crash. */
-static void handover_deadlines(struct zcfsd_volume *v, int64_t now)
+static void handover_deadlines(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
 {
 	if (!v->srv.handover_due_ms || v->srv.handover_due_ms > now || v->srv.pidfd < 0)
 		return;
-	log_warn("event=server-kill volume=%s pid=%d reason=no-exit-after-handover", v->id, (int)v->srv.pid);
-	(void)syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0);
+	zcfsd_server_stop(d, v, ZCFSD_STOP_KILL, "no-exit-after-handover");
 	v->srv.handover_due_ms = 0;
 }
 
@@ -206,7 +109,7 @@ static void exit_status(struct zcfsd_volume *v, pid_t pid, siginfo_t *si)
 		v->seccomp_kills++;
 }
 
-void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
+static void on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	int64_t ran = zcfsd_wall() - v->srv.started_at, seen_us = wall_us();
 	bool planned = v->srv.handover_due_ms != 0;
@@ -215,7 +118,7 @@ void zcfsd_on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 	pid_t pid = v->srv.pid;
 
 	v->srv.handover_due_ms = 0;
-	server_forget(d, v, &si);
+	zcfsd_server_reap(d, v, &si);
 	exit_status(v, pid, &si);
 	/* Its backing ids stay for its successor (zcfsd_broker_carry). */
 	zcfsd_broker_server_gone(d, v);
@@ -296,19 +199,19 @@ static void restart(struct zcfsd *d, struct zcfsd_volume *v)
 	(void)zcfsd_state_save(d);
 }
 
-void zcfsd_run_due_restarts(struct zcfsd *d)
+static void run_due_restarts(struct zcfsd *d)
 {
 	int64_t now = zcfsd_now_ms();
 
 	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
-		handover_deadlines(v, now);
+		handover_deadlines(d, v, now);
 		zcfsd_standby_deadline(d, v, now);
 		if (v->srv.restart_due_ms && v->srv.restart_due_ms <= now)
 			restart(d, v);
 	}
 }
 
-int64_t zcfsd_next_restart_ms(struct zcfsd *d)
+static int64_t next_restart_ms(struct zcfsd *d)
 {
 	int64_t next = 0;
 
@@ -450,4 +353,60 @@ void zcfsd_readopt(struct zcfsd *d)
 		zcfsd_volume_teardown(d, v, true);
 	}
 	(void)zcfsd_state_save(d);
+}
+
+/* A server's or a standby's pidfd fired. */
+static void on_pidfd(struct zcfsd *d, int fd)
+{
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
+		if (v->standby.pidfd == fd) {
+			zcfsd_standby_exited(d, v);
+			return;
+		}
+		if (v->srv.pidfd != fd)
+			continue;
+		on_server_exit(d, v);
+		/* A restart due now saves state.json itself, after the
+		 * fork: the save's fsync stood between the exit and the
+		 * successor (9-17 ms p50, up to 98 ms under load,
+		 * bench/notes/supervision.md "Where a restart's stall goes"). */
+		if (v->srv.restart_due_ms && v->srv.restart_due_ms <= zcfsd_now_ms())
+			run_due_restarts(d);
+		else
+			(void)zcfsd_state_save(d);
+		return;
+	}
+}
+
+void zcfsd_server_event(struct zcfsd *d, uint64_t tag, int fd)
+{
+	if (tag == ZCFSD_EV_PIDFD)
+		on_pidfd(d, fd);
+	else if (tag == ZCFSD_EV_SRVLOG)
+		zcfsd_srvlog_event(d, fd);
+	else if (tag == ZCFSD_EV_STANDBY)
+		zcfsd_standby_event(d, fd);
+	else if (tag == ZCFSD_EV_HOLDER)
+		zcfsd_holder_event(d, fd);
+}
+
+void zcfsd_server_tick(struct zcfsd *d)
+{
+	zcfsd_srvlog_tick(d);
+	run_due_restarts(d);
+	zcfsd_check_stalls(d);
+}
+
+int zcfsd_server_timeout_ms(struct zcfsd *d)
+{
+	int64_t next = next_restart_ms(d), now = zcfsd_now_ms();
+	int timeout = next ? (int)MAX(0, MIN(next - now, 60000)) : -1;
+	int st = zcfsd_stall_timeout_ms(d);
+	int lt = zcfsd_srvlog_timeout_ms(d);
+
+	if (st >= 0 && (timeout < 0 || st < timeout))
+		timeout = st;	/* hung servers are sampled */
+	if (lt >= 0 && (timeout < 0 || lt < timeout))
+		timeout = lt;	/* flooding servers' logs are watched again */
+	return timeout;
 }
