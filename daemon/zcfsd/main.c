@@ -122,19 +122,6 @@ static void on_signal(struct zcfsd *d)
 	}
 }
 
-/* A pidfd fired: a server whose first publish is waiting for it fails
- * that publish; any other is the server module's. */
-static void on_pidfd(struct zcfsd *d, int fd)
-{
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
-		if (v->srv.pidfd == fd && v->pubwait.token) {
-			zcfsd_publish_server_exited(d, v);	/* fails the publish */
-			return;
-		}
-	}
-	zcfsd_server_event(d, ZCFSD_EV_PIDFD, fd);
-}
-
 /* An upgrade execs only once the requests of connected clients are
  * answered (the exec would close their connections unanswered: a status
  * call failed 1 in 151 during t_zcfsd_upgrade); new connections wait in
@@ -187,8 +174,7 @@ static int run(struct zcfsd *d)
 		int mt = zcfsd_metrics_timeout_ms();
 		int ct = zcfsd_control_timeout_ms();
 		int rt = zcfsd_reap_timeout_ms();
-		int ut = zcfsd_unpublish_timeout_ms(d);
-		int pt = zcfsd_publish_wait_timeout_ms(d);
+		int lt = zcfsd_lifecycle_timeout_ms(d);
 		int n;
 
 		if (mt >= 0 && (timeout < 0 || mt < timeout))
@@ -197,10 +183,8 @@ static int run(struct zcfsd *d)
 			timeout = ct;	/* control clients' deadlines */
 		if (rt >= 0 && (timeout < 0 || rt < timeout))
 			timeout = rt;	/* children given up on (model/reap.c) */
-		if (ut >= 0 && (timeout < 0 || ut < timeout))
-			timeout = ut;	/* unpublishes under way */
-		if (pt >= 0 && (timeout < 0 || pt < timeout))
-			timeout = pt;	/* publishes waiting for their server */
+		if (lt >= 0 && (timeout < 0 || lt < timeout))
+			timeout = lt;	/* unpublishes, publishes waiting for their server */
 		if (d->upgrade && upgrade_timeout_ms() >= 0 &&
 		    (timeout < 0 || timeout > upgrade_timeout_ms()))
 			timeout = upgrade_timeout_ms();	/* the drain's deadline */
@@ -218,21 +202,21 @@ static int run(struct zcfsd *d)
 				on_signal(d);
 			else if (tag == ZCFSD_EV_CLIENT)
 				zcfsd_control_client_event(d, fd, evs[i].events);
+			else if ((tag == ZCFSD_EV_PIDFD || tag == ZCFSD_EV_READY) &&
+				 zcfsd_lifecycle_event(d, tag, fd))
+				;	/* a publish's or unpublish's own */
 			else if (tag == ZCFSD_EV_PIDFD)
-				on_pidfd(d, fd);
+				zcfsd_server_event(d, tag, fd);
 			else if (tag == ZCFSD_EV_BROKER)
 				zcfsd_broker_event(d, fd);
 			else if (tag == ZCFSD_EV_SRVLOG || tag == ZCFSD_EV_STANDBY || tag == ZCFSD_EV_HOLDER)
 				zcfsd_server_event(d, tag, fd);
-			else if (tag == ZCFSD_EV_READY)
-				zcfsd_publish_ready_event(d, fd);
 			else if (tag == ZCFSD_EV_METRICS)
 				zcfsd_metrics_run(d);
 		}
 		zcfsd_control_tick(d);
 		zcfsd_server_tick(d);
-		zcfsd_unpublish_tick(d);
-		zcfsd_publish_wait_tick(d);
+		zcfsd_lifecycle_tick(d);
 		zcfsd_reap_abandoned();
 		if (zcfsd_upgrade_due(d)) {
 			if (upgrade_drained(d))
@@ -378,7 +362,7 @@ static int start(struct zcfsd *d, bool foreground, bool *state_ok)
 	zcfsd_size_readopt(d);
 	zcfsd_readopt(d);
 	zcfsd_clean_orphans(d);
-	r = zcfsd_control_listen(d);
+	r = zcfsd_control_listen(d, zcfsd_dispatch);
 	if (r < 0) {
 		log_err("event=listen-failed socket=%s error=%s", d->socket_path, strerror(-r));
 		return r;

@@ -141,7 +141,7 @@ static void setup_once(void)
 	if (policy_load(d.policy_path, &d.policy, &errs) < 0)
 		abort();
 	d.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (d.epoll_fd < 0 || zcfsd_control_listen(&d) < 0)
+	if (d.epoll_fd < 0 || zcfsd_control_listen(&d, zcfsd_dispatch) < 0)
 		abort();
 }
 

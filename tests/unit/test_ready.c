@@ -3,7 +3,7 @@
  * and more than the byte are lies, a close without 'R' is told apart
  * from silence, a read never blocks, and an exit is described with its
  * status. The wait itself is an event of zcfsd's loop
- * (protocol/publish_wait.c, tests/integration/zcfsd/t_zcfsd_ready.sh). */
+ * (lifecycle/publish_wait.c, tests/integration/zcfsd/t_zcfsd_ready.sh). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -41,15 +41,7 @@ void zcfsd_size_release(struct zcfsd_volume *v, const struct policy_tenant *t);
  * the server through the shared counters); -errno with E, nothing
  * changed. V's size and the state are the caller's. */
 int zcfsd_size_set_limit(struct zcfsd *d, struct zcfsd_volume *v, uint64_t new_size, struct zcfs_err *e);
-/* TARGET read-only when READ_ONLY (or the volume is); MOUNT_GROUP >= 0
- * applied to the volume root (group, set-gid, group rwx) on the first
- * target; on a later one it must match. */
-/* 0 done; 1 for a first target, whose server is started and not waited
- * for (v->pubwait holds its ready pipe and what to undo, for
- * protocol/publish_wait.c); or -errno with E set and nothing changed. */
-int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
-			 bool read_only, int64_t mount_group, struct zcfs_err *e);
-/* Its ends, for publish_wait.c: a first target given up (server killed,
+/* publish_end.c, its ends (publish.c, publish_wait.c): a first target given up (server killed,
  * mount, target, connection and charge undone; storage and target
  * directory removed when this publish made them), or done (state saved,
  * logged). */
@@ -59,7 +51,7 @@ void zcfsd_publish_done(struct zcfsd *d, struct zcfsd_volume *v, const char *tar
 
 int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
 			   struct zcfs_err *e);
-/* Its steps, for the deferred unpublish (protocol/unpublish.c): the
+/* Its steps, for the deferred unpublish (unpublish.c): the
  * index of TARGET among v's targets (n_targets: not published there) or
  * -errno with E set; E for a failed unmount R; state saved and logged. */
 int zcfsd_unpublish_target_index(const struct zcfsd_volume *v, const char *target,
@@ -76,6 +68,60 @@ int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err
 int zcfsd_volume_resize(struct zcfsd *d, struct zcfsd_volume *v, uint64_t size, struct zcfs_err *e);
 int zcfsd_tenant_capacity(struct zcfsd *d, const struct policy_tenant *t, uint64_t *avail,
 			  uint64_t *committed) _must_check_;
+
+/* How a long operation (a first publish's wait for its server, the
+ * unpublish of a last target) answers, handed in by its caller
+ * (protocol/): defer, called once when the operation goes on in the event
+ * loop, gives a token (0: nobody to answer); done, called once with it
+ * when the operation is over: E's code ZCFS_OK (V published, or
+ * unpublished) or its failure. */
+struct zcfsd_answer {
+	uint64_t (*defer)(const void *ctx, const char *method);
+	const void *ctx;
+	void (*done)(struct zcfsd *d, struct zcfsd_volume *v, uint64_t token, const struct zcfs_err *e);
+};
+
+/* volume.publish: TARGET read-only when READ_ONLY (or the volume is);
+ * MOUNT_GROUP >= 0 applied to the volume root (group, set-gid, group
+ * rwx) on the first target; on a later one it must match. 0 done; 1 for
+ * a first target, whose server is started and waited for in the event
+ * loop (publish_wait.c), answered through A; or -errno with E set and
+ * nothing changed. */
+int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
+			 bool read_only, int64_t mount_group, const struct zcfsd_answer *a,
+			 struct zcfs_err *e);
+
+/* publish_wait.c: a first target's publish waiting for its server in
+ * the event loop. begin (zcfsd_volume_publish's last step): 1, the answer
+ * deferred (or -errno with E, everything undone); publishing: true (E
+ * set, UNAVAILABLE) while one waits. */
+int zcfsd_publish_wait_begin(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfsd_answer *a,
+			     struct zcfs_err *e);
+bool zcfsd_publishing(const struct zcfsd_volume *v, struct zcfs_err *e);
+/* unpublish.c: volume.unpublish without a wait in the event loop. begin:
+ * 0 done (E untouched), 1 deferred (answered through A when done),
+ * -errno (E). unpublishing: true (E: UNAVAILABLE) while one is under way. */
+int zcfsd_unpublish_begin(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
+			  const struct zcfsd_answer *a, struct zcfs_err *e);
+bool zcfsd_unpublishing(const struct zcfsd_volume *v, struct zcfs_err *e);
+/* restart.c: volume.restart, the planned restart of V's server (standby
+ * first, then the hand-over): 0 once asked, -errno with E. */
+int zcfsd_volume_restart(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e);
+
+/* loop.c: the long operations' side of the event loop. event: the ones
+ * they own (a waiting publish's ready pipe, ZCFSD_EV_READY; its server's
+ * pidfd, ZCFSD_EV_PIDFD): true if it was theirs. tick: deadlines and
+ * phases; timeout: the ms until the next (-1: none). */
+bool zcfsd_lifecycle_event(struct zcfsd *d, uint64_t tag, int fd);
+void zcfsd_lifecycle_tick(struct zcfsd *d);
+int zcfsd_lifecycle_timeout_ms(struct zcfsd *d);
+/* Their parts, for loop.c. */
+void zcfsd_publish_ready_event(struct zcfsd *d, int fd);
+void zcfsd_publish_server_exited(struct zcfsd *d, struct zcfsd_volume *v);
+void zcfsd_publish_wait_tick(struct zcfsd *d);
+int zcfsd_publish_wait_timeout_ms(struct zcfsd *d);
+void zcfsd_unpublish_tick(struct zcfsd *d);
+int zcfsd_unpublish_timeout_ms(struct zcfsd *d);
 
 /* orphans.c: after re-adoption, undo the fuse.zcfs mounts (and their
  * servers) zcfsd made but never recorded (killed during a publish). */

@@ -76,41 +76,9 @@ static int publish_first(struct zcfsd *d, struct zcfsd_volume *v, const struct p
 	return r;
 }
 
-void zcfsd_publish_undo_first(struct zcfsd *d, struct zcfsd_volume *v, bool created_storage,
-			      bool created_target)
-{
-	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
-
-	/* Killed, not asked: it failed its start, and a wait for its exit
-	 * would be a wait on a server in the event loop. */
-	zcfsd_server_stop(d, v, ZCFSD_STOP_NOW, "publish-failed");
-	if (v->n_targets) {
-		(void)zcfsd_target_unmount(v, v->targets[0], true);
-		if (created_target)
-			(void)rmdir(v->targets[0]);
-		zcfsd_volume_remove_target(v, 0);
-	}
-	v->fuse_fd = safe_close(v->fuse_fd);
-	zcfsd_ringfd_release(v);	/* the next publish is a new connection */
-	v->pinned = 0;
-	if (created_storage && t)
-		zcfsd_storage_remove_dir(t, v->id);
-}
-
-void zcfsd_publish_done(struct zcfsd *d, struct zcfsd_volume *v, const char *target, bool ro)
-{
-	int r;
-
-	v->detached_reason = NULL;
-	r = zcfsd_state_save(d);
-	if (r < 0)
-		log_err("event=state-save-failed error=%s", strerror(-r));
-	log_info("event=publish volume=%s target=%s targets=%zu conn=%u pinned=%llu read_only=%d", v->id,
-		 target, v->n_targets, v->conn, (unsigned long long)v->pinned, ro);
-}
-
 int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
-			       bool read_only, int64_t mount_group, struct zcfs_err *e)
+			 bool read_only, int64_t mount_group, const struct zcfsd_answer *a,
+			 struct zcfs_err *e)
 {
 	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
 	_cleanup_close_ int tfd = -1;
@@ -153,12 +121,12 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 			(void)rmdir(target);
 		return r;
 	}
-	if (first) {	/* the wait for the server is the caller's */
+	if (first) {	/* answered once the server serves (publish_wait.c) */
 		v->pubwait = (struct zcfsd_publish_wait){
 			.ready_fd = ready_fd, .read_only = ro,
 			.created_storage = created_storage, .created_target = created_target,
 		};
-		return 1;
+		return zcfsd_publish_wait_begin(d, v, a, e);
 	}
 	zcfsd_publish_done(d, v, target, ro);
 	return 0;

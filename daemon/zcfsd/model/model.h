@@ -41,6 +41,8 @@
 
 /* Requests fail with a struct zcfs_err (common/zcfs_err.h). */
 
+struct zcfsd;
+
 struct zcfsd_server {
 	pid_t pid;			/* 0: none running (stopped or waiting to restart) */
 	int pidfd;
@@ -152,20 +154,23 @@ struct zcfsd_volume {
 		char served_transport[16];	/* from the server's "serving ..." line */
 	} log;
 	/* An unpublish of the last target under way, answered when done
-	 * (protocol/unpublish.c): no wait on a server blocks the loop. */
+	 * (lifecycle/unpublish.c): no wait on a server blocks the loop. */
 	struct zcfsd_unpublish {
 		int phase;			/* ZCFSD_UNPUB_*: 0 none */
-		uint64_t token;			/* its deferred answer (zcfsd_control_defer) */
+		uint64_t token;			/* its deferred answer, for done */
+		/* the caller's completion (lifecycle.h struct zcfsd_answer) */
+		void (*done)(struct zcfsd *d, struct zcfsd_volume *v, uint64_t token, const struct zcfs_err *e);
 		int sync_pidfd;			/* the syncfs child; -1: none */
 		int64_t due_ms;			/* monotonic deadline of the phase */
 		bool killed;			/* the server was sent SIGKILL */
 		char *target;
 	} unpub;
 	/* A publish of the first target waiting for its new server to say
-	 * it serves, answered then (protocol/publish_wait.c): the wait is
+	 * it serves, answered then (lifecycle/publish_wait.c): the wait is
 	 * on a server, so it is a state the loop polls, not a poll(2). */
 	struct zcfsd_publish_wait {
 		uint64_t token;			/* its deferred answer; 0: no publish waiting */
+		void (*done)(struct zcfsd *d, struct zcfsd_volume *v, uint64_t token, const struct zcfs_err *e);
 		int ready_fd;			/* the --ready-fd read end, watched; -1: none or EOF */
 		bool eof;			/* closed unwritten: only its exit is awaited */
 		int64_t started_ms;		/* monotonic */

@@ -50,8 +50,9 @@ struct client {
 
 static struct client *clients[CONTROL_MAX_CLIENTS];
 static struct zcfsd_control_counts counts;
-static struct client *serving;	/* whose request is being dispatched */
 static uint64_t defer_seq;
+
+static zcfsd_dispatch_fn *dispatch;	/* the methods (zcfsd_control_listen) */
 
 const struct zcfsd_control_counts *zcfsd_control_counts(void)
 {
@@ -104,7 +105,7 @@ static int inherited_listen_fd(struct zcfsd *d)
 	return fd;
 }
 
-int zcfsd_control_listen(struct zcfsd *d)
+int zcfsd_control_listen(struct zcfsd *d, zcfsd_dispatch_fn *dispatch_fn)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_LISTEN };
 	_cleanup_close_ int fd = inherited_listen_fd(d);
@@ -117,6 +118,7 @@ int zcfsd_control_listen(struct zcfsd *d)
 	if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return -errno;
 	d->listen_fd = TAKE_FD(fd);
+	dispatch = dispatch_fn;
 	return 0;
 }
 
@@ -304,6 +306,7 @@ static void accept_one(struct zcfsd *d, int fd)
 	}
 	c->fd = fd;
 	c->peer = peer;
+	c->peer.client = c;
 	c->pid = uc.pid;
 	c->uid = uc.uid;
 	c->events = EPOLLIN;
@@ -395,13 +398,15 @@ static char *answer_line(const struct client *c, const char *method, json_object
 	return s;
 }
 
-uint64_t zcfsd_control_defer(const char *method)
+uint64_t zcfsd_control_defer(const struct zcfsd_peer *p, const char *method)
 {
-	if (!serving)
+	struct client *c = p->client;
+
+	if (!c)
 		return 0;
-	serving->deferred = ++defer_seq;
-	serving->deferred_method = method;
-	return serving->deferred;
+	c->deferred = ++defer_seq;
+	c->deferred_method = method;
+	return c->deferred;
 }
 
 /* The answer line to one request (malloc'ed); NULL with c->deferred set
@@ -437,9 +442,7 @@ static char *handle_request(struct zcfsd *d, struct client *c, const char *line,
 	} else {
 		json_object *empty = params ? NULL : json_object_new_object();
 		method = json_object_get_string(m);
-		serving = c;
-		result = zcfsd_dispatch(d, &c->peer, method, params ? params : empty, &e);
-		serving = NULL;
+		result = dispatch(d, &c->peer, method, params ? params : empty, &e);
 		json_object_put(empty);
 	}
 	if (c->deferred) {

@@ -9,26 +9,7 @@
 #include "daemon/zcfsd/mounts/rootown.h"
 #include "daemon/zcfsd/state/state.h"
 #include "daemon/zcfsd/lifecycle/lifecycle.h"
-#include "daemon/zcfsd/server/server.h"
 #include "protocol.h"
-
-const char *zcfsd_param_string(json_object *params, const char *key)
-{
-	json_object *v;
-
-	if (!json_object_object_get_ex(params, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-int zcfsd_only_params(json_object *params, const char *const *allowed, struct zcfs_err *e)
-{
-	const char *key = zcfs_json_unknown_key(params, allowed);
-
-	if (key)
-		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "unknown parameter '%.64s'", key);
-	return 0;
-}
 
 bool zcfsd_peer_manages(const struct zcfsd_peer *p, const struct policy_tenant *t)
 {
@@ -87,8 +68,8 @@ static struct zcfsd_volume *volume_param(struct zcfsd *d, const struct zcfsd_pee
 }
 
 /* volume_param for the methods that change what is mounted: not while
- * an unpublish (unpublish.c) or a publish's wait for its server
- * (protocol/publish_wait.c) of the volume is under way. */
+ * an unpublish or a publish's wait for its server (lifecycle/unpublish.c,
+ * lifecycle/publish_wait.c) of the volume is under way. */
 static struct zcfsd_volume *idle_volume_param(struct zcfsd *d, const struct zcfsd_peer *p,
 					      json_object *params, struct zcfs_err *e)
 {
@@ -122,9 +103,23 @@ static json_object *m_create(struct zcfsd *d, const struct zcfsd_peer *p, json_o
 	return wrap_volume(d, v);
 }
 
+/* The answer of a publish or unpublish that went on in the event loop,
+ * sent to the client that asked when the operation is over. */
+static uint64_t defer_answer(const void *peer, const char *method)
+{
+	return zcfsd_control_defer(peer, method);
+}
+
+static void volume_answer(struct zcfsd *d, struct zcfsd_volume *v, uint64_t token,
+			  const struct zcfs_err *e)
+{
+	zcfsd_control_complete(d, token, e->code == ZCFS_OK ? wrap_volume(d, v) : NULL, e);
+}
+
 static json_object *m_publish(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
 			     struct zcfs_err *e)
 {
+	const struct zcfsd_answer a = { defer_answer, p, volume_answer };
 	static const char *const keys[] = { "id", "target", "read_only", "mount_group", NULL };
 	struct zcfsd_volume *v;
 	json_object *ro = NULL;
@@ -139,10 +134,8 @@ static json_object *m_publish(struct zcfsd *d, const struct zcfsd_peer *p, json_
 		return NULL;
 	}
 	r = zcfsd_volume_publish(d, v, zcfsd_param_string(params, "target"),
-				 ro && json_object_get_boolean(ro), group, e);
-	if (r > 0)
-		r = zcfsd_publish_wait_begin(d, v, e);	/* answered once the server serves */
-	if (r != 0)
+				 ro && json_object_get_boolean(ro), group, &a, e);
+	if (r != 0)	/* failed, or answered once the server serves */
 		return NULL;
 	return wrap_volume(d, v);
 }
@@ -151,15 +144,15 @@ static json_object *m_unpublish(struct zcfsd *d, const struct zcfsd_peer *p, jso
 			     struct zcfs_err *e)
 {
 	static const char *const keys[] = { "id", "target", NULL };
+	const struct zcfsd_answer a = { defer_answer, p, volume_answer };
 	struct zcfsd_volume *v;
-
 	int r;
 
 	if (zcfsd_only_params(params, keys, e) < 0 || !(v = idle_volume_param(d, p, params, e)))
 		return NULL;
-	r = zcfsd_unpublish_begin(d, v, zcfsd_param_string(params, "target"), e);
+	r = zcfsd_unpublish_begin(d, v, zcfsd_param_string(params, "target"), &a, e);
 	if (r != 0)
-		return NULL;	/* failed, or answered when done (unpublish.c) */
+		return NULL;	/* failed, or answered when done (lifecycle/unpublish.c) */
 	return wrap_volume(d, v);
 }
 
@@ -172,7 +165,7 @@ static json_object *m_restart(struct zcfsd *d, const struct zcfsd_peer *p, json_
 	struct zcfsd_volume *v;
 
 	if (zcfsd_only_params(params, keys, e) < 0 || !(v = idle_volume_param(d, p, params, e)) ||
-	    zcfsd_server_handover(d, v, e) < 0)
+	    zcfsd_volume_restart(d, v, e) < 0)
 		return NULL;
 	return wrap_volume(d, v);
 }

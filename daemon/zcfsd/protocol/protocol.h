@@ -12,7 +12,13 @@
  * anything else). */
 int zcfsd_listen_unix(struct zcfsd *d, const char *path, int backlog, bool replace_any,
 		      int *ret) _must_check_;
-int zcfsd_control_listen(struct zcfsd *d);
+struct zcfsd_peer;
+/* What answers a request: zcfsd_dispatch (methods.c), handed in by main.c. */
+typedef json_object *zcfsd_dispatch_fn(struct zcfsd *d, const struct zcfsd_peer *peer, const char *method,
+				       json_object *params, struct zcfs_err *e);
+/* The control socket (inherited from an upgrade's predecessor, or made)
+ * in the loop; its requests go to DISPATCH. */
+int zcfsd_control_listen(struct zcfsd *d, zcfsd_dispatch_fn *dispatch);
 void zcfsd_control_accept(struct zcfsd *d);
 void zcfsd_control_client_event(struct zcfsd *d, int fd, uint32_t events);
 /* Limits of the control socket (control.c says why). */
@@ -33,35 +39,14 @@ unsigned zcfsd_control_clients(void);
  * no client), and the event loop's call to enforce them. */
 int zcfsd_control_timeout_ms(void);
 void zcfsd_control_tick(struct zcfsd *d);
-/* A method that answers later calls defer while it runs (the token of
- * the request being dispatched; 0 outside one) and returns; complete
- * sends the answer (RESULT taken, or E) to that client if it is still
- * connected. Meanwhile nothing more is read from it. */
-uint64_t zcfsd_control_defer(const char *method);
+/* A method that answers later calls defer with the peer it was handed
+ * (the token of that client's request; 0 for a peer that is no
+ * connection) and returns; complete sends the answer (RESULT taken, or
+ * E) to that client if it is still connected. Meanwhile nothing more is
+ * read from it. */
+uint64_t zcfsd_control_defer(const struct zcfsd_peer *p, const char *method);
 void zcfsd_control_complete(struct zcfsd *d, uint64_t token, json_object *result,
 			    const struct zcfs_err *e);
-/* publish_wait.c: a first target's publish waiting for its server, in
- * the event loop (model.h struct zcfsd_publish_wait, filled by
- * zcfsd_volume_publish). begin: 1, the answer deferred (or -errno with E,
- * everything undone); publishing: true (E set, UNAVAILABLE) while one
- * waits; the ready pipe's event; the server's exit while waiting (instead
- * of zcfsd_on_server_exit: fails the publish); tick and timeout for the
- * deadline. */
-int zcfsd_publish_wait_begin(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e);
-bool zcfsd_publishing(const struct zcfsd_volume *v, struct zcfs_err *e);
-void zcfsd_publish_ready_event(struct zcfsd *d, int fd);
-void zcfsd_publish_server_exited(struct zcfsd *d, struct zcfsd_volume *v);
-void zcfsd_publish_wait_tick(struct zcfsd *d);
-int zcfsd_publish_wait_timeout_ms(struct zcfsd *d);
-
-/* unpublish.c: volume.unpublish without a wait in the event loop. begin:
- * 0 done (E untouched), 1 deferred (answered by the tick), -errno (E).
- * unpublishing: true (E: UNAVAILABLE) while one is under way. */
-int zcfsd_unpublish_begin(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
-			  struct zcfs_err *e);
-bool zcfsd_unpublishing(const struct zcfsd_volume *v, struct zcfs_err *e);
-void zcfsd_unpublish_tick(struct zcfsd *d);
-int zcfsd_unpublish_timeout_ms(struct zcfsd *d);
 /* Answers still queued are sent (at most ~100 ms each): before an exec. */
 void zcfsd_control_flush(struct zcfsd *d);
 /* Before an upgrade's exec: no new connection is accepted (they wait in
@@ -85,6 +70,7 @@ struct zcfsd_peer {
 	gid_t gid;
 	size_t n_groups;
 	gid_t groups[ZCFSD_PEER_GROUPS_MAX];
+	void *client;		/* its connection (control.c), for a deferred answer; NULL: none */
 };
 /* Root manages every tenant; anyone else the tenants whose admin_uids
  * holds its uid or whose admin_gids one of its groups (methods.c). */
@@ -99,7 +85,7 @@ json_object *zcfsd_dispatch(struct zcfsd *d, const struct zcfsd_peer *peer, cons
 			    json_object *params, struct zcfs_err *e);
 int zcfsd_policy_reload(struct zcfsd *d, struct zcfs_err *e);
 
-/* methods.c: request parameter helpers. A string parameter, or NULL;
+/* params.c: request parameter helpers. A string parameter, or NULL;
  * INVALID_ARGUMENT for any key not in allowed (NULL-terminated). */
 const char *zcfsd_param_string(json_object *params, const char *key);
 int zcfsd_only_params(json_object *params, const char *const *allowed, struct zcfs_err *e);

@@ -37,7 +37,7 @@ void zcfsd_exit_describe(const siginfo_t *si, char *buf, size_t len);
 /* ready.c: a new server's readiness. zcfs-serve --ready-fd writes one
  * 'R' into a pipe and closes it once INIT is answered and its transport
  * serves, so a publish is answered when the target serves instead of
- * after a fixed wait (protocol/publish_wait.c, in the event loop). The
+ * after a fixed wait (lifecycle/publish_wait.c, in the event loop). The
  * server is untrusted: every wait is bounded, and anything but 'R'
  * (another byte, EOF, silence) is not "ready". */
 /* How long a publish waits for a new server to say it serves. Past it a

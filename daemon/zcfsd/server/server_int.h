@@ -75,7 +75,7 @@ int zcfsd_holder_readopt(struct zcfsd *d, struct zcfsd_volume *v);
 /* ready.c: a new server's readiness. zcfs-serve --ready-fd writes one
  * 'R' into a pipe and closes it once INIT is answered and its transport
  * serves, so a publish is answered when the target serves instead of
- * after a fixed wait (protocol/publish_wait.c, in the event loop). The
+ * after a fixed wait (lifecycle/publish_wait.c, in the event loop). The
  * server is untrusted: every wait is bounded, and anything but 'R'
  * (another byte, EOF, silence) is not "ready". */
 

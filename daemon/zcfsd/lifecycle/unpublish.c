@@ -1,7 +1,7 @@
 /* Unpublish of a volume's last target without blocking the event loop.
  * Its waits are on things a server controls (writeback of dirty pages,
  * the server's exit), so each is a phase the loop polls, and the request
- * is answered when the last one ends (zcfsd_control_defer/complete);
+ * is answered when the last one ends (through the caller's zcfsd_answer);
  * every other request is served meanwhile. SYNCING: a syncfs child
  * writes the kernel's dirty pages back, given up on after 10 s (killed,
  * reaped later). Then the targets are unmounted at once. STOPPING: the
@@ -17,7 +17,7 @@
 #include "daemon/zcfsd/mounts/mounts.h"
 #include "daemon/zcfsd/server/server.h"
 #include "daemon/zcfsd/state/state.h"
-#include "protocol.h"
+#include "lifecycle.h"
 
 #define UNPUB_SYNC_MS 10000
 #define UNPUB_EXIT_MS 1500
@@ -26,13 +26,7 @@
 
 static void answer(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfs_err *e)
 {
-	json_object *o = NULL;
-
-	if (e->code == ZCFS_OK) {
-		o = json_object_new_object();
-		json_object_object_add(o, "volume", zcfsd_volume_json(d, v, false));
-	}
-	zcfsd_control_complete(d, v->unpub.token, o, e);
+	v->unpub.done(d, v, v->unpub.token, e);
 	v->unpub.phase = 0;
 	v->unpub.token = 0;
 	v->unpub.killed = false;
@@ -41,7 +35,7 @@ static void answer(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfs_er
 }
 
 int zcfsd_unpublish_begin(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
-			  struct zcfs_err *e)
+			  const struct zcfsd_answer *a, struct zcfs_err *e)
 {
 	int i = zcfsd_unpublish_target_index(v, target, e), r;
 
@@ -58,7 +52,8 @@ int zcfsd_unpublish_begin(struct zcfsd *d, struct zcfsd_volume *v, const char *t
 		log_warn("event=sync-failed volume=%s error=\"%s\"", v->id, strerror(-r));
 		v->unpub.sync_pidfd = -1;
 	}
-	v->unpub.token = zcfsd_control_defer("volume.unpublish");
+	v->unpub.token = a->defer(a->ctx, "volume.unpublish");
+	v->unpub.done = a->done;
 	v->unpub.phase = ZCFSD_UNPUB_SYNCING;
 	v->unpub.due_ms = zcfsd_now_ms() + UNPUB_SYNC_MS;
 	return 1;

@@ -17,7 +17,7 @@
 #include "daemon/zcfsd/mounts/mounts.h"
 #include "daemon/zcfsd/server/server.h"
 #include "daemon/zcfsd/state/state.h"
-#include "protocol.h"
+#include "lifecycle.h"
 
 /* zcfs-serve without --ready-fd: a server that fails at once (bad
  * source, bad options) is caught within this long. */
@@ -36,20 +36,15 @@ static void unwatch_ready(struct zcfsd *d, struct zcfsd_publish_wait *w)
 static void finish(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfs_err *e)
 {
 	struct zcfsd_publish_wait *w = &v->pubwait, done = *w;
-	uint64_t token = w->token;
-	json_object *o = NULL;
 
 	unwatch_ready(d, w);
 	/* Over before the answer is made: it says "published". */
 	*w = (struct zcfsd_publish_wait){ .ready_fd = -1 };
-	if (!e) {
+	if (!e)
 		zcfsd_publish_done(d, v, v->targets[0], done.read_only);
-		o = json_object_new_object();
-		json_object_object_add(o, "volume", zcfsd_volume_json(d, v, false));
-	} else {
+	else
 		zcfsd_publish_undo_first(d, v, done.created_storage, done.created_target);
-	}
-	zcfsd_control_complete(d, token, o, e ? e : &(struct zcfs_err){ .code = ZCFS_OK });
+	done.done(d, v, done.token, e ? e : &(struct zcfs_err){ .code = ZCFS_OK });
 }
 
 static void fail(struct zcfsd *d, struct zcfsd_volume *v, const char *why)
@@ -64,7 +59,8 @@ static void fail(struct zcfsd *d, struct zcfsd_volume *v, const char *why)
 	finish(d, v, &e);
 }
 
-int zcfsd_publish_wait_begin(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e)
+int zcfsd_publish_wait_begin(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfsd_answer *a,
+			     struct zcfs_err *e)
 {
 	struct zcfsd_publish_wait *w = &v->pubwait;
 	int64_t now = zcfsd_now_ms();
@@ -78,7 +74,8 @@ int zcfsd_publish_wait_begin(struct zcfsd *d, struct zcfsd_volume *v, struct zcf
 
 		r = RET_NERRNO(epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, w->ready_fd, &ev));
 	}
-	if (r == 0 && !(w->token = zcfsd_control_defer("volume.publish")))
+	w->done = a->done;
+	if (r == 0 && !(w->token = a->defer(a->ctx, "volume.publish")))
 		r = -ENOTCONN;	/* not from a client: nobody to answer later */
 	if (r < 0) {
 		bool storage = w->created_storage, target = w->created_target;
