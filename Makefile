@@ -211,8 +211,10 @@ $(BUILD)/tests/integration/%: $(BUILD)/tests/integration/helpers/%.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^
 
-# holder_proof drives io_uring rings (liburing).
-$(BUILD)/tests/integration/holder_proof: $(BUILD)/tests/integration/helpers/holder_proof.o
+# holder_proof drives io_uring rings (liburing) restricted by the holder's
+# own code (sandbox_holder.c).
+$(BUILD)/tests/integration/holder_proof: $(BUILD)/tests/integration/helpers/holder_proof.o \
+		$(BUILD)/daemon/serve/sandbox/sandbox_holder.o
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)

@@ -19,7 +19,7 @@ NAME = re.compile(r'(?<![\w.-])([\w/.-]*[\w-]+\.(?:c|h))\b')
 LINUX_TREE = ('fs/', 'mm/', 'io_uring/', 'include/', 'security/', 'net/', 'lib/', 'drivers/', 'arch/')
 COMMENT = re.compile(r'/\*.*?\*/|//[^\n]*', re.S)
 # a file name in a comment; not a member access (req->in.h.unique)
-CNAME = re.compile(r'(?<![\w.<>-])([\w/.-]*[\w-]+\.(?:c|h))\b(?!\.\w)')
+CNAME = re.compile(r'(?<![\w./<>-])([\w/.-]*[\w-]+\.(?:c|h))\b(?!\.\w)')
 BARE = re.compile(r'(?<![\w./<>-])([\w-]+\.(?:c|h|sh|py))\b(?![./\w])')
 
 

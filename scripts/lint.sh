@@ -2,7 +2,7 @@
 # Mechanical bans (see docs/architecture.md "Conventions"): no sprintf,
 # strtol/atoi, bare dup(), exit() in daemon code; the structure checks (no
 # include cycle among modules, no call circle among the files of a folder,
-# no function over 80 lines, the architecture
+# no function over 80 lines, no code written twice outside the tests, the architecture
 # page names every source file); shellcheck if present.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -24,7 +24,7 @@ ban '[^_a-z]dup\(' "use fcntl(F_DUPFD_CLOEXEC)" $src
 # shellcheck disable=SC2046
 ban '(^|[^_a-z])exit\(' "daemon code returns errors; only main may end the process" $(echo "$src" | grep -v '/main.c$')
 }
-for check in check-include-cycles check-call-cycles check-function-length check-architecture-doc; do
+for check in check-include-cycles check-call-cycles check-function-length check-architecture-doc check-duplicates; do
 	python3 "scripts/$check.py" || rc=1
 done
 if command -v shellcheck >/dev/null; then

@@ -35,15 +35,22 @@ void zcfsd_serve_opts_of(const struct zcfsd *d, const struct zcfsd_volume *v,
 		o->transport = "uring";
 }
 
+/* What a server and a ring holder are both told: the connection's fd
+ * and the rings' geometry. */
+static void geometry_args(const struct zcfsd_serve_opts *o, struct zcfsd_serve_argv *a)
+{
+	snprintf(a->fd, sizeof(a->fd), "--fd=%d", ZCFSD_SERVER_FUSE_FD);
+	snprintf(a->depth, sizeof(a->depth), "--queue-depth=%u", o->queue_depth);
+	snprintf(a->max_write, sizeof(a->max_write), "--max-write=%u", o->max_write);
+}
+
 size_t zcfsd_serve_argv(const struct zcfsd_serve_opts *o, struct zcfsd_serve_argv *a)
 {
 	size_t k = 0;
 
-	snprintf(a->fd, sizeof(a->fd), "--fd=%d", ZCFSD_SERVER_FUSE_FD);
+	geometry_args(o, a);
 	snprintf(a->stats, sizeof(a->stats), "--stats-fd=%d", ZCFSD_SERVER_STATS_FD);
 	snprintf(a->transport, sizeof(a->transport), "--transport=%s", o->transport);
-	snprintf(a->depth, sizeof(a->depth), "--queue-depth=%u", o->queue_depth);
-	snprintf(a->max_write, sizeof(a->max_write), "--max-write=%u", o->max_write);
 	a->argv[k++] = (char *)o->serve_bin;
 	a->argv[k++] = a->fd;
 	a->argv[k++] = a->stats;
@@ -111,10 +118,8 @@ size_t zcfsd_holder_argv(const struct zcfsd_serve_opts *o, struct zcfsd_serve_ar
 {
 	size_t k = 0;
 
-	snprintf(a->fd, sizeof(a->fd), "--fd=%d", ZCFSD_SERVER_FUSE_FD);
+	geometry_args(o, a);
 	snprintf(a->ring, sizeof(a->ring), "--ring-memfd=%d", ZCFSD_SERVER_RING_FD);
-	snprintf(a->depth, sizeof(a->depth), "--queue-depth=%u", o->queue_depth);
-	snprintf(a->max_write, sizeof(a->max_write), "--max-write=%u", o->max_write);
 	a->argv[k++] = (char *)o->serve_bin;
 	a->argv[k++] = "--ring-holder";
 	a->argv[k++] = a->fd;

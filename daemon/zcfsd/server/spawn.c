@@ -372,21 +372,6 @@ static int spawn_server_with(struct zcfsd *d, struct zcfsd_volume *v, const stru
 	return 0;
 }
 
-int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
-			     const struct policy_tenant *t, int *ready_fd, struct zcfs_err *e)
-{
-	_cleanup_free_ char *src = NULL;
-	struct spawn_fds f = SPAWN_FDS_INIT;
-	uint64_t memlock = server_memlock(d, v, t);
-	int r;
-
-	r = spawn_prepare(d, v, t, &src, &f, memlock, e);
-	if (r == 0)
-		r = spawn_server_with(d, v, t, src, ready_fd, &f, memlock, e);
-	spawn_fds_close_rings(&f);	/* the server's copies are its own */
-	return r;
-}
-
 /* Its pipes: --ready-fd's, the go pipe, its own log pipe (read end
  * parked in it, installed as the volume's log when it is promoted). */
 static int standby_pipes(struct zcfsd_standby *n, struct spawn_fds *f)
@@ -442,8 +427,10 @@ static int spawn_standby_with(struct zcfsd *d, struct zcfsd_volume *v, const str
 	return 0;
 }
 
-int zcfsd_spawn_standby(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
-			struct zcfs_err *e)
+/* V's server (or, with STANDBY, a planned restart's successor): the
+ * storage, fds and rings prepared once, then forked. */
+static int spawn(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t, bool standby,
+		 int *ready_fd, struct zcfs_err *e)
 {
 	_cleanup_free_ char *src = NULL;
 	struct spawn_fds f = SPAWN_FDS_INIT;
@@ -452,9 +439,22 @@ int zcfsd_spawn_standby(struct zcfsd *d, struct zcfsd_volume *v, const struct po
 
 	r = spawn_prepare(d, v, t, &src, &f, memlock, e);
 	if (r == 0)
-		r = spawn_standby_with(d, v, t, src, &f, memlock, e);
-	spawn_fds_close_rings(&f);
+		r = standby ? spawn_standby_with(d, v, t, src, &f, memlock, e)
+			    : spawn_server_with(d, v, t, src, ready_fd, &f, memlock, e);
+	spawn_fds_close_rings(&f);	/* the server's copies are its own */
 	return r;
+}
+
+int zcfsd_spawn_standby(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+			struct zcfs_err *e)
+{
+	return spawn(d, v, t, true, NULL, e);
+}
+
+int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
+			     const struct policy_tenant *t, int *ready_fd, struct zcfs_err *e)
+{
+	return spawn(d, v, t, false, ready_fd, e);
 }
 
 int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v)

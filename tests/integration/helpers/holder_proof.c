@@ -49,6 +49,10 @@
 #include <unistd.h>
 #include "kernel/zcfs_uring_abi.h"
 
+/* daemon/serve/sandbox/sandbox.h's (its other headers clash with
+ * <linux/fuse.h>): RING_FD restricted to URING_CMD on fixed files, enabled. */
+int sandbox_restrict_holder_ring(int ring_fd);
+
 #define NQ_MAX 8
 #define DEPTH 4
 #define PAYLOAD (64 * 1024)
@@ -164,7 +168,6 @@ static void holder_main(int memfd, unsigned idle_ms, bool aff)
 	H->addr = (uint64_t)(uintptr_t)p;
 	for (q = 0; q < nq; q++) {
 		struct io_uring_params prm;
-		struct io_uring_restriction res[3];
 		unsigned i;
 
 		memset(&prm, 0, sizeof(prm));
@@ -180,17 +183,12 @@ static void holder_main(int memfd, unsigned idle_ms, bool aff)
 		}
 		if (io_uring_register_files(&rings[q], &fuse_fd, 1) < 0)
 			die("holder register files");
-		memset(res, 0, sizeof(res));
-		res[0].opcode = IORING_RESTRICTION_SQE_OP;
-		res[0].sqe_op = IORING_OP_URING_CMD;
-		res[1].opcode = IORING_RESTRICTION_SQE_FLAGS_REQUIRED;
-		res[1].sqe_flags = IOSQE_FIXED_FILE;
-		res[2].opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED;
-		res[2].sqe_flags = IOSQE_FIXED_FILE;
-		if (syscall(SYS_io_uring_register, rings[q].ring_fd, IORING_REGISTER_RESTRICTIONS, res, 3) < 0)
+		/* The holder's own restrictions (zcfs-serve's code, linked in). */
+		r = sandbox_restrict_holder_ring(rings[q].ring_fd);
+		if (r < 0) {
+			errno = -r;
 			die("holder restrictions");
-		if (syscall(SYS_io_uring_register, rings[q].ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0) < 0)
-			die("holder enable");
+		}
 		H->ring_fd[q] = rings[q].ring_fd;
 		H->params[q] = prm;
 		/* the iovecs REGISTER reads, in the holder's mm too */
