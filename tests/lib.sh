@@ -12,6 +12,7 @@ set -u
 export ZCFS_BIN ZCFS_TESTBIN ZCFS_TRANSPORT
 
 _zcfs_pids=()
+declare -A _zcfs_conn=()	# mount point -> its fuse connection (0:N)
 _zcfs_mounts=()
 _zcfs_dirs=()
 # make_tmpdir runs in $(...) subshells: it registers what it made in this
@@ -100,7 +101,10 @@ zcfs_mount() {
 	_zcfs_dirs+=("$mnt.log")
 
 	for _ in $(seq 100); do
-		if grep -q " $mnt fuse" /proc/self/mounts && stat "$mnt" >/dev/null 2>&1; then return 0; fi
+		if grep -q " $mnt fuse" /proc/self/mounts && stat "$mnt" >/dev/null 2>&1; then
+			_zcfs_conn[$mnt]=$(mountpoint -d "$mnt" 2>/dev/null)
+			return 0
+		fi
 		kill -0 "$ZCFS_PID" 2>/dev/null || { cat "$mnt.log" >&2; fail "zcfs-serve exited before mounting $mnt"; }
 		sleep 0.05
 	done
@@ -109,10 +113,27 @@ zcfs_mount() {
 }
 
 # zcfs_umount MNT: unmount and wait for the server to exit; returns its status.
+# A server sees its connection end when the last mount of it goes, in any
+# mount namespace: a namespace made while MNT was mounted (unshare,
+# podman, systemd-nspawn, a test of someone else's) keeps a copy that the
+# umount here does not remove (private propagation), and the server keeps
+# serving it. That was t_mount_options' hang under load (the test waited
+# for the server forever). So: wait 20 s, then name the holders and abort
+# the connection (fusectl), and wait for the server's exit.
 zcfs_umount() {
-	local mnt=$1 rc
+	local mnt=$1 rc conn=${_zcfs_conn[$1]:-}
 	umount "$mnt" || umount -l "$mnt"
+	for _ in $(seq 200); do kill -0 "$ZCFS_PID" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$ZCFS_PID" 2>/dev/null && [ -n "$conn" ] && [ -e "/sys/fs/fuse/connections/${conn#0:}" ]; then
+		echo "# zcfs_umount $mnt: server $ZCFS_PID still serving conn $conn 20 s after the umount;" \
+			"copies in other mount namespaces: $(grep -l " $conn " /proc/[0-9]*/mountinfo 2>/dev/null |
+			sed 's|/proc/\([0-9]*\)/mountinfo|\1|' | while read -r p; do
+				printf '%s(%s) ' "$p" "$(cat /proc/"$p"/comm 2>/dev/null)"; done | cut -c1-300);" \
+			"aborting it" >&2
+		echo 1 >"/sys/fs/fuse/connections/${conn#0:}/abort" 2>/dev/null
+	fi
 	wait "$ZCFS_PID"; rc=$?
+	unset "_zcfs_conn[$mnt]"
 	return $rc
 }
 
