@@ -18,6 +18,8 @@
 #define CSI_DEFAULT_ENDPOINT "unix:///csi/csi.sock"
 #define CSI_REQUEST_MAX (256 * 1024)
 #define CSI_STATS_TIMEOUT_MS 5000
+#define CSI_TOPOLOGY_KEY "topology.csi.zcfs.io/node"
+#define CSI_NODE_ID_MAX 128
 
 struct csi_ctx {
 	const char *socket;	/* zcfsd control socket */
@@ -46,6 +48,7 @@ struct csi_publish_req {
 	bool readonly;		/* effective: readonly, a reader-only mode or "ro" */
 	bool ephemeral;		/* created here, deleted on the last unpublish */
 	bool remove_target;	/* CSI: the plugin owns target_path's directory */
+	bool provisioned;	/* a CreateVolume id (NAME@NODE): must exist, never created here */
 	const char *tenant;	/* volume_context / options: NULL = zcfsd decides */
 	const char *transport;	/* data path preference: auto | devfuse | uring */
 	uint64_t size;		/* bytes, 0 = none given */
@@ -78,6 +81,27 @@ int csi_parse_capability(json_object *vc, struct csi_publish_req *p, struct zcfs
 int csi_check_target(const char *what, const char *path, struct zcfs_err *e) _must_check_;
 int csi_check_volume_id(const char *what, const char *id, struct zcfs_err *e) _must_check_;
 
+/* Volume ids and topology (csi_topology.c). A CSI volume id is NAME (a
+ * static PV's or an inline volume's: this node's zcfsd volume NAME) or
+ * NAME@NODE (CreateVolume's: zcfsd volume NAME on node NODE). */
+struct csi_volref {
+	char name[129];		/* zcfsd's volume id */
+	const char *node;	/* into the parsed id; NULL: no node named */
+};
+int csi_volref_parse(const char *what, const char *id, struct csi_volref *ref, struct zcfs_err *e) _must_check_;
+/* The same, and the id must be this node's: FAILED_PRECONDITION (-EXDEV)
+ * naming both nodes otherwise. */
+int csi_volref_local(struct csi_ctx *c, const char *id, struct csi_volref *ref, struct zcfs_err *e) _must_check_;
+/* NAME@<this node> into BUF. */
+int csi_volume_id_of(struct csi_ctx *c, const char *name, char *buf, size_t len, struct zcfs_err *e) _must_check_;
+/* A Topology object {segments: {CSI_TOPOLOGY_KEY: NODE}}. */
+json_object *csi_topology_of(const char *node);
+/* Topology T names a node and it is not this one. */
+bool csi_topology_is_other_node(struct csi_ctx *c, json_object *t);
+/* CreateVolume's accessibility_requirements (NULL: none) include this
+ * node; RESOURCE_EXHAUSTED naming it otherwise. */
+int csi_check_accessibility(struct csi_ctx *c, json_object *req, struct zcfs_err *e) _must_check_;
+
 /* Node operations (csi_node.c); on failure nothing is left changed. */
 int csi_publish(struct csi_ctx *c, struct csi_publish_req *p, struct zcfs_err *e) _must_check_;
 int csi_unpublish(struct csi_ctx *c, const char *volume_id, const char *target,
@@ -85,10 +109,23 @@ int csi_unpublish(struct csi_ctx *c, const char *volume_id, const char *target,
 int csi_volume_stats(struct csi_ctx *c, const char *volume_id, const char *path,
 		     json_object **ret, struct zcfs_err *e) _must_check_;
 
-/* Controller CreateVolume / DeleteVolume (csi_controller.c): not
- * advertised, served for csi-sanity's node specs. */
+/* The Controller service (csi_controller.c: CreateVolume, DeleteVolume,
+ * ValidateVolumeCapabilities; csi_capacity.c: GetCapacity, ListVolumes;
+ * csi_expand.c: ControllerExpandVolume and NodeExpandVolume). Each
+ * zcfs-csi serves its own node's volumes (external-provisioner
+ * --node-deployment). */
 int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e) _must_check_;
 int csi_delete_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e) _must_check_;
+int csi_validate_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e) _must_check_;
+int csi_get_capacity(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e) _must_check_;
+int csi_list_volumes(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e) _must_check_;
+int csi_controller_expand(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e) _must_check_;
+int csi_node_expand(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e) _must_check_;
+/* The policy's tenant of PARAMS.tenant (NULL: the only one) as tenant.list
+ * shows it (*ret, caller puts); NOT_FOUND / INVALID_ARGUMENT otherwise. */
+/* CreateVolume's / the expands' capacity_range (absent: both 0). */
+int csi_parse_range(json_object *req, int64_t *req_b, int64_t *lim_b, struct zcfs_err *e) _must_check_;
+int csi_tenant_get(struct csi_ctx *c, const char *tenant, json_object **ret, struct zcfs_err *e) _must_check_;
 
 /* Per-volume records of what each target was published with (csi_record.c). */
 /* Takes volume ID's lock without waiting: the fd, or ABORTED when another

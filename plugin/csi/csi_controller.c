@@ -1,15 +1,15 @@
-/* CreateVolume and DeleteVolume of the Controller service, which zcfs-csi
- * does not advertise (no CONTROLLER_SERVICE: a zcfs volume lives on the
- * node that publishes it, and NodePublishVolume creates it there from its
- * volume_context). csi-sanity v5.3.1 creates the volumes of its node specs
- * through them anyway, so they exist with these meanings: CreateVolume
- * checks the request and answers a volume whose id is its name and whose
- * volume_context carries the parameters (and the size asked for); nothing
- * is created until the first publish. DeleteVolume deletes the zcfs volume
- * of that id on this node, if there is one and it is not published. */
+/* CreateVolume, DeleteVolume and ValidateVolumeCapabilities of the
+ * Controller service. zcfs volumes are node-local: every node's zcfs-csi
+ * serves the Controller service for its own node, next to an
+ * external-provisioner started with --node-deployment, which sends it
+ * only the PVCs scheduled there. CreateVolume makes the zcfsd volume on
+ * this node at once (name = zcfsd id, idempotent by name) and answers the
+ * id NAME@NODE with the topology of this node; DeleteVolume removes it
+ * with its data once nothing has it published. */
 #include <inttypes.h>
 #include <string.h>
 #include "csi.h"
+#include "common/names.h"
 #include "plugin/common/plugin_json.h"
 #include "plugin/common/zclient.h"
 
@@ -32,8 +32,20 @@ static int parse_range(json_object *range, int64_t *req_b, int64_t *lim_b, struc
 	return 0;
 }
 
-/* volume_capabilities: required, each one a capability NodePublishVolume accepts. */
-static int check_capabilities(json_object *req, struct zcfs_err *e)
+int csi_parse_range(json_object *req, int64_t *req_b, int64_t *lim_b, struct zcfs_err *e)
+{
+	json_object *range;
+
+	*req_b = *lim_b = 0;
+	if (pj_object(req, "capacity_range", false, &range, e) < 0)
+		return -EINVAL;
+	return range ? parse_range(range, req_b, lim_b, e) : 0;
+}
+
+/* volume_capabilities: required, each one a capability NodePublishVolume
+ * accepts; *unsupported (when not NULL) gets the first refusal instead of
+ * failing (ValidateVolumeCapabilities answers it as a message). */
+static int check_capabilities(json_object *req, char *unsupported, size_t len, struct zcfs_err *e)
 {
 	struct csi_publish_req p;
 	json_object *caps;
@@ -44,80 +56,202 @@ static int check_capabilities(json_object *req, struct zcfs_err *e)
 		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "volume_capabilities is required");
 	for (size_t i = 0; i < json_object_array_length(caps); i++) {
 		json_object *vc = json_object_array_get_idx(caps, i);
+		struct zcfs_err e2 = { 0 };
 		memset(&p, 0, sizeof(p));
 		p.capability = json_object_new_object();
 		if (!p.capability)
 			return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 		if (!json_object_is_type(vc, json_type_object))
-			r = zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "volume_capabilities[%zu] must be an object", i);
+			r = zcfs_fail(&e2, ZCFS_INVALID_ARGUMENT, -EINVAL, "volume_capabilities[%zu] must be an object", i);
 		else
-			r = csi_parse_capability(vc, &p, e);
+			r = csi_parse_capability(vc, &p, &e2);
 		csi_publish_req_done(&p);
+		if (r < 0 && unsupported) {
+			snprintf(unsupported, len, "%s", e2.msg);
+			return 0;
+		}
 		if (r < 0)
-			return r;
+			return zcfs_fail(e, e2.code, r, "%s", e2.msg);
 	}
+	return 0;
+}
+
+/* The zcfsd volume.create of a CreateVolume: what the parameters ask
+ * for (zcfsd checks them against the policy) and SIZE (0: the tenant's
+ * default_quota). */
+static int create_in_zcfsd(struct csi_ctx *c, const char *name, const struct csi_publish_req *p,
+			   uint64_t size, json_object **vol, struct zcfs_err *e)
+{
+	_cleanup_json_ json_object *res = NULL, *params = json_object_new_object();
+	json_object *v;
+	int r;
+
+	if (!params)
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
+	json_object_object_add(params, "id", json_object_new_string(name));
+	if (p->tenant)
+		json_object_object_add(params, "tenant", json_object_new_string(p->tenant));
+	if (p->transport)
+		json_object_object_add(params, "transport", json_object_new_string(p->transport));
+	if (size)
+		json_object_object_add(params, "size", json_object_new_int64((int64_t)size));
+	if (p->has_uid)
+		json_object_object_add(params, "uid", json_object_new_int64(p->uid));
+	if (p->has_gid)
+		json_object_object_add(params, "gid", json_object_new_int64(p->gid));
+	if (p->has_mode)
+		json_object_object_add(params, "mode", json_object_new_int64(p->mode));
+	r = zcfs_call(c->socket, "volume.create", params, &res, e);
+	if (r < 0)
+		return r;
+	if (!json_object_object_get_ex(res, "volume", &v))
+		return zcfs_fail(e, ZCFS_UNAVAILABLE, -EPROTO, "zcfsd sent no volume for %s", name);
+	*vol = json_object_get(v);
+	return 0;
+}
+
+/* The size to create: required_bytes (or limit_bytes alone), raised to
+ * zcfsd's 4 KiB least; 0 without a range (the tenant's default_quota,
+ * checked against the capacity by zcfsd's answer below). */
+static uint64_t size_of_range(int64_t req_b, int64_t lim_b)
+{
+	uint64_t s = (uint64_t)(req_b ? req_b : lim_b);
+
+	return s && s < 4096 ? 4096 : s;
+}
+
+/* An existing volume answers the same request again; another size or
+ * tenant is ALREADY_EXISTS. */
+static int check_same(const char *name, json_object *vol, const struct csi_publish_req *p,
+		      int64_t req_b, int64_t lim_b, struct zcfs_err *e)
+{
+	json_object *sz = NULL;
+	uint64_t size;
+
+	json_object_object_get_ex(vol, "size", &sz);
+	size = (uint64_t)json_object_get_int64(sz);
+	if (p->tenant && strcmp(zclient_volume_str(vol, "tenant"), p->tenant))
+		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST, "volume '%s' exists for tenant '%s'", name,
+				 zclient_volume_str(vol, "tenant"));
+	if ((req_b && size != 0 && size < (uint64_t)req_b) || (lim_b && (size == 0 || size > (uint64_t)lim_b)))
+		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
+				 "volume '%s' exists with size %" PRIu64 ", outside capacity_range %" PRId64 "..%" PRId64,
+				 name, size, req_b, lim_b);
+	return 0;
+}
+
+/* Room for a new volume of SIZE: the tenant's volume count and capacity
+ * (tenant.list), as GetCapacity reports them. */
+static int check_room(struct csi_ctx *c, const struct csi_publish_req *p, uint64_t size, struct zcfs_err *e)
+{
+	_cleanup_json_ json_object *t = NULL;
+	json_object *x;
+	int64_t vols = 0, maxv = 0, avail = INT64_MAX;
+	int r = csi_tenant_get(c, p->tenant, &t, e);
+
+	if (r < 0)
+		return r;
+	if (json_object_object_get_ex(t, "volumes", &x))
+		vols = json_object_get_int64(x);
+	if (json_object_object_get_ex(t, "max_volumes", &x))
+		maxv = json_object_get_int64(x);
+	if (json_object_object_get_ex(t, "capacity_available", &x))
+		avail = json_object_get_int64(x);
+	if (!size && json_object_object_get_ex(t, "default_quota", &x))
+		size = (uint64_t)json_object_get_int64(x);
+	if (vols >= maxv)
+		return zcfs_fail(e, ZCFS_RESOURCE_EXHAUSTED, -EDQUOT,
+				 "tenant '%s' has %" PRId64 " of its max_volumes %" PRId64 " on node '%s'",
+				 zclient_volume_str(t, "name"), vols, maxv, c->node_id);
+	if (size > (uint64_t)avail)
+		return zcfs_fail(e, ZCFS_RESOURCE_EXHAUSTED, -ENOSPC,
+				 "tenant '%s' has %" PRId64 " bytes of capacity left on node '%s', not %" PRIu64,
+				 zclient_volume_str(t, "name"), avail, c->node_id, size);
+	return 0;
+}
+
+static json_object *volume_answer(struct csi_ctx *c, const char *id, json_object *vol, json_object *params)
+{
+	json_object *o = json_object_new_object(), *v = json_object_new_object(), *ctx = json_object_new_object();
+	json_object *topo = json_object_new_array(), *sz = NULL;
+
+	json_object_object_get_ex(vol, "size", &sz);
+	/* the context a later publish checks the volume against: no size,
+	 * which a resize changes */
+	json_object_object_foreach(params, k, val)
+		if (strcmp(k, "size"))
+			json_object_object_add(ctx, k, json_object_get(val));
+	json_object_array_add(topo, csi_topology_of(c->node_id));
+	json_object_object_add(v, "volume_id", json_object_new_string(id));
+	json_object_object_add(v, "capacity_bytes", json_object_new_int64(json_object_get_int64(sz)));
+	json_object_object_add(v, "volume_context", ctx);
+	json_object_object_add(v, "accessible_topology", topo);
+	json_object_object_add(o, "volume", v);
+	return o;
+}
+
+static int parse_create(struct csi_ctx *c, json_object *req, const char **name, json_object **params,
+			struct csi_publish_req *p, int64_t *req_b, int64_t *lim_b, struct zcfs_err *e)
+{
+	static const char *const keys[] = { "name", "capacity_range", "volume_capabilities", "parameters",
+					    "secrets", "volume_content_source", "accessibility_requirements",
+					    "mutable_parameters", NULL };
+	json_object *unused, *src, *acc;
+
+	if (pj_only_keys(req, NULL, keys, e) < 0 || pj_string(req, "name", true, name, e) < 0 ||
+	    pj_string_map(req, "parameters", params, e) < 0 || pj_string_map(req, "secrets", &unused, e) < 0 ||
+	    pj_string_map(req, "mutable_parameters", &unused, e) < 0 ||
+	    pj_object(req, "volume_content_source", false, &src, e) < 0 ||
+	    pj_object(req, "accessibility_requirements", false, &acc, e) < 0)
+		return -EINVAL;
+	if (!name_is_valid_id(*name))
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "name '%.140s' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}", *name);
+	if (src)
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "volume_content_source is not supported (zcfs has no snapshots or clones)");
+	if (unused && json_object_object_length(unused))
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "mutable_parameters are not supported");
+	if (csi_parse_range(req, req_b, lim_b, e) < 0 || check_capabilities(req, NULL, 0, e) < 0 ||
+	    csi_check_accessibility(c, acc, e) < 0 ||
+	    csi_parse_volume_attrs(*params, "parameters", NULL, p, e) < 0)
+		return -EINVAL;
+	if (p->ephemeral)
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "an ephemeral volume is not created by CreateVolume");
+	if (p->size)
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
+				 "parameters.size: a provisioned volume's size is its capacity_range (the PVC's request)");
 	return 0;
 }
 
 int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e)
 {
-	static const char *const keys[] = { "name", "capacity_range", "volume_capabilities", "parameters",
-					    "secrets", "volume_content_source", "accessibility_requirements",
-					    "mutable_parameters", NULL };
-	json_object *params, *unused, *range, *src, *o, *vol, *ctx;
+	_cleanup_json_ json_object *vol = NULL, *empty = json_object_new_object();
 	struct csi_publish_req p;
+	json_object *params;
 	const char *name;
-	int64_t req_b = 0, lim_b = 0;
-	char sz[32];
-	int r;
+	char id[CSI_NODE_ID_MAX + 136];
+	int64_t req_b, lim_b;
+	int lock, r;
 
-	(void)c;
 	memset(&p, 0, sizeof(p));
-	if (pj_only_keys(req, NULL, keys, e) < 0 || pj_string(req, "name", true, &name, e) < 0 ||
-	    csi_check_volume_id("name", name, e) < 0 || pj_string_map(req, "parameters", &params, e) < 0 ||
-	    pj_string_map(req, "secrets", &unused, e) < 0 ||
-	    pj_object(req, "capacity_range", false, &range, e) < 0 ||
-	    pj_object(req, "volume_content_source", false, &src, e) < 0)
-		return -EINVAL;
-	if (src)
-		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
-				 "volume_content_source is not supported (zcfs has no snapshots or clones)");
-	r = range ? parse_range(range, &req_b, &lim_b, e) : 0;
+	r = parse_create(c, req, &name, &params, &p, &req_b, &lim_b, e);
 	if (r == 0)
-		r = check_capabilities(req, e);
+		r = csi_volume_id_of(c, name, id, sizeof(id), e);
 	if (r < 0)
 		return r;
-	memset(&p, 0, sizeof(p));
-	if (csi_parse_volume_attrs(params, "parameters", NULL, &p, e) < 0)
-		return -EINVAL;
-	if (p.ephemeral)
-		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "an ephemeral volume is not created by CreateVolume");
-	o = json_object_new_object();
-	vol = json_object_new_object();
-	ctx = params ? json_object_get(params) : json_object_new_object();
-	if (!o || !vol || !ctx) {
-		json_object_put(o);
-		json_object_put(vol);
-		json_object_put(ctx);
-		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
-	}
-	if (!p.size && (req_b || lim_b)) {
-		/* the size travels to NodePublishVolume in the context */
-		snprintf(sz, sizeof(sz), "%" PRId64, req_b ? req_b : lim_b);
-		if (params) {
-			json_object_put(ctx);
-			ctx = json_object_new_object();
-			json_object_object_foreach(params, k, val)
-				json_object_object_add(ctx, k, json_object_get(val));
-		}
-		json_object_object_add(ctx, "size", json_object_new_string(sz));
-		p.size = (uint64_t)(req_b ? req_b : lim_b);
-	}
-	json_object_object_add(vol, "volume_id", json_object_new_string(name));
-	json_object_object_add(vol, "capacity_bytes", json_object_new_int64((int64_t)p.size));
-	json_object_object_add(vol, "volume_context", ctx);
-	json_object_object_add(o, "volume", vol);
-	*resp = o;
+	lock = csi_record_lock(c, name, e);
+	if (lock < 0)
+		return lock;
+	r = zclient_volume_get(c->socket, name, &vol, e);
+	if (r == 0)
+		r = check_same(name, vol, &p, req_b, lim_b, e);
+	else if (r == -ENOENT && (r = check_room(c, &p, size_of_range(req_b, lim_b), e)) == 0)
+		r = create_in_zcfsd(c, name, &p, size_of_range(req_b, lim_b), &vol, e);
+	csi_record_unlock(c, name, lock);
+	if (r < 0)
+		return r;
+	*resp = volume_answer(c, id, vol, params ? params : empty);
 	return 0;
 }
 
@@ -125,6 +259,7 @@ int csi_delete_volume(struct csi_ctx *c, json_object *req, json_object **resp, s
 {
 	static const char *const keys[] = { "volume_id", "secrets", NULL };
 	_cleanup_json_ json_object *vol = NULL;
+	struct csi_volref ref;
 	json_object *unused;
 	const char *id;
 	int lock, r;
@@ -133,25 +268,71 @@ int csi_delete_volume(struct csi_ctx *c, json_object *req, json_object **resp, s
 	    pj_string_map(req, "secrets", &unused, e) < 0)
 		return -EINVAL;
 	/* an id zcfs could never have made does not exist: success */
-	if (csi_check_volume_id("volume_id", id, &(struct zcfs_err){ 0 }) < 0) {
+	if (csi_volref_parse("volume_id", id, &ref, &(struct zcfs_err){ 0 }) < 0) {
 		*resp = json_object_new_object();
 		return 0;
 	}
-	lock = csi_record_lock(c, id, e);
+	/* another node's volume is that node's to delete (its provisioner) */
+	if (csi_volref_local(c, id, &ref, e) < 0)
+		return -EXDEV;
+	lock = csi_record_lock(c, ref.name, e);
 	if (lock < 0)
 		return lock;
-	r = zclient_volume_get(c->socket, id, &vol, e);
+	r = zclient_volume_get(c->socket, ref.name, &vol, e);
 	if (r == -ENOENT)
 		r = 0;
 	else if (r == 0 && zclient_volume_n_targets(vol) > 0)
-		r = zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY, "volume '%s' is still published", id);
+		r = zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY, "volume '%s' is still published", ref.name);
 	else if (r == 0)
-		r = zclient_call_id(c->socket, "volume.delete", id, NULL, e);
+		r = zclient_call_id(c->socket, "volume.delete", ref.name, NULL, e);
 	if (r == 0)
-		r = csi_record_remove(c, id, e);
-	csi_record_unlock(c, id, lock);
+		r = csi_record_remove(c, ref.name, e);
+	csi_record_unlock(c, ref.name, lock);
 	if (r < 0)
 		return r;
 	*resp = json_object_new_object();
+	return 0;
+}
+
+/* ValidateVolumeCapabilities: every capability NodePublishVolume takes
+ * is confirmed (echoed); else no confirmation, and the message says why. */
+int csi_validate_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e)
+{
+	static const char *const keys[] = { "volume_id", "volume_context", "volume_capabilities", "parameters",
+					    "secrets", "mutable_parameters", NULL };
+	_cleanup_json_ json_object *vol = NULL;
+	json_object *ctx, *params, *unused, *o, *conf, *caps;
+	struct csi_volref ref;
+	const char *id;
+	char why[512] = "";
+	int r;
+
+	if (pj_only_keys(req, NULL, keys, e) < 0 || pj_string(req, "volume_id", true, &id, e) < 0 ||
+	    pj_string_map(req, "volume_context", &ctx, e) < 0 || pj_string_map(req, "parameters", &params, e) < 0 ||
+	    pj_string_map(req, "secrets", &unused, e) < 0 || pj_string_map(req, "mutable_parameters", &unused, e) < 0 ||
+	    csi_volref_parse("volume_id", id, &ref, e) < 0 || check_capabilities(req, why, sizeof(why), e) < 0)
+		return -EINVAL;
+	if (ref.node && c->node_id && strcmp(ref.node, c->node_id))
+		return zcfs_fail(e, ZCFS_NOT_FOUND, -ENOENT, "volume '%s' is on node '%s', not on this node '%s'",
+				 ref.name, ref.node, c->node_id);
+	r = zclient_volume_get(c->socket, ref.name, &vol, e);
+	if (r == -ENOENT)
+		return zcfs_fail(e, ZCFS_NOT_FOUND, r, "volume '%s' does not exist on node '%s'", ref.name, c->node_id);
+	if (r < 0)
+		return r;
+	o = json_object_new_object();
+	if (why[0]) {
+		json_object_object_add(o, "message", json_object_new_string(why));
+	} else {
+		conf = json_object_new_object();
+		json_object_object_get_ex(req, "volume_capabilities", &caps);
+		json_object_object_add(conf, "volume_capabilities", json_object_get(caps));
+		if (ctx)
+			json_object_object_add(conf, "volume_context", json_object_get(ctx));
+		if (params)
+			json_object_object_add(conf, "parameters", json_object_get(params));
+		json_object_object_add(o, "confirmed", conf);
+	}
+	*resp = o;
 	return 0;
 }

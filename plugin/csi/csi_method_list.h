@@ -14,14 +14,18 @@
 	X(Identity, Probe, probe, m_probe, false) \
 	X(Controller, CreateVolume, create_volume, csi_create_volume, false) \
 	X(Controller, DeleteVolume, delete_volume, csi_delete_volume, false) \
+	X(Controller, ValidateVolumeCapabilities, validate_volume_capabilities, csi_validate_volume, false) \
+	X(Controller, ListVolumes, list_volumes, csi_list_volumes, false) \
+	X(Controller, GetCapacity, get_capacity, csi_get_capacity, false) \
 	X(Controller, ControllerGetCapabilities, controller_get_capabilities, m_controller_caps, true) \
-	X(Node, NodeGetInfo, node_get_info, m_node_info, true) \
+	X(Controller, ControllerExpandVolume, controller_expand_volume, csi_controller_expand, false) \
+	X(Node, NodeGetInfo, node_get_info, m_node_info, false) \
 	X(Node, NodeGetCapabilities, node_get_capabilities, m_node_caps, true) \
 	X(Node, NodePublishVolume, node_publish_volume, m_publish, false) \
 	X(Node, NodeUnpublishVolume, node_unpublish_volume, m_unpublish, false) \
 	X(Node, NodeGetVolumeStats, node_get_volume_stats, m_stats, false) \
 	X(Node, NodeStageVolume, node_stage_volume, m_unimplemented, true) \
 	X(Node, NodeUnstageVolume, node_unstage_volume, m_unimplemented, true) \
-	X(Node, NodeExpandVolume, node_expand_volume, m_unimplemented, true)
+	X(Node, NodeExpandVolume, node_expand_volume, csi_node_expand, false)
 
 #endif

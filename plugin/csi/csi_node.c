@@ -181,6 +181,9 @@ static int do_publish(struct csi_ctx *c, struct csi_publish_req *p, struct zcfs_
 	if (r < 0)
 		return r;
 	r = zclient_volume_get(c->socket, p->volume_id, &vol, e);
+	if (r == -ENOENT && p->provisioned)
+		return zcfs_fail(e, ZCFS_NOT_FOUND, r, "volume '%s' does not exist on this node (deleted?); "
+				 "a provisioned volume is never created empty by a publish", p->volume_id);
 	if (r == -ENOENT) {
 		/* A record without its volume is stale: start over. */
 		json_object_put(rec);

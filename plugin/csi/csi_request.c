@@ -32,12 +32,9 @@ void csi_publish_req_done(struct csi_publish_req *p)
 
 int csi_check_volume_id(const char *what, const char *id, struct zcfs_err *e)
 {
-	if (!id)
-		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "%s is required", what);
-	if (!name_is_valid_id(id))
-		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
-				 "%s '%.140s' must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}", what, id);
-	return 0;
+	struct csi_volref ref;
+
+	return csi_volref_parse(what, id, &ref, e);
 }
 
 int csi_check_target(const char *what, const char *path, struct zcfs_err *e)

@@ -79,28 +79,41 @@ static void test_identity(void **state)
 	assert_int_equal(handle("GetPluginInfo", "", &r), ZCFS_OK);
 	assert_string_equal(json_object_get_string(json_object_object_get(r, "name")), CSI_DRIVER_NAME);
 	json_object_put(r);
+	/* CONTROLLER_SERVICE, VOLUME_ACCESSIBILITY_CONSTRAINTS, online expansion */
 	assert_int_equal(handle("GetPluginCapabilities", "{}", &r), ZCFS_OK);
-	assert_int_equal(json_object_array_length(json_object_object_get(r, "capabilities")), 0);
+	assert_int_equal(json_object_array_length(json_object_object_get(r, "capabilities")), 3);
 	json_object_put(r);
+	/* the topology of this node even without zcfsd (max_volumes_per_node 0) */
 	assert_int_equal(handle("NodeGetInfo", " {} ", &r), ZCFS_OK);
 	assert_string_equal(json_object_get_string(json_object_object_get(r, "node_id")), "node-1");
+	assert_string_equal(json_object_get_string(json_object_object_get(json_object_object_get(
+		json_object_object_get(r, "accessible_topology"), "segments"), CSI_TOPOLOGY_KEY)), "node-1");
 	json_object_put(r);
 	assert_int_equal(handle("NodeGetCapabilities", "{}", NULL), ZCFS_OK);
 	/* no daemon behind the socket */
 	assert_int_equal(handle("Probe", "{}", NULL), ZCFS_UNAVAILABLE);
+	assert_int_equal(handle("ListVolumes", "{}", NULL), ZCFS_UNAVAILABLE);
 	assert_int_equal(handle("NodeStageVolume", "{}", NULL), ZCFS_UNIMPLEMENTED);
 	assert_int_equal(handle("NodeUnstageVolume", "{}", NULL), ZCFS_UNIMPLEMENTED);
-	assert_int_equal(handle("NodeExpandVolume", "{}", NULL), ZCFS_UNIMPLEMENTED);
-	assert_int_equal(handle("ListVolumes", "{}", NULL), ZCFS_UNIMPLEMENTED);
-	/* not advertised, served for csi-sanity: checks only, nothing created */
+	assert_int_equal(handle("NodeExpandVolume", "{}", NULL), ZCFS_INVALID_ARGUMENT);
+	assert_int_equal(handle("ControllerExpandVolume", "{\"volume_id\":\"v1\"}", NULL), ZCFS_INVALID_ARGUMENT);
 	assert_int_equal(handle("CreateVolume", "{}", NULL), ZCFS_INVALID_ARGUMENT);
-	assert_int_equal(handle("CreateVolume",
-				"{\"name\":\"pv1\",\"volume_capabilities\":[{\"mount\":{},\"access_mode\":{\"mode\":1}}],"
-				"\"parameters\":{\"tenant\":\"t1\"},\"capacity_range\":{\"required_bytes\":1048576}}", &r),
+	/* checked before zcfsd is asked: parameters, size, topology */
+#define CV(extra) "{\"name\":\"pv1\",\"volume_capabilities\":[{\"mount\":{},\"access_mode\":{\"mode\":1}}]" extra "}"
+	assert_int_equal(handle("CreateVolume", CV(",\"parameters\":{\"tenant\":\"t1\"}"), NULL), ZCFS_UNAVAILABLE);
+	assert_int_equal(handle("CreateVolume", CV(",\"parameters\":{\"color\":\"red\"}"), NULL), ZCFS_INVALID_ARGUMENT);
+	assert_int_equal(handle("CreateVolume", CV(",\"parameters\":{\"size\":\"1G\"}"), NULL), ZCFS_INVALID_ARGUMENT);
+	assert_int_equal(handle("CreateVolume", CV(",\"accessibility_requirements\":{\"requisite\":[{\"segments\":"
+						   "{\"" CSI_TOPOLOGY_KEY "\":\"node-2\"}}]}"), NULL),
+			 ZCFS_RESOURCE_EXHAUSTED);
+	/* another node's volume: refused naming both, before zcfsd */
+	assert_int_equal(handle("NodePublishVolume", "{\"volume_id\":\"v1@node-2\",\"target_path\":\"/k/a\","
+				"\"volume_capability\":{\"mount\":{},\"access_mode\":{\"mode\":1}}}", NULL),
+			 ZCFS_FAILED_PRECONDITION);
+	assert_int_equal(handle("NodeUnpublishVolume", "{\"volume_id\":\"v1@node-2\",\"target_path\":\"/k/a\"}", NULL),
 			 ZCFS_OK);
-	assert_string_equal(json_object_get_string(json_object_object_get(
-		json_object_object_get(json_object_object_get(r, "volume"), "volume_context"), "size")), "1048576");
-	json_object_put(r);
+	assert_int_equal(handle("DeleteVolume", "{\"volume_id\":\"v1@node-2\"}", NULL), ZCFS_FAILED_PRECONDITION);
+	assert_int_equal(handle("DeleteVolume", "{\"volume_id\":\"../x\"}", NULL), ZCFS_OK);
 	assert_int_equal(handle("CreateVolume",
 				"{\"name\":\"pv1\",\"volume_capabilities\":[{\"block\":{},\"access_mode\":{\"mode\":1}}]}",
 				NULL), ZCFS_INVALID_ARGUMENT);

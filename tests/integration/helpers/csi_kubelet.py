@@ -49,10 +49,9 @@ R = c.NodeServiceCapability.RPC
 check("NodeGetCapabilities: GET_VOLUME_STATS, VOLUME_CONDITION, VOLUME_MOUNT_GROUP, no STAGE_UNSTAGE",
       {R.GET_VOLUME_STATS, R.VOLUME_CONDITION, R.VOLUME_MOUNT_GROUP} <= caps and R.STAGE_UNSTAGE_VOLUME not in caps, str(caps))
 pc = ident.GetPluginCapabilities(c.GetPluginCapabilitiesRequest(), timeout=10)
-check("GetPluginCapabilities: no CONTROLLER_SERVICE", all(x.service.type != 1 for x in pc.capabilities))
-cc = cg.ControllerStub(ch).ControllerGetCapabilities(c.ControllerGetCapabilitiesRequest(), timeout=10).capabilities
-check("ControllerGetCapabilities offers nothing (only UNKNOWN, for csi-sanity v5.3.1)",
-      [x.rpc.type for x in cc] == [c.ControllerServiceCapability.RPC.UNKNOWN], str(cc))
+check("GetPluginCapabilities: CONTROLLER_SERVICE and VOLUME_ACCESSIBILITY_CONSTRAINTS",
+      {1, 2} <= {x.service.type for x in pc.capabilities if x.HasField("service")})
+check("NodeGetInfo: topology of this node", dict(ni.accessible_topology.segments) == {"topology.csi.zcfs.io/node": "kubelet-node"}, str(ni))
 check("Probe ready", ident.Probe(c.ProbeRequest(), timeout=30).ready.value)
 
 def cap(group=""):

@@ -69,8 +69,9 @@ jqe() { jq -e "$@" >/dev/null; }
 log "identity"
 check "GetPluginInfo" expect OK GetPluginInfo '{}'
 check "GetPluginInfo name and version" jqe '.name == "csi.zcfs.io" and (.vendor_version | length > 0)' <<<"$OUT"
-check "GetPluginCapabilities (node-only: none)" expect OK GetPluginCapabilities ''
-check "GetPluginCapabilities is an empty list" jqe '.capabilities == []' <<<"$OUT"
+check "GetPluginCapabilities" expect OK GetPluginCapabilities ''
+check "GetPluginCapabilities: CONTROLLER_SERVICE, VOLUME_ACCESSIBILITY_CONSTRAINTS, online expansion" \
+	jqe '[.capabilities[] | (.service.type // .volume_expansion.type)] | sort == ["CONTROLLER_SERVICE", "ONLINE", "VOLUME_ACCESSIBILITY_CONSTRAINTS"]' <<<"$OUT"
 check "Probe with zcfsd up" expect OK Probe ''
 check "Probe says ready" jqe '.ready == true' <<<"$OUT"
 OUT=$(printf '' | "$ZCFS_BIN/zcfs-csi" --socket "$W/nosuch.sock" Probe 2>/dev/null); RC=$?
@@ -83,7 +84,7 @@ check "NodeGetCapabilities: stats + condition, no STAGE_UNSTAGE" \
 stage=$(jq -nc --arg t "$TGT/stage" '{volume_id: "v1", staging_target_path: $t, volume_capability: {mount: {}, access_mode: {mode: "SINGLE_NODE_WRITER"}}}')
 expect_nochange UNIMPLEMENTED "NodeStageVolume (no STAGE_UNSTAGE)" NodeStageVolume "$stage"
 expect_nochange UNIMPLEMENTED "NodeUnstageVolume" NodeUnstageVolume "{\"volume_id\":\"v1\",\"staging_target_path\":\"$TGT/stage\"}"
-expect_nochange UNIMPLEMENTED "NodeExpandVolume" NodeExpandVolume '{}'
+expect_nochange INVALID_ARGUMENT "NodeExpandVolume without volume_id" NodeExpandVolume '{}'
 expect_nochange UNIMPLEMENTED "unknown method" ControllerPublishVolume '{}'
 OUT=$("$ZCFS_BIN/zcfs-csi" --socket "$SOCK" 2>/dev/null </dev/null); RC=$?
 check "no method: usage, exit 2" test "$RC" -eq 2
