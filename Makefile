@@ -123,7 +123,7 @@ FUZZ_SECONDS ?= 10
 FUZZ_CFLAGS  := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
 	-D_FILE_OFFSET_BITS=64 -I. $(PKG_CFLAGS) -pthread
 
-.PHONY: all unit-bin deps check check-root check-unit check-integration check-asan check-tsan ci bench conformance conformance-ci clean lint fuzz fuzz-replay \
+.PHONY: image all unit-bin deps check check-root check-unit check-integration check-asan check-tsan ci bench conformance conformance-ci clean lint fuzz fuzz-replay \
 	kernel kernel-test kernel-guest-test kernel-test-full
 all: $(PROGS) $(ITEST_BIN) $(BENCH_BIN)
 
@@ -235,6 +235,13 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o
 # FUZZ_REPLAY= leaves the fuzz corpora out (check-asan: the one set of fuzz
 # binaries, build/fuzz, is ASan+UBSan whatever BUILD is; make check replays it).
 FUZZ_REPLAY ?= fuzz-replay
+# The node image the Kubernetes manifests run (scripts/make-image.sh:
+# podman import of install.sh's tree with its libraries; no base image
+# is pulled). IMAGE= names it.
+IMAGE ?= registry.example.com/zcfs/zcfs:0.1.0
+image: all
+	$(Q)scripts/make-image.sh $(IMAGE)
+
 check: all $(UNIT_BIN)
 	$(Q)$(MAKE) --no-print-directory check-unit $(FUZZ_REPLAY)
 	$(Q)if [ "$$(id -u)" -eq 0 ]; then $(MAKE) --no-print-directory check-root; \

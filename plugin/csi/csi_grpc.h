@@ -25,6 +25,7 @@ struct csi_serve_opts {
 	const char *registration;	/* kubelet registration socket path, or NULL */
 	const char *kubelet_endpoint;	/* the CSI socket as kubelet sees it (GetInfo) */
 	unsigned grace_s;
+	int socket_gid;			/* --socket-group: the endpoint 0660 to this group; -1: 0700 */
 };
 
 /* The gRPC methods zcfs-csi knows (grpc_dispatch.c). */

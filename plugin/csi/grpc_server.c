@@ -441,6 +441,10 @@ int csi_serve(struct csi_ctx *ctx, const struct csi_serve_opts *o)
 			abort_start(&s);
 		goto out;
 	}
+	/* the sidecars (provisioner, resizer, livenessprobe) run as another
+	 * uid: the endpoint's group may connect too */
+	if (o->socket_gid >= 0 && (chown(path, (uid_t)-1, (gid_t)o->socket_gid) < 0 || chmod(path, 0660) < 0))
+		log_err("event=socket-group-failed path=%s gid=%d error=\"%s\"", path, o->socket_gid, strerror(errno));
 	log_info("event=serving endpoint=unix:%s registration=%s kubelet_endpoint=%s zcfsd=%s node_id=%s",
 		 path, rpath ? rpath : "-", o->kubelet_endpoint, ctx->socket, ctx->node_id ? ctx->node_id : "-");
 	serve_loop(&s, sfd);

@@ -20,9 +20,11 @@ static void usage(FILE *out)
 		"       zcfs-csi [options] serve [--endpoint unix:///PATH] [--registration-socket PATH]\n"
 		"                [--kubelet-registration-path PATH] [--grace-seconds N]   (gRPC server)\n"
 		"       zcfs-csi init | mount DIR OPTIONS-JSON | unmount DIR      (FlexVolume driver)\n"
-		"CSI methods: GetPluginInfo GetPluginCapabilities Probe NodeGetInfo NodeGetCapabilities\n"
-		"  NodePublishVolume NodeUnpublishVolume NodeGetVolumeStats\n"
-		"  (NodeStageVolume NodeUnstageVolume NodeExpandVolume: UNIMPLEMENTED)\n"
+		"CSI methods: GetPluginInfo GetPluginCapabilities Probe; CreateVolume DeleteVolume\n"
+		"  ValidateVolumeCapabilities ListVolumes GetCapacity ControllerGetCapabilities\n"
+		"  ControllerExpandVolume; NodeGetInfo NodeGetCapabilities NodePublishVolume\n"
+		"  NodeUnpublishVolume NodeGetVolumeStats NodeExpandVolume\n"
+		"  (NodeStageVolume NodeUnstageVolume: UNIMPLEMENTED)\n"
 		"  --socket PATH     zcfsd control socket (default $ZCFS_SOCKET or %s)\n"
 		"  --state-dir DIR   publish records (default $ZCFS_CSI_STATE_DIR or %s)\n"
 		"  --node-id ID      NodeGetInfo node_id (default $ZCFS_NODE_ID, $KUBE_NODE_NAME,\n"
@@ -30,13 +32,15 @@ static void usage(FILE *out)
 		"  --log-format F    text (default; <N> priorities under systemd) or json\n"
 		"  --version         print the driver name and version\n"
 		"Global options may come before or after METHOD or serve.\n"
-		"serve: the CSI Identity and Node services over gRPC until SIGTERM\n"
+		"serve: the CSI Identity, Controller and Node services over gRPC until SIGTERM\n"
 		"  --endpoint E      unix:///PATH to listen on (default $CSI_ENDPOINT or %s)\n"
 		"  --registration-socket PATH  also serve kubelet plugin registration there\n"
 		"                    (e.g. /var/lib/kubelet/plugins_registry/%s-reg.sock)\n"
 		"  --kubelet-registration-path PATH  the endpoint's path as kubelet sees it\n"
 		"                    (GetInfo; default: the endpoint's own path)\n"
 		"  --grace-seconds N in-flight calls get N s after SIGTERM (default %d)\n"
+		"  --socket-group GID  the endpoint mode 0660 with group GID (sidecars of another\n"
+		"                    uid: external-provisioner, external-resizer, livenessprobe)\n"
 		"Exit: 0 success, 1 error answer, 2 usage.\n",
 		ZCFS_DEFAULT_SOCKET, CSI_DEFAULT_STATE_DIR, CSI_DEFAULT_ENDPOINT, CSI_DRIVER_NAME,
 		CSI_GRPC_GRACE_S);
@@ -128,12 +132,14 @@ static int serve_main(struct csi_ctx *c, const char **sock, int argc, char **arg
 		{ "registration-socket", required_argument, NULL, 'r' },
 		{ "kubelet-registration-path", required_argument, NULL, 'k' },
 		{ "grace-seconds", required_argument, NULL, 'g' },
+		{ "socket-group", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	struct csi_serve_opts o = {
 		.endpoint = env_or("CSI_ENDPOINT", CSI_DEFAULT_ENDPOINT),
 		.grace_s = CSI_GRPC_GRACE_S,
+		.socket_gid = -1,
 	};
 	uint64_t g;
 	int opt, r;
@@ -150,6 +156,13 @@ static int serve_main(struct csi_ctx *c, const char **sock, int argc, char **arg
 				return 2;
 			}
 			o.grace_s = (unsigned)g;
+			break;
+		case 'G':
+			if (parse_u64(optarg, 0, INT32_MAX, &g) < 0) {
+				fprintf(stderr, "zcfs-csi serve: --socket-group must be a numeric gid\n");
+				return 2;
+			}
+			o.socket_gid = (int)g;
 			break;
 		case 'h': usage(stdout); return 0;
 		default:

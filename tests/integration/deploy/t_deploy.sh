@@ -49,7 +49,7 @@ check "the image label says the same version" grep -q "org.opencontainers.image.
 check "Debian 12 base" grep -qE '^FROM [^ ]*debian:12(-slim)?$' "$CF"
 # every zcfs image: line of the manifests (the examples' busybox is the
 # user's workload, not ours)
-mapfile -t images < <(grep -h '^[[:space:]-]*image:' "$D"/kubernetes/*.yaml | sed 's/.*image:[[:space:]]*//; s/["'\'']//g' | grep -v '^busybox:' | sort -u)
+mapfile -t images < <(grep -h '^[[:space:]-]*image:' "$D"/kubernetes/*.yaml | sed 's/.*image:[[:space:]]*//; s/["'\'']//g' | grep -v -e '^busybox:' -e '^registry.k8s.io/sig-storage/' | sort -u)
 check "the manifests name images" test "${#images[@]}" -gt 0
 for i in "${images[@]}"; do
 	check "manifest image $i is the one the Containerfile builds" test "$i" = "$image"
@@ -131,7 +131,7 @@ else
 	# every argv/probe whose program is one of ours: binary exists, flags known
 	while read -r argv; do
 		prog=$(jq -r '.[0]' <<<"$argv")
-		base=$(basename "$prog")
+		base=$(basename -- "$prog")
 		case $base in zcfsd|zcfs-csi|zcfs-volume-plugin|zcfsctl|zcfs-serve) ;; *) continue;; esac
 		check "$base is built" test -x "$ZCFS_BIN/$base"
 		check "$prog lives in /usr/local/bin (where install.sh --prefix /usr/local puts it)" \
@@ -178,7 +178,9 @@ else
 	check "NodeGetCapabilities offers VOLUME_MOUNT_GROUP (what fsGroupPolicy File delegates)" bash -c \
 		"printf '{}' | '$ZCFS_BIN/zcfs-csi' NodeGetCapabilities | grep -q VOLUME_MOUNT_GROUP"
 	check "DaemonSet tolerates every taint (operator: Exists)" jqe "$ds | any(.spec.tolerations[]; .operator == \"Exists\" and (.key // \"\") == \"\")" "$W/docs.json"
-	check "DaemonSet mounts no service account token" jqe "$ds | .spec.automountServiceAccountToken == false" "$W/docs.json"
+	check "DaemonSet runs as service account zcfs-csi, bound to the sidecars' roles (rbac.yaml)" \
+		jqe "($ds | .spec.serviceAccountName == \"zcfs-csi\") and ([.[] | select(.kind == \"ClusterRoleBinding\" or .kind == \"RoleBinding\") |
+			.subjects[0].name == \"zcfs-csi\"] | (length == 2) and all)" "$W/docs.json"
 	pc=$(jq -r "$ds | .spec.priorityClassName" "$W/docs.json")
 	ns=$(jq -r '.[] | select(.kind == "DaemonSet") | .metadata.namespace' "$W/docs.json")
 	check "priority class $pc: system-node-critical only in kube-system, else defined here" bash -c \
@@ -198,8 +200,8 @@ else
 	# again by pid (t_systemd's pod generations run this)
 	check "zcfsd puts its servers in the host's systemd scopes (--server-scopes=systemd, /run/systemd, hostPID)" \
 		jqe '.hostPID == true and (.argv | index("--server-scopes=systemd")) and any(.mounts[]; .path == "/run/systemd" and .volume.hostPath.path == "/run/systemd")' <<<"$zcfsd_c"
-	check "YAML: every container of the DaemonSet runs the built image ($image)" \
-		test "$(jq -r 'select(.kind == "DaemonSet") | .image' "$W/containers.jsonl" | sort -u)" = "$image"
+	check "YAML: zcfsd, csi-plugin and the init container run the built image ($image)" \
+		test "$(jq -r 'select(.kind == "DaemonSet" and (.image | startswith("registry.k8s.io/") | not)) | .image' "$W/containers.jsonl" | sort -u)" = "$image"
 	check "kubelet dir mounted with Bidirectional propagation" \
 		jqe 'any(.mounts[]; .path == "/var/lib/kubelet" and .prop == "Bidirectional" and .volume.hostPath.path == "/var/lib/kubelet")' <<<"$zcfsd_c"
 	check "/dev/fuse from the host" jqe 'any(.mounts[]; .path == "/dev/fuse" and .volume.hostPath.type == "CharDevice")' <<<"$zcfsd_c"
@@ -219,6 +221,92 @@ else
 	check "ConfigMap policy passes zcfsctl policy check" "$ZCFS_BIN/zcfsctl" policy check "$W/cm-policy.json"
 	check "ConfigMap policy allows targets under /var/lib/kubelet/pods" \
 		jqe 'all(.tenants[]; any(.allowed_target_prefixes[]; . == "/var/lib/kubelet/pods"))' "$W/cm-policy.json"
+fi
+
+log "kustomize: render the install and validate it against the Kubernetes API schemas"
+# kubectl's built-in kustomize renders deploy/kubernetes (the base) and
+# its overlays; npm's kubernetes-models (the API's OpenAPI schemas, ajv)
+# validates every object: types, enums, required fields (not unknown
+# fields). Installed once into build/npm-k8s.
+if ! command -v kubectl >/dev/null; then
+	log "kubectl not installed: the kustomization is not rendered"
+else
+	check "kubectl kustomize deploy/kubernetes renders" bash -c "kubectl kustomize '$D/kubernetes' >'$W/rendered.yaml'"
+	for o in "$D"/overlays/*/; do
+		check "overlay $(basename "$o") renders" bash -c "kubectl kustomize '$o' >'$W/overlay-$(basename "$o").yaml'"
+	done
+	NPMD=$top/build/npm-k8s
+	if [ ! -d "$NPMD/node_modules/kubernetes-models" ] && command -v npm >/dev/null; then
+		mkdir -p "$NPMD"
+		timeout 300 npm install --prefix "$NPMD" --no-audit --no-fund --silent kubernetes-models@5.1.0 js-yaml@4.1.0 >"$W/npm.log" 2>&1 ||
+			{ log "npm install kubernetes-models failed:"; tail -n 5 "$W/npm.log"; }
+	fi
+	if [ -d "$NPMD/node_modules/kubernetes-models" ] && command -v node >/dev/null; then
+		NODE_PATH=$NPMD/node_modules node "$top/tests/integration/helpers/k8s_validate.mjs" <"$W/rendered.yaml" >"$W/validate.out" 2>&1
+		vrc=$?
+		sed 's/^/# /' "$W/validate.out"
+		check "every rendered object validates against the API schemas (kubernetes-models)" test "$vrc" -eq 0
+		check "... a broken object does not (a container without a name, a string port)" bash -c \
+			"printf 'apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: x}\nspec: {selector: {matchLabels: {a: b}}, template: {spec: {containers: [{image: x, ports: [{containerPort: abc}]}]}}}\n' |
+			NODE_PATH='$NPMD/node_modules' node '$top/tests/integration/helpers/k8s_validate.mjs' >/dev/null; [ \$? -eq 1 ]"
+	else
+		log "node or npm's kubernetes-models not available: the schema validation is not run"
+	fi
+	if [ -n "$PY" ]; then
+		"$PY" -c 'import json, sys, yaml; print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d]))' \
+			"$W/rendered.yaml" >"$W/rendered.json"
+		R='.[] | select(.kind == "DaemonSet") | .spec.template.spec'
+		check "rendered: Namespace, CSIDriver, RBAC, ConfigMap, PriorityClass, DaemonSet, StorageClass" \
+			test "$(jq -r '[.[].kind] | unique | join(" ")' "$W/rendered.json")" = "CSIDriver ClusterRole ClusterRoleBinding ConfigMap DaemonSet Namespace PriorityClass Role RoleBinding ServiceAccount StorageClass"
+		sc='.[] | select(.kind == "StorageClass")'
+		check "StorageClass: provisioner csi.zcfs.io, WaitForFirstConsumer, allowVolumeExpansion" \
+			jqe "$sc | .provisioner == \"csi.zcfs.io\" and .volumeBindingMode == \"WaitForFirstConsumer\" and .allowVolumeExpansion == true" "$W/rendered.json"
+		check "StorageClass parameters are ones CreateVolume accepts" bash -c \
+			"jq -c '$sc | {name: \"p\", volume_capabilities: [{mount: {}, access_mode: {mode: 1}}], parameters: .parameters}' '$W/rendered.json' |
+			'$ZCFS_BIN/zcfs-csi' --socket /nonexistent --state-dir '$W/csi' --node-id n1 CreateVolume 2>/dev/null | grep -q UNAVAILABLE"
+		prov='.containers[] | select(.name == "csi-provisioner") | .args'
+		check "external-provisioner: --node-deployment, --enable-capacity, --feature-gates=Topology=true, NODE_NAME" \
+			jqe "$R | ($prov | index(\"--node-deployment=true\") and index(\"--enable-capacity=true\") and index(\"--feature-gates=Topology=true\"))
+				and any(.containers[] | select(.name == \"csi-provisioner\") | .env[]; .name == \"NODE_NAME\")" "$W/rendered.json"
+		check "external-resizer and livenessprobe sidecars on the CSI socket" \
+			jqe "$R | [.containers[] | select(.name == \"csi-resizer\" or .name == \"liveness-probe\") | .args | index(\"--csi-address=/csi/csi.sock\")] | length == 2 and all" "$W/rendered.json"
+		check "the CSI socket is group 2500 (--socket-group), the pod's supplemental group for the sidecars" \
+			jqe "$R | (.securityContext.supplementalGroups | index(2500)) and any(.containers[] | select(.name == \"csi-plugin\") | .command[]; . == \"--socket-group=2500\")" "$W/rendered.json"
+		check "zcfs-csi serve takes --socket-group" flags_ok zcfs-csi --socket-group
+		check "nodeSelector kubernetes.io/os: linux" jqe "$R | .nodeSelector[\"kubernetes.io/os\"] == \"linux\"" "$W/rendered.json"
+		check "every container but privileged zcfsd: no privilege escalation, read-only root, all capabilities dropped" \
+			jqe "$R | [.containers[] | select(.name != \"zcfsd\") | .securityContext | .allowPrivilegeEscalation == false and
+				.readOnlyRootFilesystem == true and (.capabilities.drop | index(\"ALL\"))] | all" "$W/rendered.json"
+		check "the sidecars run as non-root" \
+			jqe "$R | [.containers[] | select(.image | startswith(\"registry.k8s.io/\")) | .securityContext.runAsNonRoot == true and .securityContext.runAsUser > 0] | length == 3 and all" "$W/rendered.json"
+		check "every container has resource requests and a memory limit" \
+			jqe "$R | [.containers[] | .resources.requests.cpu and .resources.requests.memory and .resources.limits.memory] | all" "$W/rendered.json"
+		check "zcfsd has startup, readiness and liveness probes; csi-plugin liveness and readiness" \
+			jqe "$R | (.containers[] | select(.name == \"zcfsd\") | .startupProbe and .readinessProbe and .livenessProbe) and
+				(.containers[] | select(.name == \"csi-plugin\") | .livenessProbe and .readinessProbe)" "$W/rendered.json"
+		check "sidecar images are pinned to a version" \
+			jqe "$R | [.containers[] | select(.image | startswith(\"registry.k8s.io/\")) | .image | test(\":v[0-9]+\\\\.[0-9]+\\\\.[0-9]+$\")] | all" "$W/rendered.json"
+	fi
+fi
+
+log "make image: the node image, built with Podman"
+if [ "${ZCFS_TEST_IMAGE:-1}" = 1 ] && command -v podman >/dev/null; then
+	ti=localhost/zcfs-t-deploy:$$
+	IMAGE_ROOT=$W/image-root "$top/scripts/make-image.sh" "$ti" >"$W/image.log" 2>&1
+	irc=$?
+	if [ "$irc" -eq 77 ]; then
+		log "$(tail -n 1 "$W/image.log")"
+	else
+		check "scripts/make-image.sh (make image) builds it" test "$irc" -eq 0
+		[ "$irc" -eq 0 ] || tail -n 5 "$W/image.log"
+		check "the image holds every binary the manifests run" bash -c \
+			"podman image mount >/dev/null 2>&1; m=\$(podman image mount '$ti' 2>/dev/null) && for p in zcfsd zcfs-serve zcfsctl zcfs-csi zcfs-flexvolume; do test -x \"\$m/usr/local/bin/\$p\" || exit 1; done; podman image unmount '$ti' >/dev/null 2>&1; true" 
+		check "... and the libraries they load (ldd in the image root)" bash -c \
+			"for b in '$W'/image-root/usr/local/bin/*; do chroot '$W/image-root' /usr/local/bin/\$(basename \$b) --version >/dev/null 2>&1 || chroot '$W/image-root' /usr/local/bin/\$(basename \$b) --help >/dev/null 2>&1 || exit 1; done"
+		podman rmi -f "$ti" >/dev/null 2>&1
+	fi
+else
+	log "podman not installed (or ZCFS_TEST_IMAGE=0): make image not run"
 fi
 
 log "examples name tenants that exist"
