@@ -26,13 +26,16 @@ TENANT_UID=${TENANT_UID:-2001}
 TENANT_UID2=${TENANT_UID2:-2002}
 ZCFSD_PID=
 
-# keep_server_log ID: with ZCFS_TEST_KEEP_LOGS, the volume's server log
-# is kept before the volume (and its log) goes.
+# keep_server_log ID [FILE...]: with ZCFS_TEST_KEEP_LOGS, the volume's
+# server log (and each FILE, as ID.NAME) is kept before the volume (and
+# its log) goes.
 keep_server_log() {
 	[ -n "${ZCFS_TEST_KEEP_LOGS:-}" ] || return 0
-	local keep
+	local keep f id=$1
+	shift
 	keep=$ZCFS_TEST_KEEP_LOGS/$(basename "$0" .sh).${ZCFS_TRANSPORT:-x}
-	mkdir -p "$keep" && cp "$STATE"/logs/"$1".log* "$keep/" 2>/dev/null
+	mkdir -p "$keep" && cp "$STATE"/logs/"$id".log* "$keep/" 2>/dev/null
+	for f in "$@"; do cp "$f" "$keep/$id.$(basename "$f")" 2>/dev/null; done
 	return 0
 }
 

@@ -154,7 +154,7 @@ run_variant() {
 		tail -n 40 "$d/fio.out" | sed "s/^/# $id fio: /"
 	fi
 	ctl volume unpublish "$id" "$mnt" >/dev/null
-	keep_server_log "$id"
+	keep_server_log "$id" "$d/probe.out" "$d/fio.out"
 	ctl volume delete "$id" >/dev/null
 }
 
