@@ -145,12 +145,15 @@ run() {
 	if [ -n "${PARALLEL:-}" ]; then
 		# more requests in flight than pool buffers: 4 writers and 4
 		# readers at once, payload-less requests (stat) among them
-		for i in 1 2 3 4; do cp /tmp/rand "$mnt/p$i" & done
-		for i in 1 2 3 4; do ls -l "$mnt" >/dev/null & done
-		wait
-		for i in 1 2 3 4; do cat "$mnt/p$i" >/tmp/back$i & done
-		for i in 1 2 3 4; do stat "$mnt/p$i" >/dev/null & done
-		wait
+		# (waiting for these by pid: a bare wait would wait for the server)
+		jobs=
+		for i in 1 2 3 4; do cp /tmp/rand "$mnt/p$i" & jobs="$jobs $!"; done
+		for i in 1 2 3 4; do ls -l "$mnt" >/dev/null & jobs="$jobs $!"; done
+		for j in $jobs; do wait $j; done
+		jobs=
+		for i in 1 2 3 4; do cat "$mnt/p$i" >/tmp/back$i & jobs="$jobs $!"; done
+		for i in 1 2 3 4; do stat "$mnt/p$i" >/dev/null & jobs="$jobs $!"; done
+		for j in $jobs; do wait $j; done
 		for i in 1 2 3 4; do cmp -s /tmp/rand /tmp/back$i && rm "$mnt/p$i" /tmp/back$i || ok=0; done
 	fi
 	[ $ok = 1 ] && r "$name-smoke" PASS "$(grep -o 'transport=[a-z]*' "$log" | tail -n 1)" ||
