@@ -416,6 +416,7 @@ static int finish(struct zcfsd *d, int status, bool state_ok, char **argv)
 		d->volumes = v->next;
 		/* Ids stay registered: the next zcfsd adopts the broker. */
 		zcfsd_broker_free(v->broker);
+		zcfsd_lifecycle_release(v);
 		zcfsd_volume_free(v);
 	}
 	policy_free(d->policy);

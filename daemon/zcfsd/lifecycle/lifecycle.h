@@ -91,11 +91,41 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 			 bool read_only, int64_t mount_group, const struct zcfsd_answer *a,
 			 struct zcfs_err *e);
 
+/* An unpublish of the last target under way, answered when done
+ * (unpublish.c): no wait on a server blocks the loop. */
+struct zcfsd_unpublish {
+	int phase;			/* ZCFSD_UNPUB_*: 0 none */
+	uint64_t token;			/* its deferred answer, for done */
+	/* the caller's completion (lifecycle.h struct zcfsd_answer) */
+	void (*done)(struct zcfsd *d, struct zcfsd_volume *v, uint64_t token, const struct zcfs_err *e);
+	int sync_pidfd;			/* the syncfs child; -1: none */
+	int64_t due_ms;			/* monotonic deadline of the phase */
+	bool killed;			/* the server was sent SIGKILL */
+	char *target;
+};
+#define ZCFSD_UNPUB_SYNCING 1	/* dirty pages written back (syncfs child, 10 s) */
+#define ZCFSD_UNPUB_STOPPING 2	/* unmounted; the server exits (1.5 s, then SIGKILL) */
+/* A publish of the first target waiting for its new server to say it
+ * serves, answered then (publish_wait.c): the wait is on a server, so it
+ * is a state the loop polls, not a poll(2). */
+struct zcfsd_publish_wait {
+	uint64_t token;			/* its deferred answer; 0: no publish waiting */
+	void (*done)(struct zcfsd *d, struct zcfsd_volume *v, uint64_t token, const struct zcfs_err *e);
+	int ready_fd;			/* the --ready-fd read end, watched; -1: none or EOF */
+	bool eof;			/* closed unwritten: only its exit is awaited */
+	int64_t started_ms;		/* monotonic */
+	int64_t due_ms;			/* monotonic: answered as published (or failed) then */
+	bool created_storage;		/* made by this publish: removed if it fails */
+	bool created_target;
+	bool read_only;
+};
+
 /* publish_wait.c: a first target's publish waiting for its server in
- * the event loop. begin (zcfsd_volume_publish's last step): 1, the answer
- * deferred (or -errno with E, everything undone); publishing: true (E
+ * the event loop. begin (zcfsd_volume_publish's last step, W what it
+ * started: its ready pipe, what to undo): 1, the answer deferred (or -errno with E, everything undone); publishing: true (E
  * set, UNAVAILABLE) while one waits. */
-int zcfsd_publish_wait_begin(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfsd_answer *a,
+int zcfsd_publish_wait_begin(struct zcfsd *d, struct zcfsd_volume *v,
+			     const struct zcfsd_publish_wait *w, const struct zcfsd_answer *a,
 			     struct zcfs_err *e);
 bool zcfsd_publishing(const struct zcfsd_volume *v, struct zcfs_err *e);
 /* unpublish.c: volume.unpublish without a wait in the event loop. begin:
@@ -115,6 +145,9 @@ int zcfsd_volume_restart(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_er
 bool zcfsd_lifecycle_event(struct zcfsd *d, uint64_t tag, int fd);
 void zcfsd_lifecycle_tick(struct zcfsd *d);
 int zcfsd_lifecycle_timeout_ms(struct zcfsd *d);
+/* At zcfsd's exit: what an operation still under way on V holds is let
+ * go (no answer: the clients' connections close with zcfsd). */
+void zcfsd_lifecycle_release(struct zcfsd_volume *v);
 /* Their parts, for loop.c. */
 void zcfsd_publish_ready_event(struct zcfsd *d, int fd);
 void zcfsd_publish_server_exited(struct zcfsd *d, struct zcfsd_volume *v);

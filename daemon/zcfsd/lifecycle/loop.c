@@ -14,7 +14,7 @@ bool zcfsd_lifecycle_event(struct zcfsd *d, uint64_t tag, int fd)
 	/* A server whose first publish waits for it: its exit fails that
 	 * publish instead of being restarted. */
 	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
-		if (v->srv.pidfd == fd && v->pubwait.token) {
+		if (v->pubwait && v->srv.pidfd == fd) {
 			zcfsd_publish_server_exited(d, v);
 			return true;
 		}
@@ -26,6 +26,21 @@ void zcfsd_lifecycle_tick(struct zcfsd *d)
 {
 	zcfsd_unpublish_tick(d);
 	zcfsd_publish_wait_tick(d);
+}
+
+void zcfsd_lifecycle_release(struct zcfsd_volume *v)
+{
+	if (v->pubwait) {
+		safe_close(v->pubwait->ready_fd);
+		free(v->pubwait);
+		v->pubwait = NULL;
+	}
+	if (v->unpub) {
+		safe_close(v->unpub->sync_pidfd);
+		free(v->unpub->target);
+		free(v->unpub);
+		v->unpub = NULL;
+	}
 }
 
 int zcfsd_lifecycle_timeout_ms(struct zcfsd *d)

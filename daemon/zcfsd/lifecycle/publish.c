@@ -122,11 +122,11 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 		return r;
 	}
 	if (first) {	/* answered once the server serves (publish_wait.c) */
-		v->pubwait = (struct zcfsd_publish_wait){
+		const struct zcfsd_publish_wait w = {
 			.ready_fd = ready_fd, .read_only = ro,
 			.created_storage = created_storage, .created_target = created_target,
 		};
-		return zcfsd_publish_wait_begin(d, v, a, e);
+		return zcfsd_publish_wait_begin(d, v, &w, a, e);
 	}
 	zcfsd_publish_done(d, v, target, ro);
 	return 0;

@@ -35,11 +35,12 @@ static void unwatch_ready(struct zcfsd *d, struct zcfsd_publish_wait *w)
  * failed with E and undone. */
 static void finish(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfs_err *e)
 {
-	struct zcfsd_publish_wait *w = &v->pubwait, done = *w;
+	struct zcfsd_publish_wait *w = v->pubwait, done = *w;
 
 	unwatch_ready(d, w);
 	/* Over before the answer is made: it says "published". */
-	*w = (struct zcfsd_publish_wait){ .ready_fd = -1 };
+	free(w);
+	v->pubwait = NULL;
 	if (!e)
 		zcfsd_publish_done(d, v, v->targets[0], done.read_only);
 	else
@@ -59,12 +60,21 @@ static void fail(struct zcfsd *d, struct zcfsd_volume *v, const char *why)
 	finish(d, v, &e);
 }
 
-int zcfsd_publish_wait_begin(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfsd_answer *a,
+int zcfsd_publish_wait_begin(struct zcfsd *d, struct zcfsd_volume *v,
+			     const struct zcfsd_publish_wait *init, const struct zcfsd_answer *a,
 			     struct zcfs_err *e)
 {
-	struct zcfsd_publish_wait *w = &v->pubwait;
+	struct zcfsd_publish_wait *w = malloc(sizeof(*w));
 	int64_t now = zcfsd_now_ms();
 	int r = 0;
+
+	if (!w) {
+		safe_close(init->ready_fd);
+		zcfsd_publish_undo_first(d, v, init->created_storage, init->created_target);
+		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
+	}
+	*w = *init;
+	v->pubwait = w;
 
 	w->started_ms = now;
 	w->due_ms = now + (w->ready_fd >= 0 ? ZCFSD_READY_TIMEOUT_MS : LEGACY_EXIT_WAIT_MS);
@@ -81,7 +91,8 @@ int zcfsd_publish_wait_begin(struct zcfsd *d, struct zcfsd_volume *v, const stru
 		bool storage = w->created_storage, target = w->created_target;
 
 		unwatch_ready(d, w);
-		*w = (struct zcfsd_publish_wait){ .ready_fd = -1 };
+		free(w);
+		v->pubwait = NULL;
 		zcfsd_publish_undo_first(d, v, storage, target);
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "waiting for the server of '%s': %s", v->id,
 				 strerror(-r));
@@ -91,7 +102,7 @@ int zcfsd_publish_wait_begin(struct zcfsd *d, struct zcfsd_volume *v, const stru
 
 bool zcfsd_publishing(const struct zcfsd_volume *v, struct zcfs_err *e)
 {
-	if (!v->pubwait.token)
+	if (!v->pubwait)
 		return false;
 	zcfs_fail(e, ZCFS_UNAVAILABLE, -EBUSY,
 		  "volume '%s' is being published (its new server has not said it serves yet); retry", v->id);
@@ -103,7 +114,7 @@ void zcfsd_publish_ready_event(struct zcfsd *d, int fd)
 	struct zcfsd_volume *v;
 	int r;
 
-	for (v = d->volumes; v && v->pubwait.ready_fd != fd; v = v->next)
+	for (v = d->volumes; v && !(v->pubwait && v->pubwait->ready_fd == fd); v = v->next)
 		;
 	if (!v) {
 		(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
@@ -114,13 +125,13 @@ void zcfsd_publish_ready_event(struct zcfsd *d, int fd)
 		return;
 	if (r == 0) {
 		log_info("event=server-ready volume=%s pid=%d ms=%lld", v->id, (int)v->srv.pid,
-			 (long long)(zcfsd_now_ms() - v->pubwait.started_ms));
+			 (long long)(zcfsd_now_ms() - v->pubwait->started_ms));
 		finish(d, v, NULL);
 	} else if (r == -EPIPE) {
 		/* Closed unwritten: a dying server's exit follows within
 		 * moments and says more; one that stays alive has lied. */
-		unwatch_ready(d, &v->pubwait);
-		v->pubwait.eof = true;
+		unwatch_ready(d, v->pubwait);
+		v->pubwait->eof = true;
 	} else {
 		fail(d, v, r == -EPROTO ? "bad ready byte" : strerror(-r));
 	}
@@ -154,9 +165,9 @@ void zcfsd_publish_wait_tick(struct zcfsd *d)
 	int64_t now = zcfsd_now_ms();
 
 	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
-		struct zcfsd_publish_wait *w = &v->pubwait;
+		struct zcfsd_publish_wait *w = v->pubwait;
 
-		if (!w->token || now < w->due_ms)
+		if (!w || now < w->due_ms)
 			continue;
 		if (w->eof) {
 			fail(d, v, "ready pipe closed unwritten");
@@ -175,7 +186,7 @@ int zcfsd_publish_wait_timeout_ms(struct zcfsd *d)
 	int64_t now = zcfsd_now_ms(), next = 0;
 
 	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
-		if (v->pubwait.token && (!next || v->pubwait.due_ms < next))
-			next = v->pubwait.due_ms;
+		if (v->pubwait && (!next || v->pubwait->due_ms < next))
+			next = v->pubwait->due_ms;
 	return next ? (int)MAX(0, next - now) : -1;
 }

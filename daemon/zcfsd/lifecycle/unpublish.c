@@ -26,12 +26,10 @@
 
 static void answer(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfs_err *e)
 {
-	v->unpub.done(d, v, v->unpub.token, e);
-	v->unpub.phase = 0;
-	v->unpub.token = 0;
-	v->unpub.killed = false;
-	free(v->unpub.target);
-	v->unpub.target = NULL;
+	v->unpub->done(d, v, v->unpub->token, e);
+	free(v->unpub->target);
+	free(v->unpub);
+	v->unpub = NULL;
 }
 
 int zcfsd_unpublish_begin(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
@@ -44,28 +42,33 @@ int zcfsd_unpublish_begin(struct zcfsd *d, struct zcfsd_volume *v, const char *t
 	/* Not the last target, or nothing that could block: at once. */
 	if ((size_t)i == v->n_targets || v->n_targets != 1 || !v->srv.pid)
 		return zcfsd_volume_unpublish(d, v, target, e);
-	v->unpub.target = strdup(target);
-	if (!v->unpub.target)
+	v->unpub = calloc(1, sizeof(*v->unpub));
+	if (v->unpub)
+		v->unpub->target = strdup(target);
+	if (!v->unpub || !v->unpub->target) {
+		free(v->unpub);
+		v->unpub = NULL;
 		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
-	r = zcfsd_syncfs_start(v->targets[0], &v->unpub.sync_pidfd);
+	}
+	r = zcfsd_syncfs_start(v->targets[0], &v->unpub->sync_pidfd);
 	if (r < 0) {
 		log_warn("event=sync-failed volume=%s error=\"%s\"", v->id, strerror(-r));
-		v->unpub.sync_pidfd = -1;
+		v->unpub->sync_pidfd = -1;
 	}
-	v->unpub.token = a->defer(a->ctx, "volume.unpublish");
-	v->unpub.done = a->done;
-	v->unpub.phase = ZCFSD_UNPUB_SYNCING;
-	v->unpub.due_ms = zcfsd_now_ms() + UNPUB_SYNC_MS;
+	v->unpub->token = a->defer(a->ctx, "volume.unpublish");
+	v->unpub->done = a->done;
+	v->unpub->phase = ZCFSD_UNPUB_SYNCING;
+	v->unpub->due_ms = zcfsd_now_ms() + UNPUB_SYNC_MS;
 	return 1;
 }
 
 bool zcfsd_unpublishing(const struct zcfsd_volume *v, struct zcfs_err *e)
 {
-	if (!v->unpub.phase)
+	if (!v->unpub)
 		return false;
 	zcfs_fail(e, ZCFS_UNAVAILABLE, -EBUSY,
 		   "volume '%s' is being unpublished from %s (its server is slow to write back or to exit); retry",
-		   v->id, v->unpub.target ? v->unpub.target : "its last target");
+		   v->id, v->unpub->target ? v->unpub->target : "its last target");
 	return true;
 }
 
@@ -75,45 +78,45 @@ static void after_sync(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
 	struct zcfs_err e = { .code = ZCFS_OK };
 	int r;
 
-	if (v->unpub.sync_pidfd >= 0) {
-		r = zcfsd_syncfs_finish(v->unpub.sync_pidfd, now >= v->unpub.due_ms);
+	if (v->unpub->sync_pidfd >= 0) {
+		r = zcfsd_syncfs_finish(v->unpub->sync_pidfd, now >= v->unpub->due_ms);
 		if (r == -EINPROGRESS)
 			return;
-		v->unpub.sync_pidfd = -1;
+		v->unpub->sync_pidfd = -1;
 		if (r < 0)
 			log_warn("event=sync-failed volume=%s error=\"%s\"", v->id, strerror(-r));
 	}
 	r = zcfsd_volume_unmount_all(v, false);
 	if (r < 0) {
 		/* Still published, server and all: a later unpublish retries. */
-		zcfsd_unpublish_failed(v, v->unpub.target, r, &e);
+		zcfsd_unpublish_failed(v, v->unpub->target, r, &e);
 		answer(d, v, &e);
 		return;
 	}
 	zcfsd_server_stop(d, v, ZCFSD_STOP_ABORT, NULL);
-	v->unpub.phase = ZCFSD_UNPUB_STOPPING;
-	v->unpub.due_ms = now + UNPUB_EXIT_MS;
+	v->unpub->phase = ZCFSD_UNPUB_STOPPING;
+	v->unpub->due_ms = now + UNPUB_EXIT_MS;
 }
 
 static void stopping(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
 {
 	struct zcfs_err e = { .code = ZCFS_OK };
 
-	if (v->srv.pidfd >= 0 && now >= v->unpub.due_ms) {
-		if (v->unpub.killed) {
+	if (v->srv.pidfd >= 0 && now >= v->unpub->due_ms) {
+		if (v->unpub->killed) {
 			/* not ours to wait for any longer */
 			zcfsd_server_stop(d, v, ZCFSD_STOP_FORGET, NULL);
 		} else {
 			zcfsd_server_stop(d, v, ZCFSD_STOP_KILL, "no-exit-after-abort");
-			v->unpub.killed = true;
-			v->unpub.due_ms = now + UNPUB_KILL_MS;
+			v->unpub->killed = true;
+			v->unpub->due_ms = now + UNPUB_KILL_MS;
 		}
 	}
 	if (v->srv.pidfd >= 0)
 		return;	/* its exit is a pidfd event (the server module forgets it) */
 	zcfsd_ringfd_release(v);	/* the next publish is a new connection */
 	v->pinned = 0;
-	zcfsd_unpublish_done(d, v, v->unpub.target);
+	zcfsd_unpublish_done(d, v, v->unpub->target);
 	answer(d, v, &e);
 }
 
@@ -122,9 +125,9 @@ void zcfsd_unpublish_tick(struct zcfsd *d)
 	int64_t now = zcfsd_now_ms();
 
 	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
-		if (v->unpub.phase == ZCFSD_UNPUB_SYNCING)
+		if (v->unpub && v->unpub->phase == ZCFSD_UNPUB_SYNCING)
 			after_sync(d, v, now);
-		if (v->unpub.phase == ZCFSD_UNPUB_STOPPING)
+		if (v->unpub && v->unpub->phase == ZCFSD_UNPUB_STOPPING)
 			stopping(d, v, now);
 	}
 }
@@ -132,7 +135,7 @@ void zcfsd_unpublish_tick(struct zcfsd *d)
 int zcfsd_unpublish_timeout_ms(struct zcfsd *d)
 {
 	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
-		if (v->unpub.phase)
+		if (v->unpub)
 			return UNPUB_POLL_MS;
 	return -1;
 }

@@ -33,8 +33,8 @@ const char *zcfsd_upgrade_binary(void)
 const char *zcfsd_upgrade_blocker(struct zcfsd *d)
 {
 	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
-		if ((v->n_targets && (v->srv.pid <= 0 || v->srv.handover_due_ms)) || v->unpub.phase ||
-		    v->standby.pid || v->pubwait.token)
+		if ((v->n_targets && (v->srv.pid <= 0 || v->srv.handover_due_ms)) || v->unpub ||
+		    v->standby.pid || v->pubwait)
 			return v->id;
 	return NULL;
 }

@@ -42,6 +42,8 @@
 /* Requests fail with a struct zcfs_err (common/zcfs_err.h). */
 
 struct zcfsd;
+struct zcfsd_unpublish;
+struct zcfsd_publish_wait;
 
 struct zcfsd_server {
 	pid_t pid;			/* 0: none running (stopped or waiting to restart) */
@@ -153,36 +155,14 @@ struct zcfsd_volume {
 		uint64_t dropped_unreported;	/* not yet said in the file */
 		char served_transport[16];	/* from the server's "serving ..." line */
 	} log;
-	/* An unpublish of the last target under way, answered when done
-	 * (lifecycle/unpublish.c): no wait on a server blocks the loop. */
-	struct zcfsd_unpublish {
-		int phase;			/* ZCFSD_UNPUB_*: 0 none */
-		uint64_t token;			/* its deferred answer, for done */
-		/* the caller's completion (lifecycle.h struct zcfsd_answer) */
-		void (*done)(struct zcfsd *d, struct zcfsd_volume *v, uint64_t token, const struct zcfs_err *e);
-		int sync_pidfd;			/* the syncfs child; -1: none */
-		int64_t due_ms;			/* monotonic deadline of the phase */
-		bool killed;			/* the server was sent SIGKILL */
-		char *target;
-	} unpub;
-	/* A publish of the first target waiting for its new server to say
-	 * it serves, answered then (lifecycle/publish_wait.c): the wait is
-	 * on a server, so it is a state the loop polls, not a poll(2). */
-	struct zcfsd_publish_wait {
-		uint64_t token;			/* its deferred answer; 0: no publish waiting */
-		void (*done)(struct zcfsd *d, struct zcfsd_volume *v, uint64_t token, const struct zcfs_err *e);
-		int ready_fd;			/* the --ready-fd read end, watched; -1: none or EOF */
-		bool eof;			/* closed unwritten: only its exit is awaited */
-		int64_t started_ms;		/* monotonic */
-		int64_t due_ms;			/* monotonic: answered as published (or failed) then */
-		bool created_storage;		/* made by this publish: removed if it fails */
-		bool created_target;
-		bool read_only;
-	} pubwait;
+	/* The long operations under way on the volume, lifecycle/'s state
+	 * machines (their records: lifecycle/lifecycle.h): an unpublish of
+	 * the last target, a first publish waiting for its new server to say
+	 * it serves. NULL: none. The model knows only that one runs. */
+	struct zcfsd_unpublish *unpub;
+	struct zcfsd_publish_wait *pubwait;
 	struct zcfsd_volume *next;
 };
-#define ZCFSD_UNPUB_SYNCING 1	/* dirty pages written back (syncfs child, 10 s) */
-#define ZCFSD_UNPUB_STOPPING 2	/* unmounted; the server exits (1.5 s, then SIGKILL) */
 
 struct zcfsd {
 	struct policy *policy;

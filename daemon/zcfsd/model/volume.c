@@ -26,8 +26,6 @@ struct zcfsd_volume *zcfsd_volume_alloc(void)
 	v->ring_fd = -1;
 	v->log.rfd = -1;
 	v->log.file_fd = -1;
-	v->unpub.sync_pidfd = -1;
-	v->pubwait.ready_fd = -1;
 	return v;
 }
 
@@ -58,9 +56,6 @@ void zcfsd_volume_free(struct zcfsd_volume *v)
 	if (v->holder.pidfd >= 0 && !v->holder.adopted)
 		(void)waitid(P_PIDFD, (id_t)v->holder.pidfd, &(siginfo_t){ 0 }, WEXITED | WNOHANG);
 	safe_close(v->holder.pidfd);
-	safe_close(v->unpub.sync_pidfd);
-	safe_close(v->pubwait.ready_fd);
-	free(v->unpub.target);
 	free(v);
 }
 
@@ -118,7 +113,7 @@ const char *zcfsd_volume_state(const struct zcfsd_volume *v)
 {
 	if (!v->n_targets)
 		return "created";
-	if (v->pubwait.token)
+	if (v->pubwait)
 		return "publishing";
 	if (!v->srv.pid)
 		return "restarting";
