@@ -303,8 +303,11 @@ ci: deps
 # The unit test binaries of this BUILD tree (for ci's ASan build).
 unit-bin: $(UNIT_BIN)
 
+# BACKING=xfs|ext4: every target on one loop-device file system over an
+# image on the disk (results in bench/results/BACKING/); default tmpfs.
+BACKING ?= tmpfs
 bench: deps all
-	$(Q)ZCFS_BIN=$(abspath $(BIN)) ZCFS_BENCHBIN=$(abspath $(BUILD)/bench) bench/run.sh
+	$(Q)ZCFS_BIN=$(abspath $(BIN)) ZCFS_BENCHBIN=$(abspath $(BUILD)/bench) BACKING=$(BACKING) bench/run.sh
 
 # External suites as our own checks (tests/conformance/run.sh): pjdfstest
 # whole and xfstests -g quick on every data path, build/conformance.md.

@@ -24,8 +24,8 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 
-TARGETS = ["native", "devfuse", "peer-devfuse", "uring-qd8", "peer-uring", "uring-qd32",
-           "passthrough", "peer-passthrough", "bufpool", "zerocopy"]
+TARGETS = ["native", "devfuse", "peer-devfuse", "uring-qd8", "uring-inline", "peer-uring", "uring-qd32",
+           "passthrough", "sized", "peer-passthrough", "bufpool", "zerocopy"]
 # The peer (libfuse passthrough_hp) target each zcfs data path is compared with.
 PEER_OF = {"devfuse": "peer-devfuse", "uring-qd8": "peer-uring", "uring-qd32": "peer-uring",
            "passthrough": "peer-passthrough"}

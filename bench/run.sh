@@ -7,6 +7,11 @@
 #   BENCH_TARGETS="native devfuse" BENCH_WORKLOADS="direct meta" bench/run.sh
 #   BENCH_RUNTIME=30 bench/run.sh      longer, steadier runs
 #   BENCH_REPEAT=3 bench/run.sh        3 rounds per workload, median ratio
+#   BACKING=xfs bench/run.sh           every target (native too) on one XFS
+#                                      (or ext4) on a loop device over an image
+#                                      file on the disk bench/results is on,
+#                                      instead of a tmpfs each; results then in
+#                                      bench/results/BACKING/
 #
 # Writes bench/results/latest.{json,md,png} (only latest.md and .png are
 # committed: the JSON is generated, git-ignored); the previous latest.json is
@@ -27,7 +32,9 @@ root=$(cd "$here/.." && pwd)
 : "${BENCH_META_REPEAT:=3}"      # metarate runs per target and round (median reported)
 : "${BENCH_REPEAT:=1}"           # rounds per workload (median of per-round ratios)
 : "${BENCH_CACHE:=exclusive}"    # --cache= for zcfs targets (if the build has it)
-: "${BENCH_RESULTS:=$here/results}"
+: "${BACKING:=tmpfs}"             # tmpfs, xfs or ext4: what every target's files are on
+case $BACKING in tmpfs|xfs|ext4) ;; *) echo "bench: BACKING=$BACKING: tmpfs, xfs or ext4" >&2; exit 2;; esac
+if [ "$BACKING" = tmpfs ]; then : "${BENCH_RESULTS:=$here/results}"; else : "${BENCH_RESULTS:=$here/results/$BACKING}"; fi
 : "${BENCH_TARGETS:=native devfuse peer-devfuse uring-qd8 peer-uring uring-qd32 passthrough peer-passthrough bufpool zerocopy}"
 # The peer: libfuse's example/passthrough_hp (the peer-* targets), built by
 # ../shared/tools/build-passthrough-hp.sh into build/peer/ unless
@@ -35,6 +42,7 @@ root=$(cd "$here/.." && pwd)
 : "${BENCH_PEER_BIN:=}"
 : "${BENCH_WORKLOADS:=all}"
 : "${BENCH_SERVE_OPTS:=}"        # extra zcfs-serve options for every zcfs target
+: "${BENCH_MOUNT_WAIT_S:=10}"    # a server not serving by then is given up (a loaded machine: more)
 : "${PYTHON:=python3}"
 # 'scale' in BENCH_WORKLOADS, or BENCH_SCALE=1, adds bench/scale.sh (many
 # volumes through one zcfsd; not a per-target workload). Alone, it runs
@@ -49,8 +57,8 @@ BENCH_WORKLOADS="${_wl[*]}"
 
 # Each peer target right after the zcfs target it is compared with, so the
 # two figures of a "vs peer" ratio are taken seconds apart.
-ALL_TARGETS=(native devfuse peer-devfuse uring-qd8 peer-uring uring-qd32 passthrough peer-passthrough
-             bufpool zerocopy)
+ALL_TARGETS=(native devfuse peer-devfuse uring-qd8 uring-inline peer-uring uring-qd32 passthrough sized
+             peer-passthrough bufpool zerocopy)
 # Run order (reads first so they see the layout, writes after).
 ALL_WORKLOADS=(seqread-direct randread-direct seqwrite-direct randwrite-direct
                seqread-cold seqread-buffered randread-buffered seqwrite-buffered randwrite-buffered
@@ -117,6 +125,7 @@ mkdir -p "$fio_cwd"
 _pids=()      # zcfs-serve processes
 _fuse=()      # FUSE mountpoints
 _tmpfs=()     # tmpfs mountpoints
+_loop=""      # BACKING=xfs|ext4: the loop device, its mount is $work/backing
 _bg=""        # running fio (its timeout wrapper), killed first at cleanup
 _uring_param=/sys/module/fuse/parameters/enable_uring
 
@@ -159,6 +168,12 @@ cleanup() {
 	for m in "${_tmpfs[@]}"; do
 		mountpoint -q "$m" 2>/dev/null && { umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; }
 	done
+	if [ -n "$_loop" ]; then
+		mountpoint -q "$work/backing" 2>/dev/null &&
+			{ umount "$work/backing" 2>/dev/null || umount -l "$work/backing" 2>/dev/null; }
+		losetup -d "$_loop" 2>/dev/null
+		rm -f "$work/backing.img"
+	fi
 	if [ -d "$work" ]; then
 		# Keep the raw output of the last run for inspection.
 		rm -rf "$BENCH_RESULTS/tmp/raw"
@@ -212,8 +227,16 @@ target_opts() {
 	case $1 in
 	devfuse)     echo "--transport=devfuse";;
 	uring-qd8)   echo "--transport=uring --queue-depth=8";;
+	# uring-qd8 with its backing reads and writes done in the queue's
+	# thread instead of on its ring (asynchronous where the fs takes
+	# RWF_NOWAIT: XFS, ext4; tmpfs is inline in both)
+	uring-inline) echo "--transport=uring --queue-depth=8 --uring-backing=inline";;
 	uring-qd32)  echo "--transport=uring --queue-depth=32";;
 	passthrough) echo "--passthrough";;
+	# today's sized volume of a passthrough tenant when the server counts
+	# (server-count: --quota-bytes turns passthrough off), beside
+	# passthrough, which a project-quota volume keeps
+	sized)       echo "--passthrough --quota-bytes=1T";;
 	bufpool)     echo "--transport=uring --buffer-pool=on";;
 	zerocopy)    echo "--transport=uring --zero-copy=on";;
 	esac
@@ -450,7 +473,7 @@ start_server() {
 	SERVER_PID=$!
 	_pids+=("$SERVER_PID")
 	_fuse+=("$mnt")
-	for i in $(seq 200); do
+	for i in $(seq "$((BENCH_MOUNT_WAIT_S * 20))"); do
 		# A zcfs target serves once its log says so: a data path that
 		# fails after INIT (--zero-copy=on without the kernel's buffer
 		# pools) has a live mount for a moment, and a target that ran on
@@ -477,7 +500,7 @@ start_server() {
 		wait "$SERVER_PID" 2>/dev/null
 		forget_pid "$SERVER_PID"
 		kv "$env" status failed
-		kv "$env" reason "${cmd[0]##*/} did not mount within 10s: $(tail -n 2 "$out/server.log")"
+		kv "$env" reason "${cmd[0]##*/} did not mount within ${BENCH_MOUNT_WAIT_S}s: $(tail -n 2 "$out/server.log")"
 		return 1
 	fi
 	wait "$SERVER_PID"; rc=$?
@@ -529,18 +552,23 @@ setup_target() {
 	env=$out/target.env
 	: >"$env"
 	src=$base/src
-	mount -t tmpfs -o "size=$(tmpfs_size),mode=755" "bench-$name" "$src" || die "tmpfs mount on $src"
-	_tmpfs+=("$src")
+	if [ "$BACKING" = tmpfs ]; then
+		mount -t tmpfs -o "size=$(tmpfs_size),mode=755" "bench-$name" "$src" || die "tmpfs mount on $src"
+		_tmpfs+=("$src")
+	else
+		backing_dir "$name"
+		src=$BACKING_SRC
+	fi
 	T_PID[$name]=""
 	T_DEAD[$name]=""
 	if [ "$name" = native ]; then
 		kv "$env" status ok
-		kv "$env" options "tmpfs"
+		kv "$env" options "$BACKING"
 		T_DIR[$name]=$src
 	else
 		if ! start_server "$name" "$src" "$base/mnt" "$out"; then
 			log "$name: $(grep '^reason=' "$env" | cut -d= -f2-)"
-			umount "$src"
+			[ "$BACKING" = tmpfs ] && umount "$src"
 			return 0
 		fi
 		T_PID[$name]=$SERVER_PID
@@ -596,7 +624,30 @@ measure() { # TARGET WORKLOAD [TAG [NOTE]]
 teardown_target() {
 	local name=$1
 	[ -n "${T_PID[$name]}" ] && stop_server "${T_DIR[$name]}" "${T_PID[$name]}" "$raw/$name"
-	umount "$work/$name/src" 2>/dev/null || umount -l "$work/$name/src"
+	if [ "$BACKING" = tmpfs ]; then
+		umount "$work/$name/src" 2>/dev/null || umount -l "$work/$name/src"
+	else
+		rm -rf --one-file-system "$work/backing/$name"
+	fi
+}
+
+# BACKING=xfs|ext4: one file system for every target, made at the first
+# call on a loop device over $work/backing.img (the disk bench/results is
+# on), so native and each path see the same device in the same rounds;
+# BACKING_SRC: TARGET's directory on it.
+backing_dir() {
+	local img=$work/backing.img n=${#targets[@]}
+	if [ -z "$_loop" ]; then
+		truncate -s "$(( ${n:-1} * $(tmpfs_size | tr -d M) ))M" "$img" || die "image $img"
+		_loop=$(losetup --find --show "$img") || die "losetup $img"
+		if [ "$BACKING" = xfs ]; then mkfs.xfs -q -f "$_loop" >&2; else mkfs.ext4 -q -F -E lazy_itable_init=0 "$_loop" >&2; fi ||
+			die "mkfs.$BACKING $_loop"
+		mkdir -p "$work/backing"
+		mount -t "$BACKING" "$_loop" "$work/backing" || die "mount $BACKING $_loop"
+		log "backing: $BACKING on $_loop over $img ($(df -h --output=size "$work/backing" | tail -n 1 | tr -d ' '))"
+	fi
+	mkdir -p "$work/backing/$1" && chmod 755 "$work/backing/$1"
+	BACKING_SRC=$work/backing/$1
 }
 
 log "targets: ${targets[*]}; workloads: ${workloads[*]}; ${BENCH_RUNTIME}s + ${BENCH_RAMP}s ramp per job; $BENCH_REPEAT round(s)"

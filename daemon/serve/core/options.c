@@ -18,6 +18,7 @@ enum {
 	OPT_BUFFER_POOL, OPT_ZERO_COPY, OPT_POOL_BUFFERS, OPT_QUOTA_BYTES,
 	OPT_BROKER_FD, OPT_NO_WRITEBACK, OPT_DIRTY_LIMIT, OPT_RING_MEMFD, OPT_NO_ACL, OPT_PINNED_BUDGET,
 	OPT_READY_FD, OPT_COUNT_INODES, OPT_STANDBY_FD, OPT_RING_HOLDER, OPT_HOLDER_RINGS,
+	OPT_URING_BACKING,
 };
 
 static const struct option long_opts[] = {
@@ -47,6 +48,7 @@ static const struct option long_opts[] = {
 	{ "ring-holder", no_argument, NULL, OPT_RING_HOLDER },
 	{ "holder-rings", required_argument, NULL, OPT_HOLDER_RINGS },
 	{ "buffer-pool", required_argument, NULL, OPT_BUFFER_POOL },
+	{ "uring-backing", required_argument, NULL, OPT_URING_BACKING },
 	{ "zero-copy", required_argument, NULL, OPT_ZERO_COPY },
 	{ "pool-buffers", required_argument, NULL, OPT_POOL_BUFFERS },
 	{ "quota-bytes", required_argument, NULL, OPT_QUOTA_BYTES },
@@ -88,6 +90,7 @@ void options_usage(const char *prog)
 	       "                        io_uring fixed buffer (default auto: registered when\n"
 	       "                        the kernel has pools and memlock allows, else stock)\n"
 	       "  --pool-buffers=N      buffers in each queue's pool (default: queue depth)\n"
+	       "  --uring-backing=auto|inline  backing I/O on the ring (auto: if RWF_NOWAIT works)\n"
 	       "  --zero-copy=auto|on|off  READ/WRITE data moved by READ_FIXED/WRITE_FIXED into\n"
 	       "                        the client's pages (7.46 + CAP_SYS_ADMIN until the\n"
 	       "                        rings are registered; default auto)\n"
@@ -409,6 +412,8 @@ static const struct enum_opt {
 	  "auto, on, registered or off", FIELD(buffer_pool) },
 	{ OPT_ZERO_COPY, "zero-copy", (const char *const[]){ "auto", "on", "off", NULL }, false,
 	  "auto, on or off", FIELD(zero_copy) },
+	{ OPT_URING_BACKING, "uring-backing", (const char *const[]){ "auto", "inline", NULL }, false,
+	  "auto or inline", FIELD(uring_backing) },
 };
 
 static const struct flag_opt {

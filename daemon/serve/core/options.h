@@ -11,6 +11,9 @@ enum zcfs_cache { ZCFS_CACHE_DEFAULT, ZCFS_CACHE_EXCLUSIVE, ZCFS_CACHE_SHARED, Z
 /* Patched-kernel (protocol 7.46) ring extensions, see uring_bufpool.h. */
 enum zcfs_bufpool_mode { ZCFS_BUFPOOL_AUTO, ZCFS_BUFPOOL_ON, ZCFS_BUFPOOL_REGISTERED, ZCFS_BUFPOOL_OFF };
 enum zcfs_zerocopy_mode { ZCFS_ZEROCOPY_AUTO, ZCFS_ZEROCOPY_ON, ZCFS_ZEROCOPY_OFF };
+/* --uring-backing: a stock io_uring queue's backing reads and writes on its
+ * ring (auto: where the backing fs takes RWF_NOWAIT) or in its thread. */
+enum zcfs_uring_backing { ZCFS_URING_BACKING_AUTO, ZCFS_URING_BACKING_INLINE };
 
 struct zcfs_options {
 	const char *source;
@@ -26,6 +29,7 @@ struct zcfs_options {
 	uint64_t pinned_budget;	/* --pinned-budget; 0: URING_DEFAULT_PINNED_BUDGET */
 	enum zcfs_bufpool_mode buffer_pool;
 	enum zcfs_zerocopy_mode zero_copy;
+	enum zcfs_uring_backing uring_backing;
 	uint64_t quota_bytes;	/* 0: no size limit */
 	bool count_inodes;	/* --count-inodes: STATFS's inodes in use are the volume's */
 	int ring_memfd;		/* -1, or a memfd the ring buffers live in (uring_ringmem.h) */

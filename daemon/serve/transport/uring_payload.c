@@ -19,7 +19,8 @@ static bool backing_via_ring(struct uring_queue *q, int fd)
 	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
 
 	if (q->backing_nowait == 0)
-		q->backing_nowait = preadv2(fd, &iov, 1, 0, RWF_NOWAIT) < 0 && errno == EOPNOTSUPP ? -1 : 1;
+		q->backing_nowait = q->se->opts->uring_backing == ZCFS_URING_BACKING_INLINE ||
+				    (preadv2(fd, &iov, 1, 0, RWF_NOWAIT) < 0 && errno == EOPNOTSUPP) ? -1 : 1;
 	return q->backing_nowait > 0;
 }
 

@@ -83,14 +83,16 @@ static int new_id(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfsd_pq
 	return r;
 }
 
-/* V's project id and limits on its directory DFD. */
-static int project_apply(const struct zcfsd_volume *v, const struct zcfsd_pq_fs *fs, int dfd)
+/* V's project id and limits on its directory DFD. PUBLISH: a publish's
+ * (where a test may ask for a crash between the two). */
+static int project_apply(const struct zcfsd_volume *v, const struct zcfsd_pq_fs *fs, int dfd,
+			 bool publish)
 {
 	struct zcfsd_proj_limits l;
 	int r = zcfsd_pq_assign(dfd, v->projid);
 
-	/* Tests: a crash between the id and its limits (t_zcfsd_projquota). */
-	if (r == 0 && getenv("ZCFSD_TEST_KILL_AFTER_PROJID"))
+	/* t_zcfsd_projquota: zcfsd killed between the id and its limits. */
+	if (r == 0 && publish && getenv("ZCFSD_TEST_KILL_AFTER_PROJID"))
 		raise(SIGKILL);
 	zcfsd_proj_limits_of(v->size, &l);
 	return r < 0 ? r : zcfsd_pq_set_limits(fs, v->projid, &l);
@@ -112,7 +114,7 @@ static int project_on(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfs
 		if (r < 0)
 			return r;
 	}
-	r = project_apply(v, fs, dfd);
+	r = project_apply(v, fs, dfd, true);
 	if (r < 0)
 		snprintf(v->size_why, sizeof(v->size_why), "project %u: setting its id or limits: %s",
 			 v->projid, strerror(-r));
@@ -158,7 +160,8 @@ int zcfsd_size_prepare(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 	int r;
 
 	v->size_why[0] = '\0';
-	v->size_enf = ZCFSD_SIZE_NONE;
+	/* What state.json says until decided (a crash in between: counted). */
+	v->size_enf = v->size ? ZCFSD_SIZE_SERVER : ZCFSD_SIZE_NONE;
 	if (!v->size)
 		return 0;
 	if (t->size_enforcement == POLICY_SIZE_SERVER) {
@@ -194,7 +197,7 @@ void zcfsd_size_readopt(struct zcfsd *d)
 		if (r == -ENOENT && dfd < 0)
 			continue;	/* no storage yet: its first publish sets it */
 		if (r == 0)
-			r = project_apply(v, &fs, dfd);
+			r = project_apply(v, &fs, dfd, false);
 		if (r < 0)
 			log_err("event=size-readopt-failed volume=%s project_id=%u error=\"%s\"%s", v->id,
 				v->projid, why, v->size_enf == ZCFSD_SIZE_PROJECT ?
