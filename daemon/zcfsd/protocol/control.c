@@ -28,6 +28,7 @@
 #include "common/json_strict.h"
 #include "common/listen_unix.h"
 #include "protocol.h"
+#include "metrics.h"
 
 struct client {
 	int fd;
@@ -37,6 +38,7 @@ struct client {
 	uint32_t events;	/* what epoll watches now */
 	int64_t wait_since_ms;	/* connect, or the last answer taken: idle since */
 	int64_t req_since_ms;	/* first byte of the unfinished request; 0: none */
+	int64_t handled_us;	/* when the request being answered was taken */
 	int64_t out_since_ms;	/* the answer waiting in out; 0: none */
 	size_t len;		/* request bytes in buf */
 	char *out;
@@ -382,6 +384,7 @@ static char *answer_line(const struct client *c, const char *method, json_object
 	json_object *resp = json_object_new_object();
 	char *s;
 
+	zcfsd_op_record(method, e->code, wall_us() - c->handled_us);
 	if (e->code == ZCFS_OK) {
 		json_object_object_add(resp, "result", result ? result : json_object_new_object());
 	} else {
@@ -419,6 +422,7 @@ static char *handle_request(struct zcfsd *d, struct client *c, const char *line,
 	char why[96], *s;
 
 	c->asked = true;
+	c->handled_us = wall_us();
 
 	/* Duplicate keys, "\u0000" in a string, trailing data: refused, so a
 	 * request cannot mean something else to zcfsd than to its sender. */

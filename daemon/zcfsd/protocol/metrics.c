@@ -261,6 +261,7 @@ int zcfsd_metrics_write(struct zcfsd *d, const struct zcfsd_peer *peer, FILE *f)
 	family(f, "zcfs_build_info", "gauge", "Always 1; the labels say which zcfsd answers.");
 	fprintf(f, "zcfs_build_info{version=\"%s\",fuse_protocol=\"%d.%d\"} 1\n", ZCFS_VERSION,
 		ZCFS_FUSE_MAJOR, ZCFS_FUSE_MINOR);
+	zcfsd_metrics_write_ops(f);
 	zcfsd_metrics_write_process(f);
 	return ferror(f) ? -EIO : 0;
 }
@@ -344,6 +345,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return answer(c, MHD_HTTP_METHOD_NOT_ALLOWED, strdup("GET /metrics\n"), 13, "text/plain");
+	/* Probes: the loop answering is the liveness; ready once the control
+	 * socket listens with a policy loaded (what zcfsctl and the plugins
+	 * need). Neither says anything about a tenant. */
+	if (!strcmp(url, "/healthz"))
+		return answer(c, MHD_HTTP_OK, strdup("ok\n"), 3, "text/plain");
+	if (!strcmp(url, "/readyz")) {
+		bool ready = d->listen_fd >= 0 && d->policy;
+		return answer(c, ready ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
+			      strdup(ready ? "ready\n" : "starting\n"), ready ? 6 : 9, "text/plain");
+	}
 	if (strcmp(url, "/metrics"))
 		return answer(c, MHD_HTTP_NOT_FOUND, strdup("GET /metrics\n"), 13, "text/plain");
 	if (scrape_peer(d, c, &peer, &scope) < 0)

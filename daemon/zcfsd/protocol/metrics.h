@@ -5,6 +5,7 @@
 #define ZCFSD_METRICS_H
 
 #include <stdio.h>
+#include "common/zcfs_err.h"
 #include "daemon/zcfsd/model/model.h"
 
 /* epoll tag of MHD's epoll fd; far from zcfsd/model/model.h's tags (1..4) so new
@@ -24,6 +25,10 @@ void zcfsd_metrics_stop(struct zcfsd *d);
  * PEER NULL, else only those of the tenants PEER manages. */
 struct zcfsd_peer;
 int zcfsd_metrics_write(struct zcfsd *d, const struct zcfsd_peer *peer, FILE *f) _must_check_;
+/* Control-plane requests by method and result code (opmetrics.c): one
+ * answered request of METHOD after US microseconds; the families. */
+void zcfsd_op_record(const char *method, enum zcfs_code code, int64_t us);
+void zcfsd_metrics_write_ops(FILE *f);
 /* zcfsd's own process_* families (procmetrics.c). */
 void zcfsd_metrics_write_process(FILE *f);
 
