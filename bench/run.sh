@@ -479,7 +479,7 @@ start_server() {
 		# pools) has a live mount for a moment, and a target that ran on
 		# it would be measured on a dying server.
 		if fuse_alive "$mnt" "$SERVER_PID" &&
-			{ [[ $name == peer-* ]] || grep -q 'serving transport=' "$out/server.log"; } &&
+			{ [[ $name == peer-* ]] || grep -q 'serving .*transport=' "$out/server.log"; } &&
 			kill -0 "$SERVER_PID" 2>/dev/null; then
 			kv "$env" status ok
 			kv "$env" pid "$SERVER_PID"
