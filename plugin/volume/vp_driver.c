@@ -318,7 +318,7 @@ static int do_path(struct vp *v, struct req *q, json_object **resp, struct zcfs_
  * state, its server and data path) — or why zcfsd could not be asked. */
 static json_object *status_of(struct vp *v, const char *name, json_object *ent)
 {
-	static const char *const fields[] = { "state", "data_path", "data_path_effective", "storage",
+	static const char *const fields[] = { "state", "data_path", "data_path_effective", "data_path_reason", "storage",
 					      "transport", NULL };
 	_cleanup_json_ json_object *vol = NULL;
 	json_object *st = json_object_new_object(), *x, *opts;

@@ -287,6 +287,15 @@ check "Unmount s1" ok VolumeDriver.Unmount '{"Name":"s1","ID":"A"}'
 check "Remove s1" ok VolumeDriver.Remove '{"Name":"s1"}'
 check "s1's storage removed" test ! -e "$STORE/t1/s1"
 
+log "transport auto: the data path that fits, and why"
+check "Create a1 with transport=auto" ok VolumeDriver.Create '{"Name":"a1","Opts":{"transport":"auto"}}'
+check "Mount a1 (auto never fails for io_uring's memory: it falls back)" ok VolumeDriver.Mount '{"Name":"a1","ID":"A"}'
+check "Get a1: Status names the data path and why" ok VolumeDriver.Get '{"Name":"a1"}'
+jq -r '.Volume.Status | "# a1: \(.data_path) because \(.data_path_reason)"' <<<"$OUT"
+check "... data_path_reason given" jqe '.Volume.Status.data_path_reason | length > 0'
+check "Unmount a1" ok VolumeDriver.Unmount '{"Name":"a1","ID":"A"}'
+check "Remove a1" ok VolumeDriver.Remove '{"Name":"a1"}'
+
 if ! command -v podman >/dev/null 2>&1; then
 	log "podman not installed: the podman volume part is not run"
 	finish
