@@ -123,12 +123,18 @@ FUZZ_SECONDS ?= 10
 FUZZ_CFLAGS  := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
 	-D_FILE_OFFSET_BITS=64 -I. $(PKG_CFLAGS) -pthread
 
-.PHONY: image all unit-bin deps check check-root check-unit check-integration check-asan check-tsan ci bench conformance conformance-ci clean lint fuzz fuzz-replay \
+.PHONY: image all unit-bin deps install check check-root check-unit check-integration check-asan check-tsan ci bench conformance conformance-ci clean lint fuzz fuzz-replay \
 	kernel kernel-test kernel-guest-test kernel-test-full
 all: $(PROGS) $(ITEST_BIN) $(BENCH_BIN)
 
 deps:
 	$(Q)scripts/install-deps.sh
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the binaries, units,
+# example policy, docs and zcfsctl's bash completion (deploy/install.sh)
+PREFIX ?= /usr/local
+install: $(PROGS)
+	$(Q)DESTDIR="$(DESTDIR)" deploy/install.sh --prefix "$(PREFIX)" --from "$(abspath $(BIN))"
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -94,6 +94,7 @@ for d in control-protocol.md orchestrators.md; do
 	[ -f "$top/docs/$d" ] && inst 0644 "$top/docs/$d" "$docdir/$d"
 done
 inst 0644 "$top/policy/README.md" "$docdir/policy.md"
+inst 0644 "$here/bash-completion/zcfsctl" "$prefix/share/bash-completion/completions/zcfsctl"
 if [ $flex = yes ]; then
 	# kubelet watches this directory and calls `init` on the new driver
 	# zcfs-flexvolume: statically linked, it runs with any host libc
