@@ -15,6 +15,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import allowlist  # noqa: E402
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 ALLOW = 'scripts/call-cycle-allow.txt'
 # a function definition: a head at column 0 whose body opens at a '{' at column 0
@@ -102,25 +105,10 @@ def folder_circles():
 
 
 def allowed():
-    entries, why = {}, False
-    path = os.path.join(ROOT, ALLOW)
-    if not os.path.exists(path):
-        return entries, []
-    bad = []
-    with open(path, encoding='utf-8') as f:
-        for n, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
-                why = False
-            elif line.startswith('#'):
-                why = True
-            else:
-                folder, _, names = line.partition(':')
-                key = (folder.strip().rstrip('/'), tuple(sorted(names.split())))
-                entries[key] = n
-                if not why:
-                    bad.append('%s:%d: %s has no comment above it saying why' % (ALLOW, n, line))
-    return entries, bad
+    def key(line):
+        folder, _, names = line.partition(':')
+        return (folder.strip().rstrip('/'), tuple(sorted(names.split())))
+    return allowlist.read(ROOT, ALLOW, key)
 
 
 def main():

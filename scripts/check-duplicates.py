@@ -13,25 +13,16 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import allowlist  # noqa: E402
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 ALLOW = 'scripts/duplicates-allow.txt'
-ROW = re.compile(r'^D\d+ (\S+?):\d+-\d+ ~ (\S+?):\d+-\d+ (.*)$')
+ROW = re.compile(r'^D\d+ (\S+?):\d+-\d+ ~ (\S+?):\d+-\d+(?: (.*))?$')
 
 
 def allowed():
-    entries, bad, why = {}, [], False
-    with open(os.path.join(ROOT, ALLOW), encoding='utf-8') as f:
-        for n, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
-                why = False
-            elif line.startswith('#'):
-                why = True
-            else:
-                entries[tuple(s.strip() for s in line.split('~'))] = n
-                if not why:
-                    bad.append('%s:%d: %s has no comment above it saying why' % (ALLOW, n, line))
-    return entries, bad
+    return allowlist.read(ROOT, ALLOW, lambda line: tuple(s.strip() for s in line.split('~')))
 
 
 def main():
@@ -50,6 +41,7 @@ def main():
                 print('duplicates: %s (not all of the tree was read)' % line)
             continue
         a, b, rest = m.groups()
+        rest = rest or ''
         if a.startswith('tests/') and b.startswith('tests/'):
             continue
         if (a, b) in entries:
