@@ -236,7 +236,7 @@ target_opts() {
 	# today's sized volume of a passthrough tenant when the server counts
 	# (server-count: --quota-bytes turns passthrough off), beside
 	# passthrough, which a project-quota volume keeps
-	sized)       echo "--passthrough --quota-bytes=1T";;
+	sized)       echo "--passthrough --quota-bytes=1024G";;
 	bufpool)     echo "--transport=uring --buffer-pool=on";;
 	zerocopy)    echo "--transport=uring --zero-copy=on";;
 	esac
