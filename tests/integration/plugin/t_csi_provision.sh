@@ -21,9 +21,13 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 
 zcfsd_env 64M true
 start_node() {	# start_node NAME: zcfsd + zcfs-csi serve of node NAME under $W/NAME
-	local n=$1 d=$W/$1
-	mkdir -p "$d/storage"
-	STORE=$d/storage write_policy "$d/policy.json" 64M true
+	local n=$1 d=$W/$1 store
+	# each node's storage on its own tmpfs: GetCapacity follows its free
+	# space, which other writers of a shared disk (CI's parallel lanes)
+	# would move by megabytes between two calls
+	store=$(make_tmpdir 2G)
+	mkdir -p "$d"
+	STORE=$store write_policy "$d/policy.json" 64M true
 	sed -i 's/"max_volumes": 8/"max_volumes": 3/' "$d/policy.json"
 	"$ZCFS_BIN/zcfsd" --policy "$d/policy.json" --state-dir "$d/state" --socket "$d/zcfsd.sock" \
 		--serve "$ZCFS_BIN/zcfs-serve" --foreground 2>>"$d/zcfsd.log" &
