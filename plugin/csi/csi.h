@@ -115,6 +115,9 @@ int csi_volume_stats(struct csi_ctx *c, const char *volume_id, const char *path,
  * zcfs-csi serves its own node's volumes (external-provisioner
  * --node-deployment). */
 int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e) _must_check_;
+/* csi_zcfsd.c: zcfsd's volume.create of volume NAME as P asks, SIZE bytes (0: the default). */
+int csi_zcfsd_create(struct csi_ctx *c, const char *name, const struct csi_publish_req *p,
+		     uint64_t size, json_object **vol, struct zcfs_err *e) _must_check_;
 int csi_delete_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e) _must_check_;
 int csi_validate_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e) _must_check_;
 int csi_get_capacity(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e) _must_check_;

@@ -76,40 +76,6 @@ static int check_capabilities(json_object *req, char *unsupported, size_t len, s
 	return 0;
 }
 
-/* The zcfsd volume.create of a CreateVolume: what the parameters ask
- * for (zcfsd checks them against the policy) and SIZE (0: the tenant's
- * default_quota). */
-static int create_in_zcfsd(struct csi_ctx *c, const char *name, const struct csi_publish_req *p,
-			   uint64_t size, json_object **vol, struct zcfs_err *e)
-{
-	_cleanup_json_ json_object *res = NULL, *params = json_object_new_object();
-	json_object *v;
-	int r;
-
-	if (!params)
-		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
-	json_object_object_add(params, "id", json_object_new_string(name));
-	if (p->tenant)
-		json_object_object_add(params, "tenant", json_object_new_string(p->tenant));
-	if (p->transport)
-		json_object_object_add(params, "transport", json_object_new_string(p->transport));
-	if (size)
-		json_object_object_add(params, "size", json_object_new_int64((int64_t)size));
-	if (p->has_uid)
-		json_object_object_add(params, "uid", json_object_new_int64(p->uid));
-	if (p->has_gid)
-		json_object_object_add(params, "gid", json_object_new_int64(p->gid));
-	if (p->has_mode)
-		json_object_object_add(params, "mode", json_object_new_int64(p->mode));
-	r = zcfs_call(c->socket, "volume.create", params, &res, e);
-	if (r < 0)
-		return r;
-	if (!json_object_object_get_ex(res, "volume", &v))
-		return zcfs_fail(e, ZCFS_UNAVAILABLE, -EPROTO, "zcfsd sent no volume for %s", name);
-	*vol = json_object_get(v);
-	return 0;
-}
-
 /* The size to create: required_bytes (or limit_bytes alone), raised to
  * zcfsd's 4 KiB least; 0 without a range (the tenant's default_quota,
  * checked against the capacity by zcfsd's answer below). */
@@ -247,7 +213,7 @@ int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, s
 	if (r == 0)
 		r = check_same(name, vol, &p, req_b, lim_b, e);
 	else if (r == -ENOENT && (r = check_room(c, &p, size_of_range(req_b, lim_b), e)) == 0)
-		r = create_in_zcfsd(c, name, &p, size_of_range(req_b, lim_b), &vol, e);
+		r = csi_zcfsd_create(c, name, &p, size_of_range(req_b, lim_b), &vol, e);
 	csi_record_unlock(c, name, lock);
 	if (r < 0)
 		return r;

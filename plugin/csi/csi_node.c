@@ -49,39 +49,6 @@ static void undo_publish(struct csi_ctx *c, const char *id, const char *target, 
 		remove_target_dir(target);
 }
 
-/* Creates the volume with what the request specifies; zcfsd fills in the
- * rest from its policy (single tenant, default transport). */
-static int create_volume(struct csi_ctx *c, const struct csi_publish_req *p, json_object **vol,
-			 struct zcfs_err *e)
-{
-	_cleanup_json_ json_object *res = NULL, *params = json_object_new_object();
-	json_object *v;
-	int r;
-
-	if (!params)
-		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
-	json_object_object_add(params, "id", json_object_new_string(p->volume_id));
-	if (p->tenant)
-		json_object_object_add(params, "tenant", json_object_new_string(p->tenant));
-	if (p->transport)
-		json_object_object_add(params, "transport", json_object_new_string(p->transport));
-	if (p->size)
-		json_object_object_add(params, "size", json_object_new_int64((int64_t)p->size));
-	if (p->has_uid)
-		json_object_object_add(params, "uid", json_object_new_int64(p->uid));
-	if (p->has_gid)
-		json_object_object_add(params, "gid", json_object_new_int64(p->gid));
-	if (p->has_mode)
-		json_object_object_add(params, "mode", json_object_new_int64(p->mode));
-	r = zcfs_call(c->socket, "volume.create", params, &res, e);
-	if (r < 0)
-		return r;
-	if (!json_object_object_get_ex(res, "volume", &v))
-		return zcfs_fail(e, ZCFS_UNAVAILABLE, -EPROTO, "zcfsd sent no volume for %s", p->volume_id);
-	*vol = json_object_get(v);
-	return 0;
-}
-
 /* An existing volume must match what the request pins down. */
 static int check_existing(const struct csi_publish_req *p, json_object *vol, json_object *rec,
 			  bool rec_existed, struct zcfs_err *e)
@@ -193,7 +160,7 @@ static int do_publish(struct csi_ctx *c, struct csi_publish_req *p, struct zcfs_
 		r = csi_record_load(c, p->volume_id, &rec, &rec_existed, e);
 		if (r < 0)
 			return r;
-		r = create_volume(c, p, &vol, e);
+		r = csi_zcfsd_create(c, p->volume_id, p, p->size, &vol, e);
 		if (r < 0)
 			return r;
 		created = true;
