@@ -16,6 +16,7 @@
 #include "daemon/serve/sandbox/caps.h"
 #include "daemon/serve/backend/handle.h"
 #include "daemon/serve/backend/inode.h"
+#include "common/handover.h"
 #include "common/log.h"
 #include "daemon/serve/core/mount.h"
 #include "daemon/serve/core/options.h"
@@ -294,15 +295,16 @@ static int map_stats(struct zcfs_session *se, int fd)
 }
 
 /* The signals main waits for; every other thread has them blocked.
- * SIGHUP and SIGUSR1 are taken and change nothing. */
+ * SIGHUP and SIGUSR2 (zcfsd's upgrade, not ours) are taken and change
+ * nothing; ZCFS_HANDOVER_SIGNAL is zcfsd's hand-over request. */
 static void server_signals(sigset_t *set)
 {
 	sigemptyset(set);
 	sigaddset(set, SIGTERM);
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGHUP);
-	sigaddset(set, SIGUSR1);
 	sigaddset(set, SIGUSR2);
+	sigaddset(set, ZCFS_HANDOVER_SIGNAL);
 }
 
 /* What main waits on: the signals of server_signals() through a
@@ -339,7 +341,7 @@ static void main_wait_close(struct zcfs_session *se, struct main_wait *w)
 /* A signal main was waiting for. */
 static void on_signal(struct zcfs_session *se, int sig)
 {
-	if (sig == SIGUSR2 && se->opts->fuse_fd >= 0) {
+	if (sig == ZCFS_HANDOVER_SIGNAL && se->opts->fuse_fd >= 0) {
 		/* zcfsd's planned restart (volume.restart): a successor takes
 		 * the connection over. */
 		int64_t t0 = wall_us();

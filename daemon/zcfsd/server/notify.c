@@ -1,16 +1,17 @@
 /* What zcfsd sends a running server besides SIGKILL (stop.c): the
- * hand-over request of a planned restart (SIGUSR2) and, for its
+ * hand-over request of a planned restart (ZCFS_HANDOVER_SIGNAL) and, for its
  * successor, FUSE_NOTIFY_RESEND on the connection. */
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "common/handover.h"
 #include "common/log.h"
 #include "kernel/zcfs_fuse_abi.h"
 #include "server_int.h"
 
 int zcfsd_server_signal_handover(struct zcfsd_volume *v)
 {
-	if (syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGUSR2, NULL, 0) < 0)
+	if (syscall(SYS_pidfd_send_signal, v->srv.pidfd, ZCFS_HANDOVER_SIGNAL, NULL, 0) < 0)
 		return -errno;
 	v->srv.handover_due_ms = zcfsd_now_ms() + HANDOVER_TIMEOUT_MS;
 	log_info("event=server-handover volume=%s pid=%d wall_us=%lld", v->id, (int)v->srv.pid,

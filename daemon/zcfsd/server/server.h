@@ -58,7 +58,7 @@ int zcfsd_ready_read(int ready_fd);
 void zcfsd_server_event(struct zcfsd *d, uint64_t tag, int fd);
 void zcfsd_server_tick(struct zcfsd *d);
 int zcfsd_server_timeout_ms(struct zcfsd *d);
-/* Planned restart (volume.restart): SIGUSR2 asks the server to hand its
+/* Planned restart (volume.restart): SIGUSR1 asks the server to hand its
  * requests over and exit (zcfs-serve hand_over), a standby started first
  * when zcfs-serve can; its exit is restarted at once, and a server still
  * running after HANDOVER_TIMEOUT_MS is killed. */

@@ -101,7 +101,7 @@ int zcfsd_server_identity(const struct policy_tenant *t, bool sys_admin);
 #define RESTART_BACKOFF_MIN_MS 100
 #define RESTART_BACKOFF_MAX_MS 10000
 unsigned zcfsd_restart_delay_ms(unsigned *unserved, bool served);
-/* notify.c: the hand-over request (SIGUSR2) to V's server, its
+/* notify.c: the hand-over request (SIGUSR1) to V's server, its
  * deadline set; FUSE_NOTIFY_RESEND on a connection (a successor's first
  * step: what its predecessor had read is queued again). */
 int zcfsd_server_signal_handover(struct zcfsd_volume *v);

@@ -5,7 +5,7 @@
 # volume, its server is replaced PLANNED_RESTARTS times (default 10, one
 # every 0.5-1 s after the last one was seen). zcfsd starts the successor
 # first (--standby-fd: set up and sandboxed, reading nothing), then asks
-# the old server to hand over (zcfs-serve: SIGUSR2; on io_uring every ring
+# the old server to hand over (zcfs-serve: SIGUSR1; on io_uring every ring
 # entry ends up holding a request, so none is idle when it exits) and lets
 # the successor go as soon as the old one is gone; the successor serves
 # what it held. Required: no client error at all (ECANCELED included: a
