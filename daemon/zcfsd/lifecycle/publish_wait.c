@@ -160,18 +160,27 @@ void zcfsd_publish_server_exited(struct zcfsd *d, struct zcfsd_volume *v)
 	finish(d, v, &e);
 }
 
+/* The first publish whose wait is over at NOW, or NULL. */
+static struct zcfsd_volume *first_due(struct zcfsd *d, int64_t now)
+{
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
+		if (v->pubwait && now >= v->pubwait->due_ms)
+			return v;
+	return NULL;
+}
+
 void zcfsd_publish_wait_tick(struct zcfsd *d)
 {
 	int64_t now = zcfsd_now_ms();
+	struct zcfsd_volume *v;
 
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
-		struct zcfsd_publish_wait *w = v->pubwait;
-
-		if (!w || now < w->due_ms)
-			continue;
-		if (w->eof) {
+	/* Each answer lets its client's next request run at once
+	 * (zcfsd_control_complete), which may delete any volume, this one
+	 * too: the walk starts over after every answer, never from V. */
+	while ((v = first_due(d, now))) {
+		if (v->pubwait->eof) {
 			fail(d, v, "ready pipe closed unwritten");
-		} else if (w->ready_fd < 0) {
+		} else if (v->pubwait->ready_fd < 0) {
 			finish(d, v, NULL);	/* no --ready-fd: alive after the fixed wait */
 		} else {
 			log_warn("event=server-not-ready volume=%s pid=%d waited_ms=%d effect=\"published; "

@@ -24,12 +24,16 @@
 #define UNPUB_KILL_MS 3000
 #define UNPUB_POLL_MS 20
 
+/* Over before the answer is made: the client's next request (served at
+ * once, zcfsd_control_complete) may act on V, delete it too. */
 static void answer(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfs_err *e)
 {
-	v->unpub->done(d, v, v->unpub->token, e);
-	free(v->unpub->target);
-	free(v->unpub);
+	struct zcfsd_unpublish *u = v->unpub;
+
 	v->unpub = NULL;
+	u->done(d, v, u->token, e);
+	free(u->target);
+	free(u);
 }
 
 int zcfsd_unpublish_begin(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
@@ -72,8 +76,9 @@ bool zcfsd_unpublishing(const struct zcfsd_volume *v, struct zcfs_err *e)
 	return true;
 }
 
-/* Syncfs over (or given up on): unmount, then let the server go. */
-static void after_sync(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
+/* Syncfs over (or given up on): unmount, then let the server go. True
+ * when it answered (failed). */
+static bool after_sync(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
 {
 	struct zcfs_err e = { .code = ZCFS_OK };
 	int r;
@@ -81,7 +86,7 @@ static void after_sync(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
 	if (v->unpub->sync_pidfd >= 0) {
 		r = zcfsd_syncfs_finish(v->unpub->sync_pidfd, now >= v->unpub->due_ms);
 		if (r == -EINPROGRESS)
-			return;
+			return false;
 		v->unpub->sync_pidfd = -1;
 		if (r < 0)
 			log_warn("event=sync-failed volume=%s error=\"%s\"", v->id, strerror(-r));
@@ -91,14 +96,16 @@ static void after_sync(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
 		/* Still published, server and all: a later unpublish retries. */
 		zcfsd_unpublish_failed(v, v->unpub->target, r, &e);
 		answer(d, v, &e);
-		return;
+		return true;
 	}
 	zcfsd_server_stop(d, v, ZCFSD_STOP_ABORT, NULL);
 	v->unpub->phase = ZCFSD_UNPUB_STOPPING;
 	v->unpub->due_ms = now + UNPUB_EXIT_MS;
+	return false;
 }
 
-static void stopping(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
+/* True when it answered (the server gone). */
+static bool stopping(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
 {
 	struct zcfs_err e = { .code = ZCFS_OK };
 
@@ -113,23 +120,34 @@ static void stopping(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
 		}
 	}
 	if (v->srv.pidfd >= 0)
-		return;	/* its exit is a pidfd event (the server module forgets it) */
+		return false;	/* its exit is a pidfd event (the server module forgets it) */
 	zcfsd_ringfd_release(v);	/* the next publish is a new connection */
 	v->pinned = 0;
 	zcfsd_unpublish_done(d, v, v->unpub->target);
 	answer(d, v, &e);
+	return true;
+}
+
+/* One step of every unpublish under way, up to the first that answers:
+ * true then, and the caller walks again (answer(): V or any other volume
+ * may be gone). One answered is not under way any more. */
+static bool step_until_answer(struct zcfsd *d, int64_t now)
+{
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
+		if (v->unpub && v->unpub->phase == ZCFSD_UNPUB_SYNCING && after_sync(d, v, now))
+			return true;
+		if (v->unpub && v->unpub->phase == ZCFSD_UNPUB_STOPPING && stopping(d, v, now))
+			return true;
+	}
+	return false;
 }
 
 void zcfsd_unpublish_tick(struct zcfsd *d)
 {
 	int64_t now = zcfsd_now_ms();
 
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
-		if (v->unpub && v->unpub->phase == ZCFSD_UNPUB_SYNCING)
-			after_sync(d, v, now);
-		if (v->unpub && v->unpub->phase == ZCFSD_UNPUB_STOPPING)
-			stopping(d, v, now);
-	}
+	while (step_until_answer(d, now))
+		;
 }
 
 int zcfsd_unpublish_timeout_ms(struct zcfsd *d)

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# A client may write several requests in one go; zcfsd answers them in
+# order, the next one as soon as the deferred answer before it is sent
+# (protocol/control.c zcfsd_control_complete serves it right there). The
+# next one may delete the very volume whose publish or unpublish just
+# ended, from inside the loop over the volumes that ended it
+# (lifecycle/publish_wait.c, lifecycle/unpublish.c). A publish whose
+# server closes its ready pipe unwritten and stays alive fails at the
+# deadline (a tick), then 'volume.delete' of that volume follows in the
+# same write; and an unpublish of the last target followed by its
+# delete. Before the fix the walk went on from the freed volume (ASan:
+# heap-use-after-free in zcfsd_publish_wait_tick; make check-asan), and
+# the delete after an unpublish was told UNAVAILABLE ("being
+# unpublished") by the very operation it waited for.
+. "$(dirname "$0")/../../lib.sh"
+. "$(dirname "$0")/../helpers/zcfsd_lib.sh"
+zcfsd_require
+
+zcfsd_env 64M true
+cat >"$W/serve-hostile" <<SH
+#!/usr/bin/env bash
+mode=\$(cat "$W/mode" 2>/dev/null || echo good)
+case " \$* " in *" --ready-fd="*) ;; *) mode=good ;; esac   # --help, restarts
+args=()
+for a in "\$@"; do [ "\$a" = --ready-fd=10 ] || args+=("\$a"); done
+case \$mode in
+good)	exec "$ZCFS_BIN/zcfs-serve" "\$@" ;;
+close)	exec 10>&-; exec "$ZCFS_BIN/zcfs-serve" "\${args[@]}" ;;
+esac
+exit 99
+SH
+chmod 755 "$W/serve-hostile"
+echo good >"$W/mode"
+chmod 644 "$W/mode"
+zcfsd_start --serve "$W/serve-hostile"
+
+# pipeline METHOD1 PARAMS1 METHOD2 PARAMS2: both lines in one write; prints
+# each answer's error code (OK when none), one per line.
+pipeline() {
+	/usr/bin/python3 - "$SOCK" "$@" <<-'PY'
+	import json, socket, sys
+	s = socket.socket(socket.AF_UNIX); s.settimeout(20); s.connect(sys.argv[1])
+	a = sys.argv[2:]
+	lines = [json.dumps({"method": a[i], "params": json.loads(a[i + 1])}) for i in (0, 2)]
+	s.sendall(("\n".join(lines) + "\n").encode())
+	f = s.makefile("rb")
+	for _ in lines:
+	    r = json.loads(f.readline())
+	    print(r["error"]["code"] if "error" in r else "OK")
+	PY
+}
+
+for v in v0 v1 v2; do
+	ctl volume create "$v" --transport "$ZCFS_TRANSPORT" >/dev/null || fail "create $v"
+done
+# v0 once published: the tenant's storage root exists from then on
+ctlq volume publish v0 "$TGT/v0" || fail "publish v0"
+
+echo close >"$W/mode"
+out=$(pipeline volume.publish "{\"id\":\"v1\",\"target\":\"$TGT/v1\"}" volume.delete '{"id":"v1"}' 2>&1)
+check "a publish failed at its deadline, then the pipelined delete of its volume ($(echo $out))" \
+	test "$(echo $out)" = "INTERNAL OK"
+check "zcfsd answers after it" ctlq status
+ids() { ctl call volume.list '{}' | jq -r '[.result.volumes[] | .id + ":" + (.targets | length | tostring)] | sort | join(",")'; }
+check "v1 is gone, v0 (published) and v2 are there ($(ids))" test "$(ids)" = "v0:1,v2:0"
+
+echo good >"$W/mode"
+ctlq volume publish v2 "$TGT/v2" || fail "publish v2"
+out=$(pipeline volume.unpublish "{\"id\":\"v2\",\"target\":\"$TGT/v2\"}" volume.delete '{"id":"v2"}' 2>&1)
+check "an unpublish of the last target, then the pipelined delete of its volume ($(echo $out))" \
+	test "$(echo $out)" = "OK OK"
+check "zcfsd answers after it" ctlq status
+check "v2 is gone, v0 still published ($(ids))" test "$(ids)" = "v0:1"
+check "zcfsd is alive (no crash)" kill -0 "$ZCFSD_PID"
+ctlq volume unpublish v0 "$TGT/v0"
+finish
