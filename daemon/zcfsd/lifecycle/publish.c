@@ -118,7 +118,7 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 		if (created_storage)
 			zcfsd_storage_remove_dir(t, v->id);
 		if (created_target)
-			(void)rmdir(target);
+			zcfsd_target_remove_created(target);
 		return r;
 	}
 	if (first) {	/* answered once the server serves (publish_wait.c) */

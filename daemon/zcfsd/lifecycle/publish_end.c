@@ -21,7 +21,7 @@ void zcfsd_publish_undo_first(struct zcfsd *d, struct zcfsd_volume *v, bool crea
 	if (v->n_targets) {
 		(void)zcfsd_target_unmount(v, v->targets[0], true);
 		if (created_target)
-			(void)rmdir(v->targets[0]);
+			zcfsd_target_remove_created(v->targets[0]);
 		zcfsd_volume_remove_target(v, 0);
 	}
 	v->fuse_fd = safe_close(v->fuse_fd);

@@ -17,6 +17,10 @@ int zcfsd_target_check(const struct policy_tenant *t, const char *target, struct
 /* O_PATH fd of the target directory; creates the last component when
  * only it is missing (*created tells the caller to remove it on error). */
 int zcfsd_target_open(const char *target, bool *created, struct zcfs_err *e);
+/* Removes the target directory zcfsd_target_open made, its path resolved
+ * without any symlink: one that cannot be (a component swapped since)
+ * stays, logged event=target-left. */
+void zcfsd_target_remove_created(const char *target);
 /* The first target: a new fuse connection (v->fuse_fd, v->conn) mounted
  * on the target fd TFD, read-only for this target alone when RO. */
 int zcfsd_mount_fuse(struct zcfsd *d, struct zcfsd_volume *v, int tfd, const char *target, bool ro,

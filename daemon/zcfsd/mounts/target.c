@@ -106,6 +106,18 @@ int zcfsd_target_open(const char *target, bool *created, struct zcfs_err *e)
 	return fd;
 }
 
+/* A tenant who can write a parent of the target may have swapped a
+ * component for a symlink since it was made: rmdir(target) as root would
+ * then remove an empty directory wherever the symlink leads. */
+void zcfsd_target_remove_created(const char *target)
+{
+	int r = rmdir_nofollow(target);
+
+	if (r < 0 && r != -ENOENT)
+		log_warn("event=target-left target=\"%s\" reason=\"%s\"", target,
+			 r == -ELOOP || r == -EXDEV ? "a symlink on the way" : strerror(-r));
+}
+
 static int fd_path(int fd, char *buf, size_t len)
 {
 	return snprintf(buf, len, "/proc/self/fd/%d", fd) < (int)len ? 0 : -ENAMETOOLONG;
