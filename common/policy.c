@@ -306,6 +306,59 @@ static void parse_data_paths(struct loader *ld, json_object *d, const char *wher
 		err(ld, where, "ring_holder needs io_uring");
 }
 
+/* volume_root: {"uid": N, "gid": N, "mode": "0770", "setgid": true}.
+ * mode is an octal string (a JSON number 770 would be read as decimal);
+ * the set-gid bit comes from setgid alone, so the two cannot disagree. */
+static void parse_volume_root(struct loader *ld, json_object *o, const char *where,
+			      struct policy_volume_root *r)
+{
+	static const char *const keys[] = { "uid", "gid", "mode", "setgid", NULL };
+	const char *s;
+	json_object *v;
+	bool setgid = false;
+	uint64_t x;
+	char f[160];
+
+	if (!json_object_is_type(o, json_type_object)) {
+		err(ld, where, "expected an object");
+		return;
+	}
+	check_keys(ld, o, where, keys);
+	snprintf(f, sizeof(f), "%.120s.uid", where);
+	if (json_object_object_get_ex(o, "uid", &v) && get_u64(ld, v, f, 0, 0xfffffffeu, false, &x)) {
+		r->has_uid = true;
+		r->uid = (uid_t)x;
+	}
+	snprintf(f, sizeof(f), "%.120s.gid", where);
+	if (json_object_object_get_ex(o, "gid", &v) && get_u64(ld, v, f, 0, 0xfffffffeu, false, &x)) {
+		r->has_gid = true;
+		r->gid = (gid_t)x;
+	}
+	snprintf(f, sizeof(f), "%.120s.setgid", where);
+	if (json_object_object_get_ex(o, "setgid", &v))
+		get_bool(ld, v, f, &setgid);
+	snprintf(f, sizeof(f), "%.120s.mode", where);
+	if (json_object_object_get_ex(o, "mode", &v)) {
+		s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+		x = 0;
+		for (const char *c = s; *c >= '0' && *c <= '7'; c++)
+			x = x * 8 + (uint64_t)(*c - '0');
+		if (!*s || strlen(s) > 5 || strspn(s, "01234567") != strlen(s) || x > 01777)
+			err(ld, f, "expected permission bits as an octal string from \"0000\" to \"1777\" "
+			    "(set-gid: \"setgid\": true)");
+		else {
+			r->has_mode = true;
+			r->mode = (mode_t)x;
+		}
+	}
+	if (setgid) {
+		if (!r->has_mode)
+			r->mode = 0700;	/* a new volume root's own mode */
+		r->has_mode = true;
+		r->mode |= S_ISGID;
+	}
+}
+
 static void parse_prefixes(struct loader *ld, json_object *a, const char *where,
 			   struct policy_tenant *t)
 {
@@ -382,7 +435,7 @@ static void parse_tenant(struct loader *ld, json_object *o, size_t idx)
 	static const char *const keys[] = { "name", "uid", "gid", "memlock_budget", "max_volumes",
 					    "default_quota", "size_enforcement", "storage_root",
 					    "allowed_target_prefixes", "data_paths", "admin_uids",
-					    "admin_gids", NULL };
+					    "admin_gids", "volume_root", NULL };
 	static const char *const required[] = { "name", "uid", "gid", "storage_root",
 						"allowed_target_prefixes", NULL };
 	struct policy_tenant t = { .max_volumes = 64 }, *nt;
@@ -436,6 +489,8 @@ static void parse_tenant(struct loader *ld, json_object *o, size_t idx)
 		parse_ids(ld, v, F("admin_uids"), (uint32_t **)&t.admin_uids, &t.n_admin_uids);
 	if (json_object_object_get_ex(o, "admin_gids", &v))
 		parse_ids(ld, v, F("admin_gids"), (uint32_t **)&t.admin_gids, &t.n_admin_gids);
+	if (json_object_object_get_ex(o, "volume_root", &v))
+		parse_volume_root(ld, v, F("volume_root"), &t.volume_root);
 #undef F
 	t.file = strdup(ld->file);
 	if (ld->errs->n != before || ld->oom || !t.file) {

@@ -37,6 +37,16 @@ struct policy_tenant {
 	size_t n_admin_uids;
 	gid_t *admin_gids;
 	size_t n_admin_gids;
+	/* volume_root: the root of a volume created without uid, gid or
+	 * mode, as its clients see it (a container running as uid 1000 needs
+	 * a root it may write); what is not set stays the tenant's uid and
+	 * gid, 0700. mode includes S_ISGID when setgid is true. */
+	struct policy_volume_root {
+		bool has_uid, has_gid, has_mode;
+		uid_t uid;
+		gid_t gid;
+		mode_t mode;
+	} volume_root;
 	char *file;			/* where it was defined, for messages */
 };
 

@@ -218,6 +218,60 @@ static void test_tenant_admins(void **state)
 	policy_errors_clear(&e);
 }
 
+/* volume_root: owner, group, octal mode and setgid of new volume roots;
+ * bad values and unknown fields reported, nothing set without it. */
+static void test_volume_root(void **state)
+{
+	struct policy_errors e = { 0 };
+	struct policy *p = NULL;
+	const struct policy_tenant *t;
+
+	(void)state;
+	assert_int_equal(policy_load_string("a.json", "{\"tenants\": [" TENANT(", \"volume_root\":"
+					    " {\"uid\": 1000, \"gid\": 0, \"mode\": \"0770\", \"setgid\": true}")
+					    "]}", &p, &e), 0);
+	t = policy_find_tenant(p, "t1");
+	assert_true(t->volume_root.has_uid && t->volume_root.has_gid && t->volume_root.has_mode);
+	assert_int_equal(t->volume_root.uid, 1000);
+	assert_int_equal(t->volume_root.gid, 0);
+	assert_int_equal(t->volume_root.mode, 02770);
+	policy_free(p);
+	p = NULL;
+	assert_int_equal(policy_load_string("b.json", "{\"tenants\": [" TENANT(", \"volume_root\": {\"mode\": \"1777\"}")
+					    "]}", &p, &e), 0);
+	t = policy_find_tenant(p, "t1");
+	assert_true(!t->volume_root.has_uid && !t->volume_root.has_gid && t->volume_root.has_mode);
+	assert_int_equal(t->volume_root.mode, 01777);
+	policy_free(p);
+	p = NULL;
+	assert_int_equal(policy_load_string("c.json", "{\"tenants\": [" TENANT("") "]}", &p, &e), 0);
+	t = policy_find_tenant(p, "t1");
+	assert_false(t->volume_root.has_uid || t->volume_root.has_gid || t->volume_root.has_mode);
+	policy_free(p);
+	p = NULL;
+	assert_int_equal(policy_load_string("d.json", "{\"tenants\": [" TENANT(", \"volume_root\": {\"uid\": -1,"
+					    " \"gid\": \"users\", \"mode\": 770, \"setgid\": 1, \"owner\": 1000}")
+					    "]}", &p, &e), -EINVAL);
+	assert_true(has_error(&e, "tenants[0].volume_root.uid"));
+	assert_true(has_error(&e, "tenants[0].volume_root.gid"));
+	assert_true(has_error(&e, "tenants[0].volume_root.mode"));
+	assert_true(has_error(&e, "tenants[0].volume_root.setgid"));
+	assert_true(has_error(&e, "tenants[0].volume_root.owner: unknown field"));
+	policy_errors_clear(&e);
+	for (const char *const *m = (const char *const[]){ "\"2770\"", "\"4755\"", "\"0x1ff\"", "\"\"",
+							   "\"0778\"", NULL }; *m; m++) {
+		char doc[512];
+		snprintf(doc, sizeof(doc), "{\"tenants\": [" TENANT(", \"volume_root\": {\"mode\": %s}") "]}", *m);
+		assert_int_equal(policy_load_string("e.json", doc, &p, &e), -EINVAL);
+		assert_true(has_error(&e, "tenants[0].volume_root.mode"));
+		policy_errors_clear(&e);
+	}
+	assert_int_equal(policy_load_string("f.json", "{\"tenants\": [" TENANT(", \"volume_root\": []") "]}",
+					    &p, &e), -EINVAL);
+	assert_true(has_error(&e, "tenants[0].volume_root: expected an object"));
+	policy_errors_clear(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +282,7 @@ int main(void)
 		cmocka_unit_test(test_cross_checks),
 		cmocka_unit_test(test_directory_merge),
 		cmocka_unit_test(test_tenant_admins),
+		cmocka_unit_test(test_volume_root),
 	};
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
 }

@@ -6,9 +6,38 @@
 #include "daemon/zcfsd/state/state.h"
 #include "lifecycle.h"
 
+static bool has_owner(const struct zcfsd_root_owner *o)
+{
+	return o->has_uid || o->has_gid || o->has_mode;
+}
+
 static bool spec_has_owner(const struct zcfsd_volume_spec *s)
 {
-	return s->owner.has_uid || s->owner.has_gid || s->owner.has_mode;
+	return has_owner(&s->owner);
+}
+
+/* A new volume's root: what volume.create gives, each field it does not
+ * give from the tenant's volume_root (policy). Only for a new volume: an
+ * existing one is compared with what the request gives, never with the
+ * policy, which may have changed since (and the root with chmod/chown). */
+static struct zcfsd_root_owner new_root_owner(const struct zcfsd_volume_spec *s)
+{
+	const struct policy_volume_root *d = &s->tenant->volume_root;
+	struct zcfsd_root_owner o = s->owner;
+
+	if (!o.has_uid && d->has_uid) {
+		o.has_uid = true;
+		o.uid = d->uid;
+	}
+	if (!o.has_gid && d->has_gid) {
+		o.has_gid = true;
+		o.gid = d->gid;
+	}
+	if (!o.has_mode && d->has_mode) {
+		o.has_mode = true;
+		o.mode = d->mode;
+	}
+	return o;
 }
 
 /* CreateVolume is idempotent: the same request succeeds again. */
@@ -30,8 +59,8 @@ static int check_existing(const struct zcfsd_volume *old, const struct zcfsd_vol
 }
 
 /* The root's ownership record is in place before any server reads the root. */
-static int apply_root_owner(const struct zcfsd_volume_spec *s, bool *created_storage,
-			    struct zcfs_err *e)
+static int apply_root_owner(const struct zcfsd_volume_spec *s, const struct zcfsd_root_owner *o,
+			    bool *created_storage, struct zcfs_err *e)
 {
 	_cleanup_close_ int dfd = -1;
 	int r;
@@ -41,7 +70,7 @@ static int apply_root_owner(const struct zcfsd_volume_spec *s, bool *created_sto
 		return r;
 	dfd = zcfsd_storage_open(s->tenant, s->id);
 	r = dfd < 0 ? zcfs_fail(e, ZCFS_INTERNAL, dfd, "storage of '%s': %s", s->id, strerror(-dfd)) :
-		      zcfsd_root_owner_apply(dfd, &s->owner, -1, e);
+		      zcfsd_root_owner_apply(dfd, o, -1, e);
 	if (r < 0 && *created_storage)
 		zcfsd_storage_remove_dir(s->tenant, s->id);
 	return r;
@@ -71,11 +100,9 @@ static struct zcfsd_volume *volume_new(const struct zcfsd_volume_spec *s)
 	return v;
 }
 
-static void log_created(const struct zcfsd_volume_spec *s)
+static void log_created(const struct zcfsd_volume_spec *s, const struct zcfsd_root_owner *o)
 {
-	const struct zcfsd_root_owner *o = &s->owner;
-
-	if (spec_has_owner(s))
+	if (has_owner(o))
 		log_info("event=volume-root volume=%s uid=%s%u gid=%s%u mode=%s%o", s->id,
 			 o->has_uid ? "" : "~", (unsigned)o->uid, o->has_gid ? "" : "~",
 			 (unsigned)o->gid, o->has_mode ? "" : "~", (unsigned)o->mode);
@@ -89,6 +116,7 @@ int zcfsd_volume_create(struct zcfsd *d, const struct zcfsd_volume_spec *s,
 			struct zcfsd_volume **ret, struct zcfs_err *e)
 {
 	struct zcfsd_volume *v, *old = zcfsd_volume_find(d, s->id);
+	struct zcfsd_root_owner owner;
 	bool created_storage = false;
 	int r;
 
@@ -102,8 +130,9 @@ int zcfsd_volume_create(struct zcfsd *d, const struct zcfsd_volume_spec *s,
 		return zcfs_fail(e, ZCFS_RESOURCE_EXHAUSTED, -EDQUOT,
 				 "tenant '%s' already has %u volumes (max_volumes)", s->tenant->name,
 				 s->tenant->max_volumes);
-	if (spec_has_owner(s)) {
-		r = apply_root_owner(s, &created_storage, e);
+	owner = new_root_owner(s);
+	if (has_owner(&owner)) {
+		r = apply_root_owner(s, &owner, &created_storage, e);
 		if (r < 0)
 			return r;
 	}
@@ -121,7 +150,7 @@ int zcfsd_volume_create(struct zcfsd *d, const struct zcfsd_volume_spec *s,
 		zcfs_fail(e, ZCFS_INTERNAL, r, "saving state: %s", strerror(-r));
 		goto fail;
 	}
-	log_created(s);
+	log_created(s, &owner);
 	*ret = v;
 	return 0;
 fail:

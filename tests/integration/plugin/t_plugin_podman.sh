@@ -8,7 +8,10 @@
 # fails with ENOSPC inside the container; `podman volume rm` removes the
 # server, the mount and the storage. Exits 77 with the reason when Podman
 # cannot run containers here (t_plugin_volume.sh covers the volume
-# commands without containers).
+# commands without containers). Non-root containers: without a
+# volume_root in the policy a `--user 1000` container cannot write the
+# root (the tenant's, 0700); with volume_root {uid 1000, gid 1000, 0770,
+# setgid} it writes, and its files get the root's group.
 . "$(dirname "$0")/../../lib.sh"
 . "$(dirname "$0")/../helpers/zcfsd_lib.sh"
 zcfsd_require curl podman runc setpriv
@@ -103,6 +106,24 @@ check "still mounted for the first" mounted
 check "one fuse mount, one server" test "$(awk -v m="$MP" '$2 == m' /proc/self/mounts | wc -l)" = 1
 check "stop the long-running container" pm rm -f -t 0 zcfs-long
 check "unmounted after the last container" bash -c "! awk -v m='$MP' '\$2 == m' /proc/self/mounts | grep -q ."
+
+log "a non-root container (podman run --user 1000)"
+check "without volume_root: the root is the tenant's 0700, uid 1000 cannot write it" pm run --rm \
+	--network none --user 1000 -v pvol:/data localhost/zcfs-bbx:1 /bin/sh -c '! echo x 2>/dev/null >/data/nr'
+jq '.tenants[0].volume_root = {"uid": 1000, "gid": 1000, "mode": "0770", "setgid": true}' "$POLICY" >"$W/p2.json" &&
+	mv "$W/p2.json" "$POLICY"
+check "policy with tenants[0].volume_root reloads" ctlq policy reload
+check "podman volume create nrvol (no uid/gid/mode options)" pm volume create --driver zcfs -o tenant=t1 \
+	-o transport="$T" nrvol
+check "a uid-1000 container writes to the new volume's root" pm run --rm --network none --user 1000 \
+	-v nrvol:/data localhost/zcfs-bbx:1 /bin/sh -c \
+	'stat -c "%u:%g %a" /data >/data/root && echo hi >/data/f && stat -c %u:%g /data/f >/data/owner'
+check "... the root it saw: 1000:1000, mode 2770" grep -qx '1000:1000 2770' "$STORE/t1/nrvol/root"
+check "... its file: uid 1000, the root's group (setgid)" grep -qx 1000:1000 "$STORE/t1/nrvol/owner"
+check "... on disk the tenant's uid" test "$(stat -c %u "$STORE/t1/nrvol/f")" = "$TENANT_UID"
+check "pvol, created before, keeps its root (policy applies to new volumes)" pm run --rm --network none \
+	--user 1000 -v pvol:/data localhost/zcfs-bbx:1 /bin/sh -c '! echo x 2>/dev/null >/data/nr'
+check "podman volume rm nrvol" pm volume rm nrvol
 
 log "remove"
 check "podman volume rm pvol" pm volume rm pvol
