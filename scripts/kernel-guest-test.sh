@@ -10,8 +10,8 @@
 #                    charged, fio crc32c verify, requests served zero-copy)
 #   restart-zc:      t_zcfsd_restart_load on a zero-copy volume: kill -9
 #                    under verifying writers, KERNEL_TEST_KILLS times (ci 4, full 20)
-#   full only:       restart-pool (the same on a pool volume: an ENOSYS seen
-#                    in 2 of ~6 runs is still open, kernel/README.md), t_zerocopy (a standalone zero-copy server, posix_check:
+#   restart-pool:    the same on a pool volume
+#   full only:       t_zerocopy (a standalone zero-copy server, posix_check:
 #                    5 minutes under TCG), t_posix, t_fio_verify,
 #                    t_sandbox_rings, t_fsmodel on
 #                    uring (pools by default on this kernel); planned
@@ -58,13 +58,9 @@ if [ "${1:-}" = --inside ]; then
 	itest zerocopy TEST_TIMEOUT=900 -- t_zcfsd_zerocopy
 	itest restart-zc ZCFS_TEST_ZERO_COPY=true RESTART_KILLS="$kills" RESTART_VARIANTS=uring:t1 \
 		TEST_TIMEOUT=$((kills * 30 + 300)) -- t_zcfsd_restart_load
+	itest restart-pool ZCFS_TEST_ZERO_COPY=false RESTART_KILLS="$kills" RESTART_VARIANTS=uring:t1 \
+		TEST_TIMEOUT=$((kills * 30 + 300)) -- t_zcfsd_restart_load
 	if [ "$set_" = full ]; then
-		# The pool volume's kill loop is full-only until the open finding of
-		# kernel/README.md is found at its root: in 2 of ~6 runs one probe
-		# fdatasync was answered ENOSYS around a restart; CI's set must
-		# not go red by chance.
-		itest restart-pool ZCFS_TEST_ZERO_COPY=false RESTART_KILLS="$kills" RESTART_VARIANTS=uring:t1 \
-			TEST_TIMEOUT=$((kills * 30 + 300)) -- t_zcfsd_restart_load
 		# zcfs-serve alone (pools by default here), then zcfsd's planned
 		# restarts, upgrade and hand-over on pool and zero-copy volumes
 		itest serve-pool TEST_TIMEOUT=1500 -- t_zerocopy t_posix t_fio_verify t_sandbox_rings t_fsmodel

@@ -183,6 +183,10 @@ static int uring_reply(struct zcfs_req *req, int error, const struct iovec *iov,
 		iovcnt = 0;
 		total = 0;
 	}
+	/* From here the request's bytes go: a successor must not serve it
+	 * again from them (ringmem_held_state). */
+	if (q->rm && !q->holder)
+		ringmem_mark_replying(e->hdr->in_out);
 	for (i = 0, copied = 0; i < iovcnt; i++) {
 		if (iov[i].iov_base && iov[i].iov_base != dst + copied && iov[i].iov_len)
 			memmove(dst + copied, iov[i].iov_base, iov[i].iov_len);
@@ -193,8 +197,10 @@ static int uring_reply(struct zcfs_req *req, int error, const struct iovec *iov,
 	oh.len = (uint32_t)(sizeof(oh) + total);
 	oh.error = error;
 	oh.unique = req->in.unique;
-	memcpy(e->hdr->in_out, &oh, sizeof(oh));
 	e->hdr->ring_ent_in_out.payload_sz = (uint32_t)total;
+	/* The out header last: with it the reply is complete for a successor. */
+	atomic_thread_fence(memory_order_release);
+	memcpy(e->hdr->in_out, &oh, sizeof(oh));
 	if (q->holder)	/* a successor commits it as it is */
 		holder_replied(ringmem_slot(q->rm, q->qid, e->index));
 	return submit_fuse_cmd(q, e, ZCFS_URING_CMD_COMMIT_AND_FETCH);
@@ -563,6 +569,37 @@ static int holder_attach(struct uring_queue *q)
 	return r;
 }
 
+/* A request a dead server's entry held: served, or its reply committed as
+ * the dead server left it (uring_ringmem.h, ringmem_held_state). */
+static int recover_held(struct uring_queue *q, struct uring_entry *e)
+{
+	enum ringmem_held st = ringmem_held_state(e->hdr->in_out);
+	unsigned long long id = (unsigned long long)e->hdr->ring_ent_in_out.commit_id;
+	struct fuse_out_header oh = { .len = sizeof(oh), .error = -ECANCELED };
+
+	e->state = ENT_IN_SERVER;
+	e->commit_id = e->hdr->ring_ent_in_out.commit_id;
+	if (st == RINGMEM_HELD_REQUEST) {
+		log_info("qid=%u entry=%u: serving commit_id=%llu, held by the previous server",
+			 q->qid, e->index, id);
+		entry_serve(q, e);
+		return 0;
+	}
+	if (st == RINGMEM_HELD_REPLIED) {
+		log_info("qid=%u entry=%u: committing commit_id=%llu as the previous server replied",
+			 q->qid, e->index, id);
+		return submit_fuse_cmd(q, e, ZCFS_URING_CMD_COMMIT_AND_FETCH);
+	}
+	/* What it asked may be overwritten by half a reply; the dead server
+	 * did the work, its answer is lost: as the kernel's own window. */
+	log_warn("qid=%u entry=%u: commit_id=%llu was being answered when the previous server died: "
+		 "ended ECANCELED", q->qid, e->index, id);
+	oh.unique = e->commit_id;
+	e->hdr->ring_ent_in_out.payload_sz = 0;
+	memcpy(e->hdr->in_out, &oh, sizeof(oh));
+	return submit_fuse_cmd(q, e, ZCFS_URING_CMD_COMMIT_AND_FETCH);
+}
+
 /* REGISTER every entry; failures that the kernel reports at issue time
  * are already in the CQ when submit returns. */
 static int register_entries(struct uring_queue *q)
@@ -608,15 +645,9 @@ static int register_entries(struct uring_queue *q)
 		kick_waiting(q);
 	/* Answer what the dead server's entries held, with its commit ids:
 	 * header and payload are still in the shared buffers. */
-	for (i = 0; i < q->g->depth && r == 0 && held; i++) {
-		struct uring_entry *e = &q->ents[i];
-		if (!e->recovered)
-			continue;
-		log_info("qid=%u entry=%u: serving commit_id=%llu, held by the previous server",
-			 q->qid, i, (unsigned long long)e->hdr->ring_ent_in_out.commit_id);
-		e->state = ENT_IN_SERVER;
-		entry_serve(q, e);
-	}
+	for (i = 0; i < q->g->depth && r == 0 && held; i++)
+		if (q->ents[i].recovered)
+			r = recover_held(q, &q->ents[i]);
 	q->registered = true;
 	return r;
 }

@@ -1,5 +1,6 @@
 /* Ring buffers in a memfd that survives the server (see uring_ringmem.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -245,4 +246,26 @@ bool ringmem_get_ext(const struct ringmem *rm, unsigned *flags, unsigned *pool_b
 	*flags = f;
 	*pool_bufs = h->pool_bufs;
 	return true;
+}
+
+void ringmem_mark_replying(void *in_out)
+{
+	uint32_t op = RINGMEM_OPCODE_REPLYING;
+
+	memcpy((char *)in_out + offsetof(struct fuse_in_header, opcode), &op, sizeof(op));
+	/* Before any byte of the reply: a kill can land between any two. */
+	atomic_thread_fence(memory_order_release);
+}
+
+enum ringmem_held ringmem_held_state(const void *in_out)
+{
+	uint32_t op;
+
+	memcpy(&op, (const char *)in_out + offsetof(struct fuse_in_header, opcode), sizeof(op));
+	if (op == RINGMEM_OPCODE_REPLYING)
+		return RINGMEM_HELD_REPLYING;
+	/* fuse_out_header.error sits where the opcode was: 0 or -errno */
+	if (op == 0 || op >= (uint32_t)-4095)
+		return RINGMEM_HELD_REPLIED;
+	return RINGMEM_HELD_REQUEST;
 }

@@ -107,6 +107,26 @@ void ringmem_set_ext(struct ringmem *rm, unsigned flags, unsigned pool_bufs);
 /* False when no server of this connection recorded one. */
 bool ringmem_get_ext(const struct ringmem *rm, unsigned *flags, unsigned *pool_bufs);
 
+/* A request a dead server's entry held (its commit id not marked done):
+ * how far that server got, read from the header's in_out bytes. The
+ * kernel delivers a fuse_in_header there and reads the fuse_out_header
+ * of the reply from the same bytes, so a reply overwrites the request's
+ * opcode with its error (0 or -errno) -- and its payload overwrites the
+ * request's. uring_reply therefore first stores RINGMEM_OPCODE_REPLYING
+ * in the opcode (ringmem_mark_replying), then the payload, then the out
+ * header. Served again, a request whose reply was complete would be
+ * answered for an opcode 0 (ENOSYS: a WRITE of writeback came back
+ * ENOSYS and fdatasync(2) said so); one whose reply was half written
+ * could be served from overwritten input (a WRITE's first bytes). */
+enum ringmem_held {
+	RINGMEM_HELD_REQUEST,	/* as delivered: serve it */
+	RINGMEM_HELD_REPLYING,	/* the reply was being written: its input may be gone */
+	RINGMEM_HELD_REPLIED,	/* the reply is complete in the buffers: commit it */
+};
+#define RINGMEM_OPCODE_REPLYING 0x7a637270u	/* no FUSE opcode, no -errno */
+void ringmem_mark_replying(void *in_out);
+enum ringmem_held ringmem_held_state(const void *in_out);
+
 /* Queue qid's buffer region (headers, then payloads or the pool: room for
  * the larger of the two layouts). */
 void *ringmem_queue_mem(const struct ringmem *rm, unsigned qid);

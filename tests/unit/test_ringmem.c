@@ -1,0 +1,80 @@
+/* What a successor reads from a dead server's entry header (uring_ringmem.h,
+ * ringmem_held_state): the request as delivered, a reply being written,
+ * or a complete reply -- the states uring_reply leaves the header in. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include "kernel/zcfs_uring_abi.h"
+#include "daemon/serve/transport/uring_ringmem.h"
+
+static void deliver(struct zcfs_uring_req_header *h, uint32_t opcode)
+{
+	struct fuse_in_header in = { .len = 80, .opcode = opcode, .unique = 4242, .nodeid = 7 };
+
+	memset(h, 0, sizeof(*h));
+	memcpy(h->in_out, &in, sizeof(in));
+}
+
+static void reply(struct zcfs_uring_req_header *h, int32_t error)
+{
+	struct fuse_out_header oh = { .len = 24, .error = error, .unique = 4242 };
+
+	ringmem_mark_replying(h->in_out);
+	memcpy(h->in_out, &oh, sizeof(oh));
+}
+
+static void test_delivered_requests_are_served(void **state)
+{
+	static const uint32_t ops[] = { FUSE_LOOKUP, FUSE_WRITE, FUSE_SETATTR, FUSE_FSYNC,
+					FUSE_NOTIFY_REPLY, CUSE_INIT };
+	struct zcfs_uring_req_header h;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		deliver(&h, ops[i]);
+		assert_int_equal(ringmem_held_state(h.in_out), RINGMEM_HELD_REQUEST);
+	}
+}
+
+static void test_half_written_reply(void **state)
+{
+	struct zcfs_uring_req_header h;
+	struct fuse_in_header in;
+
+	(void)state;
+	deliver(&h, FUSE_WRITE);
+	ringmem_mark_replying(h.in_out);
+	assert_int_equal(ringmem_held_state(h.in_out), RINGMEM_HELD_REPLYING);
+	/* only the opcode changes: unique and nodeid stay as delivered */
+	memcpy(&in, h.in_out, sizeof(in));
+	assert_int_equal(in.unique, 4242);
+	assert_int_equal(in.nodeid, 7);
+}
+
+static void test_complete_replies(void **state)
+{
+	static const int32_t errs[] = { 0, -1, -ENOSYS, -ECANCELED, -4095 };
+	struct zcfs_uring_req_header h;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+		deliver(&h, FUSE_WRITE);
+		reply(&h, errs[i]);
+		assert_int_equal(ringmem_held_state(h.in_out), RINGMEM_HELD_REPLIED);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_delivered_requests_are_served),
+		cmocka_unit_test(test_half_written_reply),
+		cmocka_unit_test(test_complete_replies),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
