@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include "csi.h"
@@ -13,6 +14,25 @@ struct stats_msg {
 	int err;
 	struct statvfs st;
 };
+
+/* How long a killed child is waited for before it is left to init. */
+#define REAP_WAIT_MS 100
+
+/* Kill the child and reap it if it dies within REAP_WAIT_MS: its
+ * pidfd turns readable when it exits. A request the server already took
+ * (FUSE-over-io_uring hands it over at once) waits uninterruptibly even
+ * for SIGKILL: then the child is left to init. */
+static void kill_and_reap_briefly(pid_t pid)
+{
+	/* Our unreaped child: pidfd_open cannot race with pid reuse. */
+	_cleanup_close_ int pidfd = pidfd_open(pid, 0);
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+	int status;
+
+	kill(pid, SIGKILL);
+	if (pidfd >= 0 && poll(&pfd, 1, REAP_WAIT_MS) > 0)
+		(void)waitpid(pid, &status, WNOHANG);
+}
 
 int csi_statvfs_bounded(const char *path, int timeout_ms, struct statvfs *st)
 {
@@ -47,12 +67,7 @@ int csi_statvfs_bounded(const char *path, int timeout_ms, struct statvfs *st)
 		r = poll(&pfd, 1, timeout_ms);
 	while (r < 0 && errno == EINTR);
 	if (r <= 0) {
-		/* A request the server already took (FUSE-over-io_uring hands
-		 * it over at once) waits uninterruptibly even for SIGKILL:
-		 * reap briefly, then leave the child to init. */
-		kill(pid, SIGKILL);
-		for (int i = 0; i < 10 && waitpid(pid, &status, WNOHANG) == 0; i++)
-			usleep(10 * 1000);
+		kill_and_reap_briefly(pid);
 		return -ETIMEDOUT;
 	}
 	n = read(rd, &m, sizeof(m));
