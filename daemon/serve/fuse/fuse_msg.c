@@ -1,14 +1,14 @@
 /* FUSE message decoding and dispatch: every length is checked against the
  * opcode table before a handler sees the request, so a truncated or
- * malformed message is answered with an error, never read out of bounds. */
+ * malformed message is answered with an error, never read out of bounds.
+ * What the handlers use of their request (its strings, the replies) is
+ * req_io.c's, so the table calls the handlers and nothing calls back. */
 #include <string.h>
-#include <time.h>
 #include "daemon/serve/backend/inode.h"
 #include "common/log.h"
 #include "fuse_msg.h"
 #include "ops.h"
 #include "daemon/serve/backend/prune.h"
-#include "common/zcfs_stats.h"
 
 struct opcode_desc {
 	const char *name;
@@ -97,42 +97,6 @@ int fuse_opcode_arg_size(uint32_t opcode)
 	return d ? d->arg_size : -1;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* Counts one answered request in the counters zcfsd reads. */
-static void count_reply(struct zcfs_req *req, int error, const struct iovec *iov, int iovcnt)
-{
-	struct zcfs_stats *st = req->se ? req->se->stats : NULL;
-	uint64_t lat;
-
-	if (!st)
-		return;
-	lat = req->start_ns ? now_ns() - req->start_ns : 0;
-	zcfs_stats_add(&st->requests, 1);
-	zcfs_stats_add(&st->latency_ns_sum, lat);
-	zcfs_stats_add(&st->latency[zcfs_stats_bucket(lat)], 1);
-	if (error) {
-		zcfs_stats_add(&st->errors, 1);
-		return;
-	}
-	if (req->in.opcode == FUSE_READ) {
-		uint64_t n = 0;
-		for (int i = 0; i < iovcnt; i++)
-			n += iov[i].iov_len;
-		zcfs_stats_add(&st->bytes_read, n);
-	} else if (req->in.opcode == FUSE_WRITE && iovcnt == 1 &&
-		   iov[0].iov_len >= sizeof(struct fuse_write_out)) {
-		const struct fuse_write_out *out = iov[0].iov_base;
-		zcfs_stats_add(&st->bytes_written, out->size);
-	}
-}
-
 int req_decode(struct zcfs_req *req, const struct fuse_in_header *in, const void *arg,
 	       size_t arg_len, const void *data, size_t data_len, bool contiguous)
 {
@@ -140,7 +104,7 @@ int req_decode(struct zcfs_req *req, const struct fuse_in_header *in, const void
 	size_t need, ext = (size_t)in->total_extlen * 8;
 
 	req->in = *in;
-	req->start_ns = req->se && req->se->stats ? now_ns() : 0;
+	req_start_clock(req);
 	req->arg = NULL;
 	req->arg_len = 0;
 	req->data = NULL;
@@ -180,21 +144,6 @@ int req_decode_devfuse(struct zcfs_req *req, const void *buf, size_t n)
 	if (in.len != n)
 		return -EPROTO;
 	return req_decode(req, &in, (const char *)buf + sizeof(in), n - sizeof(in), NULL, 0, true);
-}
-
-int req_next_string(struct zcfs_req *req, size_t *off, const char **ret)
-{
-	const char *base = req->data;
-	const char *nul;
-
-	if (!base || *off >= req->data_len)
-		return -EINVAL;
-	nul = memchr(base + *off, '\0', req->data_len - *off);
-	if (!nul)
-		return -EINVAL;
-	*ret = base + *off;
-	*off = (size_t)(nul - base) + 1;
-	return 0;
 }
 
 void session_dispatch(struct zcfs_req *req)
@@ -243,44 +192,4 @@ void session_dispatch(struct zcfs_req *req)
 		log_err("op=%s returned without a reply; answering EIO", fuse_opcode_name(req->in.opcode));
 		reply_err(req, -EIO);
 	}
-}
-
-/* Every reply: counted, marked, handed to the transport. */
-static int reply_send(struct zcfs_req *req, int error, const struct iovec *iov, int iovcnt)
-{
-	count_reply(req, error, iov, iovcnt);
-	req->replied = true;
-	return req->reply(req, error, iov, iovcnt);
-}
-
-int reply_iov(struct zcfs_req *req, const struct iovec *iov, int iovcnt)
-{
-	return reply_send(req, 0, iov, iovcnt);
-}
-
-int reply_buf(struct zcfs_req *req, const void *buf, size_t len)
-{
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	return reply_iov(req, &iov, len ? 1 : 0);
-}
-
-int reply_err(struct zcfs_req *req, int error)
-{
-	/* Only -errno in (-512, 0] is valid on the wire. */
-	if (error > 0 || error <= -512)
-		error = -EIO;
-	return reply_send(req, error, NULL, 0);
-}
-
-void reply_none(struct zcfs_req *req)
-{
-	req->replied = true;
-}
-
-void reply_sent(struct zcfs_req *req, size_t len)
-{
-	struct iovec iov = { .iov_base = NULL, .iov_len = len };
-
-	count_reply(req, 0, &iov, 1);
-	req->replied = true;
 }

@@ -1,6 +1,7 @@
 /* The FUSE message layer: the request every transport hands over, its
- * bounds-checked decode, dispatch to the handlers and the replies (the
- * message write itself and notifications: core/fuse_wire.h). */
+ * bounds-checked decode and dispatch to the handlers (fuse_msg.c), the
+ * replies (req_io.c; the message write itself and notifications:
+ * core/fuse_wire.h). */
 #ifndef ZCFS_FUSE_MSG_H
 #define ZCFS_FUSE_MSG_H
 
@@ -55,6 +56,10 @@ const char *fuse_opcode_name(uint32_t opcode);
 /* Fixed argument size for opcode, -1 if unknown. */
 int fuse_opcode_arg_size(uint32_t opcode);
 
+/* req_io.c: what the handlers, the dispatcher and the transports use of
+ * a request (its payload's strings, the replies, counted). */
+/* The request's start, for its latency figure (when counters are on). */
+void req_start_clock(struct zcfs_req *req);
 int reply_err(struct zcfs_req *req, int error);
 int reply_buf(struct zcfs_req *req, const void *buf, size_t len);
 int reply_iov(struct zcfs_req *req, const struct iovec *iov, int iovcnt);
