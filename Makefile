@@ -11,6 +11,8 @@
 #   make lint            bans, shellcheck, structure checks (scripts/lint.sh)
 #   make ci              lint + check + check-asan on CI's bounded ASan set (.ci/run)
 #   make bench           fio suite, writes bench/results/
+#   make bench-projquota  fio direct 1M on project-quota volumes vs native, in
+#                        the 7.3 guest (bench/results/projquota)
 #   make conformance     pjdfstest + xfstests -g quick on every data path (root,
 #                        ~1-2 h), writes build/conformance.md; conformance-ci: CI's part
 #   make kernel          fetch Debian's newest kernel with FUSE buffer pools (>= 7.3)
@@ -19,6 +21,8 @@
 #                        and run the zcfs tests that fit (kernel/README.md)
 #   make kernel-guest-test / kernel-test-full  the project's tests in a guest
 #                        of the make-kernel kernel (CI's set / every case)
+#   make projquota-guest-test  project-quota volumes in that guest: fsx and
+#                        pjdfstest whole on XFS / ext4 (passthrough, server)
 #   V=1                  print full command lines
 
 CC       ?= cc
@@ -124,7 +128,7 @@ FUZZ_CFLAGS  := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOU
 	-D_FILE_OFFSET_BITS=64 -I. $(PKG_CFLAGS) -pthread
 
 .PHONY: image all unit-bin deps install check check-root check-unit check-integration check-asan check-tsan ci bench conformance conformance-ci clean lint fuzz fuzz-replay \
-	kernel kernel-test kernel-guest-test kernel-test-full
+	kernel kernel-test kernel-guest-test kernel-test-full projquota-guest-test bench-projquota
 all: $(PROGS) $(ITEST_BIN) $(BENCH_BIN)
 
 deps:
@@ -314,6 +318,11 @@ unit-bin: $(UNIT_BIN)
 BACKING ?= tmpfs
 bench: deps all
 	$(Q)ZCFS_BIN=$(abspath $(BIN)) ZCFS_BENCHBIN=$(abspath $(BUILD)/bench) BACKING=$(BACKING) bench/run.sh
+# The goal figure of issue 26: fio direct 1 MiB on project-quota volumes
+# (passthrough kept) against native XFS / ext4 and the server path, in the
+# Linux 7.3 guest (bench/projquota-fio.sh; results bench/results/projquota).
+bench-projquota: all
+	$(Q)ZCFS_BIN=$(abspath $(BIN)) bench/projquota-fio.sh
 
 # External suites as our own checks (tests/conformance/run.sh): pjdfstest
 # whole and xfstests -g quick on every data path, build/conformance.md.
@@ -394,6 +403,14 @@ kernel-guest-test: $(PROGS) $(ITEST_BIN)
 kernel-test-full: $(PROGS) $(ITEST_BIN)
 	$(Q)ZCFS_BIN=$(abspath $(BIN)) ZCFS_TESTBIN=$(abspath $(BUILD)/tests/integration) \
 		KERNEL_TEST_SET=full scripts/kernel-guest-test.sh
+
+# Sized volumes whose size a project quota enforces (XFS prjquota, ext4
+# project) in that guest: t_zcfsd_projquota, fsx and pjdfstest whole on
+# passthrough and server-path volumes (scripts/projquota-guest-test.sh,
+# PQ_CASES=...; hours under TCG). 77 without a kernel.
+projquota-guest-test: $(PROGS) $(ITEST_BIN)
+	$(Q)ZCFS_BIN=$(abspath $(BIN)) ZCFS_TESTBIN=$(abspath $(BUILD)/tests/integration) \
+		scripts/projquota-guest-test.sh
 
 # Opt-in: needs qemu-system-x86 and busybox-static, and a kernel image
 # (KERNEL=; default: the make-kernel one).

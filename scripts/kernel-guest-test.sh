@@ -26,18 +26,15 @@ set_=${KERNEL_TEST_SET:-ci}
 case $set_ in ci) kills=${KERNEL_TEST_KILLS:-4};; full) kills=${KERNEL_TEST_KILLS:-20};;
 *) echo "kernel-guest-test: KERNEL_TEST_SET is ci or full" >&2; exit 2;; esac
 
+# shellcheck source=guest-suite.sh
+. "$here/scripts/guest-suite.sh"
+
 if [ "${1:-}" = --inside ]; then
 	out=$2
-	pass=0 fail=0
-	res() { # NAME RC DETAIL
-		if [ "$2" = 0 ]; then pass=$((pass + 1)); echo "ok - $1 $3"
-		elif [ "$2" = 77 ]; then echo "skip - $1 $3"
-		else fail=$((fail + 1)); echo "not ok - $1 $3"; fi
-	}
 	k=$("$ZCFS_BIN/zcfsctl" kernel 2>&1)
 	echo "$k" | sed 's/^/# /'
 	n=$(echo "$k" | grep -cE '^(devfuse|io_uring|buffer_pool|zero_copy|passthrough) +supported')
-	res probe "$([ "$n" = 5 ] && echo 0 || echo 1)" "(zcfsctl kernel: $n of 5 data paths supported)"
+	suite_res probe "$([ "$n" = 5 ] && echo 0 || echo 1)" "(zcfsctl kernel: $n of 5 data paths supported)"
 	# itest NAME [VAR=VALUE...] -- TESTS: run-integration.sh on uring
 	itest() {
 		local name=$1 line rc; shift
@@ -51,7 +48,7 @@ if [ "${1:-}" = --inside ]; then
 		line=$(grep -E '^integration: ' "$out/$name.out" | tail -n 1)
 		# a run that found no test proves nothing
 		case $line in "integration: 0 passed, 0 failed"*) [ "$rc" = 0 ] && rc=1;; esac
-		res "$name" "$rc" "($line)"
+		suite_res "$name" "$rc" "($line)"
 		[ "$rc" = 0 ] || grep -hE '^not ok|^# .*(LOST|kill -9)' "$out/logs/$name"/*.log 2>/dev/null | sed 's/^/#   /'
 	}
 	# (t_zerocopy's posix_check alone takes 5 minutes under TCG: full only)
@@ -69,28 +66,11 @@ if [ "${1:-}" = --inside ]; then
 		itest zcfsd-zc ZCFS_TEST_ZERO_COPY=true TEST_TIMEOUT=1200 -- \
 			t_zcfsd_restart t_zcfsd_volume_restart t_zcfsd_upgrade t_zcfsd_crash_fio
 	fi
-	echo "kernel-guest-test: $pass passed, $fail failed"
-	[ "$fail" = 0 ]
-	exit
+	suite_end kernel-guest-test
 fi
 
-kernel=$("$here/scripts/fetch-kernel.sh")
-rc=$?
-[ "$rc" = 0 ] || exit "$rc"
-: "${kernel:?}"
-export ZCFS_BIN=${ZCFS_BIN:-$here/bin} ZCFS_TESTBIN=${ZCFS_TESTBIN:-$here/build/tests/integration}
 export KERNEL_TEST_SET=$set_ KERNEL_TEST_KILLS=$kills
 out=${KERNEL_TEST_OUT:-$here/build/kernel-guest-test}
-rm -rf "$out"
-mkdir -p "$out"
-"$here/scripts/guest.sh" --out "$out" --timeout "${KERNEL_TEST_TIMEOUT:-$([ "$set_" = full ] && echo 5400 || echo 1500)}" \
+guest_suite kernel-guest-test "$out" \
+	"${KERNEL_TEST_TIMEOUT:-$([ "$set_" = full ] && echo 5400 || echo 1500)}" \
 	--env KERNEL_TEST_SET --env KERNEL_TEST_KILLS -- "$here/scripts/kernel-guest-test.sh" --inside "$out"
-rc=$?
-line=$(grep -E '^kernel-guest-test: [0-9]+ passed' "$out/cmd.log" | tail -n 1)
-if [ "$rc" != 0 ] && [ -z "$line" ]; then
-	echo "kernel-guest-test: 0 passed, 1 failed (the guest: exit $rc, $out)"
-elif [ "$rc" != 0 ] && [ "${line#*passed, }" = "0 failed" ]; then
-	# every case passed, and yet: the guest's kernel log had a report
-	echo "kernel-guest-test: ${line#kernel-guest-test: }; the guest's kernel logged a report: 1 failed ($out/dmesg)"
-fi
-exit "$rc"

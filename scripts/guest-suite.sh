@@ -1,0 +1,46 @@
+# shellcheck shell=bash
+# A suite of cases run in the make-kernel guest (sourced by
+# kernel-guest-test.sh and projquota-guest-test.sh).
+#   suite_res NAME RC DETAIL   inside: counts and prints one case (ok / skip
+#                              for 77 / not ok) in suite_pass, suite_fail
+#   suite_end NAME             inside: "NAME: N passed, N failed"; exit 0 iff none failed
+#   guest_suite NAME OUT TIMEOUT [guest.sh options] -- COMMAND...
+#                              outside: fetches the kernel (77 with make
+#                              kernel's reason), runs COMMAND in the guest
+#                              with OUT as its shared directory (emptied),
+#                              and exits with its status; a run that died
+#                              or whose guest kernel logged a report gets
+#                              its "NAME: N passed, N failed" line said
+suite_pass=0 suite_fail=0
+suite_res() {
+	if [ "$2" = 0 ]; then suite_pass=$((suite_pass + 1)); echo "ok - $1 $3"
+	elif [ "$2" = 77 ]; then echo "skip - $1 $3"
+	else suite_fail=$((suite_fail + 1)); echo "not ok - $1 $3"; fi
+}
+suite_end() {
+	echo "$1: $suite_pass passed, $suite_fail failed"
+	[ "$suite_fail" = 0 ]
+	exit
+}
+guest_suite() {
+	local name=$1 out=$2 timeout=$3 top kernel rc line
+	shift 3
+	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	kernel=$("$top/scripts/fetch-kernel.sh")
+	rc=$?
+	[ "$rc" = 0 ] || exit "$rc"
+	: "${kernel:?}"
+	export ZCFS_BIN=${ZCFS_BIN:-$top/bin} ZCFS_TESTBIN=${ZCFS_TESTBIN:-$top/build/tests/integration}
+	rm -rf "$out"
+	mkdir -p "$out"
+	"$top/scripts/guest.sh" --out "$out" --timeout "$timeout" "$@"
+	rc=$?
+	line=$(grep -E "^$name: [0-9]+ passed" "$out/cmd.log" | tail -n 1)
+	if [ "$rc" != 0 ] && [ -z "$line" ]; then
+		echo "$name: 0 passed, 1 failed (the guest: exit $rc, $out)"
+	elif [ "$rc" != 0 ] && [ "${line#*passed, }" = "0 failed" ]; then
+		# every case passed, and yet: the guest's kernel log had a report
+		echo "$name: ${line#"$name": }; the guest's kernel logged a report: 1 failed ($out/dmesg)"
+	fi
+	exit "$rc"
+}
