@@ -266,12 +266,16 @@ static json_object *tenants_array(struct zcfsd *d, const struct zcfsd_peer *p)
 
 	for (size_t i = 0; i < d->policy->n_tenants; i++) {
 		const struct policy_tenant *t = &d->policy->tenants[i];
-		json_object *o = json_object_new_object(), *dp = json_object_new_object();
-		uint64_t used = zcfsd_tenant_used(d, t->name);
+		json_object *o, *dp;
+		uint64_t used;
 		size_t published = 0;
 
+		/* before anything is made for it: nothing to let go */
 		if (!zcfsd_peer_manages(p, t))
 			continue;
+		o = json_object_new_object();
+		dp = json_object_new_object();
+		used = zcfsd_tenant_used(d, t->name);
 		for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
 			published += v->n_targets && !strcmp(v->tenant, t->name);
 		json_object_object_add(o, "name", json_object_new_string(t->name));
