@@ -46,10 +46,46 @@ static void scoped(void **state)
 	policy_free(d.policy);
 }
 
+/* 16 volumes of 2^60 bytes (the most one may be) commit more than 2^64:
+ * nothing is left, and size_committed says the most JSON holds. */
+static void committed_saturates(void **state)
+{
+	struct policy_errors pe = { 0 };
+	struct zcfsd_volume v[16];
+	struct zcfsd d = { 0 };
+	uint64_t avail = 1, committed = 0;
+	struct zcfsd_peer root = { .uid = 0 };
+	struct zcfs_err e = { .code = ZCFS_OK };
+	json_object *params = json_object_new_object(), *res, *ts, *x;
+
+	(void)state;
+	assert_int_equal(policy_load_string("p.json", two, &d.policy, &pe), 0);
+	memset(v, 0, sizeof(v));
+	for (int i = 0; i < 16; i++) {
+		v[i] = (struct zcfsd_volume){ .id = "v", .tenant = "t1", .size = 1ULL << 60, .fuse_fd = -1,
+					      .srv = { .pidfd = -1 }, .next = i < 15 ? &v[i + 1] : NULL };
+	}
+	d.volumes = &v[0];
+	assert_int_equal(zcfsd_tenant_capacity(&d, &d.policy->tenants[0], &avail, &committed), 0);
+	assert_true(committed == UINT64_MAX);
+	assert_true(avail == 0);
+	res = zcfsd_dispatch(&d, &root, "tenant.list", params, &e);
+	assert_non_null(res);
+	assert_true(json_object_object_get_ex(res, "tenants", &ts));
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(ts, 0), "size_committed", &x));
+	assert_true(json_object_get_int64(x) == INT64_MAX);
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(ts, 0), "capacity_available", &x));
+	assert_int_equal(json_object_get_int64(x), 0);
+	json_object_put(res);
+	json_object_put(params);
+	policy_free(d.policy);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(scoped),
+		cmocka_unit_test(committed_saturates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

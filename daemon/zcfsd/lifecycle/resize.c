@@ -20,9 +20,11 @@ int zcfsd_tenant_capacity(struct zcfsd *d, const struct policy_tenant *t, uint64
 	int r = zcfsd_storage_available(t, &free_bytes);
 
 	*committed = 0;
+	/* Saturated: 16 volumes of 2^60 bytes (each allowed) would wrap to
+	 * 0 committed, and the whole free space would look available. */
 	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
 		if (!strcmp(v->tenant, t->name))
-			*committed += v->size;
+			*committed = *committed > UINT64_MAX - v->size ? UINT64_MAX : *committed + v->size;
 	if (r < 0)
 		return r;
 	*avail = free_bytes > *committed ? free_bytes - *committed : 0;

@@ -255,7 +255,7 @@ static void add_capacity(struct zcfsd *d, const struct policy_tenant *t, json_ob
 	int r = zcfsd_tenant_capacity(d, t, &avail, &committed);
 
 	json_object_object_add(o, "default_quota", json_object_new_int64((int64_t)t->default_quota));
-	json_object_object_add(o, "size_committed", json_object_new_int64((int64_t)committed));
+	json_object_object_add(o, "size_committed", json_object_new_int64((int64_t)MIN(committed, (uint64_t)INT64_MAX)));
 	if (r == 0)
 		json_object_object_add(o, "capacity_available", json_object_new_int64((int64_t)avail));
 }
