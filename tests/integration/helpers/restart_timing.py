@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """restart_timing.py EVENTS STALLS ZCFSD_LOG SERVER_LOG VOLUME: where the
-client stall of each server restart goes (docs/supervision.md, "Where a
-restart's stall goes"), from the wall_us= stamps zcfsd and zcfs-serve
+client stall of each server restart goes (bench/notes/supervision.md,
+"Where a restart's stall goes"), from the wall_us= stamps zcfsd and zcfs-serve
 log (CLOCK_REALTIME microseconds, the clock of the probe's STALLS file).
 
 EVENTS: one wall-clock microsecond stamp per restart the test caused
