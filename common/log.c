@@ -47,10 +47,28 @@ static bool stderr_is_journal(void)
 	       (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }
 
-/* S as a JSON string body into OUT (always terminated). */
+/* The length of the valid UTF-8 sequence at S (a byte >= 0x80), or 0:
+ * no overlong form, no surrogate, nothing above U+10FFFF. */
+static size_t utf8_seq(const unsigned char *s)
+{
+	size_t n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 :
+		   s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* S as a JSON string body into OUT (always terminated). A byte that is
+ * not UTF-8 (a client's string in a message) becomes U+FFFD: a shipper's
+ * parser refuses the whole line otherwise. */
 static void json_escape(const char *s, char *out, size_t len)
 {
-	size_t o = 0;
+	size_t o = 0, n;
 
 	for (; *s && o + 7 < len; s++) {
 		unsigned char c = (unsigned char)*s;
@@ -59,11 +77,29 @@ static void json_escape(const char *s, char *out, size_t len)
 			out[o++] = (char)c;
 		} else if (c < 0x20) {
 			o += (size_t)snprintf(out + o, len - o, "\\u%04x", c);
-		} else {
+		} else if (c < 0x80) {
 			out[o++] = (char)c;
+		} else if ((n = utf8_seq((const unsigned char *)s)) == 0) {
+			o += (size_t)snprintf(out + o, len - o, "\\ufffd");
+		} else if (o + n + 7 < len) {
+			memcpy(out + o, s, n);
+			o += n;
+			s += n - 1;
+		} else {
+			break;
 		}
 	}
 	out[o] = '\0';
+}
+
+/* One event per line: a control byte in a text line (a client's string
+ * in a message) would start a line of its own, which journald reads
+ * with whatever <N> priority it begins with. */
+static void one_line(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = ' ';
 }
 
 static void write_json(const char *pre, int level, const char *line)
@@ -95,10 +131,12 @@ void log_msg(int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (log_format == LOG_FORMAT_JSON)
+	if (log_format == LOG_FORMAT_JSON) {
 		write_json(pre, level, line);
-	else
+	} else {
+		one_line(line);
 		fprintf(stderr, "%s%s: level=%s %s\n", pre, log_ident, names[level & 7], line);
+	}
 	errno = saved;
 }
 
