@@ -21,6 +21,9 @@ enum zcfs_code {
 	ZCFS_OUT_OF_RANGE,	/* a size outside what may be had (volume.resize, CSI expand) */
 };
 
+#define ZCFS_N_CODES (ZCFS_OUT_OF_RANGE + 1)
+/* Every code's name, by code (the metrics' code labels). */
+extern const char *const zcfs_code_names[ZCFS_N_CODES];
 /* The name of C ("NOT_FOUND"); out of range: "INTERNAL". */
 const char *zcfs_code_name(enum zcfs_code c);
 /* The code for NAME; unknown names (and NULL) map to INTERNAL. */

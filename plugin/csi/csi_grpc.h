@@ -26,6 +26,7 @@ struct csi_serve_opts {
 	const char *kubelet_endpoint;	/* the CSI socket as kubelet sees it (GetInfo) */
 	unsigned grace_s;
 	int socket_gid;			/* --socket-group: the endpoint 0660 to this group; -1: 0700 */
+	const char *metrics;		/* --metrics: unix socket path or IP:PORT, or NULL */
 };
 
 /* The gRPC methods zcfs-csi knows (grpc_dispatch.c). */
@@ -56,6 +57,14 @@ int csi_grpc_decode(const struct csi_grpc_method *m, const uint8_t *buf, size_t 
 		    json_object **req, struct zcfs_err *e) _must_check_;
 /* The gRPC status code of a zcfs/CSI error code. */
 int csi_grpc_status(enum zcfs_code code);
+
+/* The --metrics endpoint (csi_metrics.c): SPEC NULL starts nothing;
+ * a call of M (NULL: unknown) answered with gRPC STATUS, begun at START_US
+ * (opmetrics_now_us); /readyz says 200 between serving(true) and (false). */
+int csi_metrics_start(const char *spec) _must_check_;
+void csi_metrics_record(const struct csi_grpc_method *m, int status, int64_t start_us);
+void csi_metrics_serving(bool on);
+void csi_metrics_stop(void);
 
 /* Runs the server until SIGTERM/SIGINT; returns the exit status. */
 int csi_serve(struct csi_ctx *c, const struct csi_serve_opts *o);

@@ -19,6 +19,7 @@
 #include <time.h>
 #include "csi_grpc.h"
 #include "common/log.h"
+#include "common/opmetrics.h"
 
 enum call_state { CALL_REQUESTED, CALL_RECEIVED, CALL_SENT };
 
@@ -37,6 +38,7 @@ struct call {
 	int cancelled;
 	const struct csi_grpc_method *m;
 	struct timespec start;
+	int64_t start_us;		/* opmetrics_now_us() at arrival */
 };
 
 struct server {
@@ -95,6 +97,7 @@ static void call_send(struct call *c, int status, const char *msg, const uint8_t
 	grpc_call_error ge;
 
 	memset(ops, 0, sizeof(ops));
+	csi_metrics_record(c->m, status, c->start_us);
 	c->state = CALL_SENT;
 	c->status_msg = grpc_slice_from_copied_string(msg ? msg : "");
 	ops[n].op = GRPC_OP_SEND_INITIAL_METADATA;
@@ -200,6 +203,7 @@ static void call_accepted(struct call *c)
 	if (!c->s->stopping)
 		(void)request_call(c->s, c->registration);
 	clock_gettime(CLOCK_MONOTONIC, &c->start);
+	c->start_us = opmetrics_now_us();
 	atomic_fetch_add(&c->s->inflight, 1);
 	c->m = csi_grpc_method_find(path, plen);
 	if (!c->m || c->m->registration != c->registration) {
@@ -373,6 +377,7 @@ static void serve_loop(struct server *s, int sfd)
 			struct signalfd_siginfo si;
 			if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 				log_info("event=stopping signal=%u inflight=%d", si.ssi_signo, atomic_load(&s->inflight));
+				csi_metrics_serving(false);
 				start_shutdown(s);
 				clock_gettime(CLOCK_MONOTONIC, &stop_at);
 			}
@@ -435,6 +440,12 @@ int csi_serve(struct csi_ctx *ctx, const struct csi_serve_opts *o)
 	setenv("GRPC_ENABLE_FORK_SUPPORT", "0", 1);
 	grpc_init();
 	s.cq = grpc_completion_queue_create_for_next(NULL);
+	/* first, so a probe sees 'starting' until the CSI socket serves */
+	if (csi_metrics_start(o->metrics) < 0) {
+		log_err("event=serve-error metrics=%s error=\"cannot listen there\"", o->metrics);
+		rc = 1;
+		goto out;
+	}
 	if (start_servers(&s, path, rpath, &cargs) < 0) {
 		rc = 1;
 		if (!s.stopping && (s.csi || s.reg))
@@ -445,11 +456,13 @@ int csi_serve(struct csi_ctx *ctx, const struct csi_serve_opts *o)
 	 * uid: the endpoint's group may connect too */
 	if (o->socket_gid >= 0 && (chown(path, (uid_t)-1, (gid_t)o->socket_gid) < 0 || chmod(path, 0660) < 0))
 		log_err("event=socket-group-failed path=%s gid=%d error=\"%s\"", path, o->socket_gid, strerror(errno));
+	csi_metrics_serving(true);
 	log_info("event=serving endpoint=unix:%s registration=%s kubelet_endpoint=%s zcfsd=%s node_id=%s",
 		 path, rpath ? rpath : "-", o->kubelet_endpoint, ctx->socket, ctx->node_id ? ctx->node_id : "-");
 	serve_loop(&s, sfd);
 	log_info("event=stopped");
 out:
+	csi_metrics_stop();
 	if (s.csi)
 		grpc_server_destroy(s.csi);
 	if (s.reg)

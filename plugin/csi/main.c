@@ -10,6 +10,7 @@
 #include "csi.h"
 #include "csi_grpc.h"
 #include "common/log.h"
+#include "common/metrics_http.h"
 #include "common/parse.h"
 #include "plugin/common/plugin_json.h"
 
@@ -18,7 +19,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: zcfs-csi [--socket PATH] [--state-dir DIR] [--node-id ID] METHOD < request.json\n"
 		"       zcfs-csi [options] serve [--endpoint unix:///PATH] [--registration-socket PATH]\n"
-		"                [--kubelet-registration-path PATH] [--grace-seconds N]   (gRPC server)\n"
+		"                [--kubelet-registration-path PATH] [--grace-seconds N] [--metrics L]\n"
 		"       zcfs-csi init | mount DIR OPTIONS-JSON | unmount DIR      (FlexVolume driver)\n"
 		"CSI methods: GetPluginInfo GetPluginCapabilities Probe; CreateVolume DeleteVolume\n"
 		"  ValidateVolumeCapabilities ListVolumes GetCapacity ControllerGetCapabilities\n"
@@ -41,6 +42,8 @@ static void usage(FILE *out)
 		"  --grace-seconds N in-flight calls get N s after SIGTERM (default %d)\n"
 		"  --socket-group GID  the endpoint mode 0660 with group GID (sidecars of another\n"
 		"                    uid: external-provisioner, external-resizer, livenessprobe)\n"
+		"  --metrics L       Prometheus metrics, /healthz and /readyz on L: an absolute unix\n"
+		"                    socket path (0660) or IP:PORT (e.g. 127.0.0.1:9568)\n"
 		"Exit: 0 success, 1 error answer, 2 usage.\n",
 		ZCFS_DEFAULT_SOCKET, CSI_DEFAULT_STATE_DIR, CSI_DEFAULT_ENDPOINT, CSI_DRIVER_NAME,
 		CSI_GRPC_GRACE_S);
@@ -133,6 +136,7 @@ static int serve_main(struct csi_ctx *c, const char **sock, int argc, char **arg
 		{ "kubelet-registration-path", required_argument, NULL, 'k' },
 		{ "grace-seconds", required_argument, NULL, 'g' },
 		{ "socket-group", required_argument, NULL, 'G' },
+		{ "metrics", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -163,6 +167,13 @@ static int serve_main(struct csi_ctx *c, const char **sock, int argc, char **arg
 				return 2;
 			}
 			o.socket_gid = (int)g;
+			break;
+		case 'M':
+			if (metrics_listen_check(optarg) < 0) {
+				fprintf(stderr, "zcfs-csi serve: --metrics is an absolute socket path or IP:PORT\n");
+				return 2;
+			}
+			o.metrics = optarg;
 			break;
 		case 'h': usage(stdout); return 0;
 		default:

@@ -1,6 +1,6 @@
 /* zcfs-volume-plugin: the Docker/Podman volume plugin of zcfs.
  *   zcfs-volume-plugin [--listen PATH] [--socket ZCFSD_SOCK] [--state-dir DIR]
- *                      [--mount-root DIR] [--zcfsd-timeout DURATION] [--debug]
+ *                      [--mount-root DIR] [--zcfsd-timeout DURATION] [--metrics L] [--debug]
  * Serves until SIGTERM/SIGINT; the listen socket is removed on exit. */
 #include <getopt.h>
 #include <signal.h>
@@ -10,6 +10,7 @@
 #include <systemd/sd-daemon.h>
 #include "common/listen_unix.h"
 #include "common/log.h"
+#include "common/metrics_http.h"
 #include "common/parse.h"
 #include "plugin/common/statefile.h"
 #include "common/version.h"
@@ -29,6 +30,8 @@ static void usage(FILE *out)
 		"                     all zcfsd calls of one request together, then UNAVAILABLE:\n"
 		"                     N (seconds), Ns or Nms, %d ms to %d s (default %d ms); keep\n"
 		"                     it below Podman's volume_plugin_timeout (default 5 s)\n"
+		"  --metrics L        Prometheus metrics, /healthz and /readyz on L: an absolute\n"
+		"                     unix socket path (0660) or IP:PORT (e.g. 127.0.0.1:9569)\n"
 		"  --debug            log every request\n"
 		"  --log-format F     text (default; with <N> priorities under systemd) or json\n"
 		"  --version          print the version\n"
@@ -67,7 +70,7 @@ static int parse_timeout_ms(const char *s, unsigned *ret)
 
 /* The command line. */
 struct cli {
-	const char *listen_path, *sock, *state, *root;
+	const char *listen_path, *sock, *state, *root, *metrics;
 	unsigned budget_ms;
 };
 
@@ -81,6 +84,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 		{ "state-dir", required_argument, NULL, 'd' },
 		{ "mount-root", required_argument, NULL, 'm' },
 		{ "zcfsd-timeout", required_argument, NULL, 't' },
+		{ "metrics", required_argument, NULL, 'M' },
 		{ "debug", no_argument, NULL, 'D' },
 		{ "log-format", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
@@ -103,6 +107,13 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 					VP_ZCFSD_BUDGET_MAX_MS / 1000);
 				return 2;
 			}
+			break;
+		case 'M':
+			if (metrics_listen_check(optarg) < 0) {
+				fprintf(stderr, "zcfs-volume-plugin: --metrics is an absolute socket path or IP:PORT\n");
+				return 2;
+			}
+			c->metrics = optarg;
 			break;
 		case 'D': log_set_level(LOG_DEBUG); break;
 		case 'L':
@@ -162,14 +173,20 @@ int main(int argc, char **argv)
 		vp_done(&v);
 		return 1;
 	}
-	r = vp_http_start(&v, fd, &d, &e);
+	r = vp_metrics_start(c.metrics);
+	if (r < 0)
+		zcfs_fail(&e, ZCFS_INVALID_ARGUMENT, r, "cannot listen for metrics on %s: %s", c.metrics, strerror(-r));
+	else
+		r = vp_http_start(&v, fd, &d, &e);
 	if (r < 0) {
 		log_err("event=start-failed %s", e.msg);
+		vp_metrics_stop();
 		(void)unlink(c.listen_path);
 		safe_close(fd);
 		vp_done(&v);
 		return 1;
 	}
+	vp_metrics_serving(true);
 	log_info("event=start version=%s listen=%s zcfsd=%s state=%s mount_root=%s zcfsd_timeout_ms=%u volumes=%d",
 		 ZCFS_VERSION, c.listen_path, v.socket, c.state, c.root, c.budget_ms,
 		 json_object_object_length(vp_registry_volumes(&v)));
@@ -185,7 +202,9 @@ int main(int argc, char **argv)
 	}
 	log_info("event=stop signal=%d", sig);
 	(void)sd_notify(0, "STOPPING=1");
+	vp_metrics_serving(false);
 	vp_http_stop(d);
+	vp_metrics_stop();
 	(void)unlink(c.listen_path);
 	safe_close(fd);
 	vp_done(&v);

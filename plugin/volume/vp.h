@@ -47,6 +47,9 @@ void vp_done(struct vp *v);
 /* One request: POST ENDPOINT with BODY. Returns the HTTP status (200 or
  * 500) and the JSON answer in *resp (caller puts). */
 int vp_handle(struct vp *v, const char *endpoint, const char *body, size_t len, json_object **resp);
+/* The same, with the answer's result code in *CODE (the metrics'). */
+int vp_handle_code(struct vp *v, const char *endpoint, const char *body, size_t len, json_object **resp,
+		   enum zcfs_code *code);
 
 /* Registry (vp_registry.c). */
 int vp_registry_load(struct vp *v, struct zcfs_err *e) _must_check_;
@@ -61,6 +64,18 @@ bool vp_entry_has_id(json_object *entry, const char *id);
 /* Adds or removes ID; returns whether the set changed. */
 bool vp_entry_add_id(json_object *entry, const char *id);
 bool vp_entry_del_id(json_object *entry, const char *id);
+
+/* The endpoints vp_handle serves, by index: "/VolumeDriver.Mount", ...;
+ * NULL past the last. */
+const char *vp_endpoint_path(size_t i);
+
+/* The --metrics endpoint (vp_metrics.c): SPEC NULL starts nothing; one
+ * request of ENDPOINT answered with CODE, begun at START_US
+ * (opmetrics_now_us; vp_http.c records every request); /readyz says 200 between serving(true) and (false). */
+int vp_metrics_start(const char *spec) _must_check_;
+void vp_metrics_record(const char *endpoint, enum zcfs_code code, int64_t start_us);
+void vp_metrics_serving(bool on);
+void vp_metrics_stop(void);
 
 /* HTTP front (vp_http.c): serves LISTEN_FD (a bound, listening unix
  * socket) until vp_http_stop. */

@@ -442,7 +442,13 @@ static const struct {
 	{ "/VolumeDriver.Capabilities", k_none, false, do_capabilities },
 };
 
-int vp_handle(struct vp *v, const char *endpoint, const char *body, size_t len, json_object **resp)
+const char *vp_endpoint_path(size_t i)
+{
+	return i < ARRAY_SIZE(endpoints) ? endpoints[i].path : NULL;
+}
+
+int vp_handle_code(struct vp *v, const char *endpoint, const char *body, size_t len, json_object **resp,
+		   enum zcfs_code *code)
 {
 	_cleanup_json_ json_object *o = NULL;
 	struct zcfs_err e = { 0 };
@@ -466,6 +472,7 @@ int vp_handle(struct vp *v, const char *endpoint, const char *body, size_t len, 
 		pthread_mutex_unlock(&v->lock);
 		zcfs_call_set_budget_ms(0);
 	}
+	*code = r == 0 ? ZCFS_OK : e.code ? e.code : ZCFS_INTERNAL;
 	if (r == 0)
 		return 200;
 	if (*resp)
@@ -477,6 +484,13 @@ int vp_handle(struct vp *v, const char *endpoint, const char *body, size_t len, 
 		json_object_object_add(*resp, "Err", json_object_new_string(msg));
 	}
 	return 500;
+}
+
+int vp_handle(struct vp *v, const char *endpoint, const char *body, size_t len, json_object **resp)
+{
+	enum zcfs_code code;
+
+	return vp_handle_code(v, endpoint, body, len, resp, &code);
 }
 
 int vp_init(struct vp *v, const char *socket, const char *state_dir, const char *mount_root,

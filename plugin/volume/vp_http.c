@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 #include "common/log.h"
+#include "common/opmetrics.h"
 #include "common/parse.h"
 #include "vp.h"
 #include "vp_conn.h"
@@ -21,6 +22,7 @@ struct conn {
 	char *buf;
 	size_t len;
 	bool too_big;
+	int64_t start_us;	/* the request's arrival (its metrics) */
 };
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, json_object *o)
@@ -76,6 +78,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct vp *v = cls;
 	struct conn *k = *con_cls;
 	json_object *resp = NULL;
+	enum zcfs_code code;
 	enum MHD_Result ret;
 	int status;
 
@@ -87,6 +90,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (!k)
 			return MHD_NO;
 		*con_cls = k;
+		k->start_us = opmetrics_now_us();
 		unsigned n_cl = 0;
 		if (strcmp(method, MHD_HTTP_METHOD_POST))
 			return reply_err(c, "INVALID_ARGUMENT: only POST is served");
@@ -124,8 +128,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return reply_err(c, msg);
 	}
 	vp_conn_handler(c, true);
-	status = vp_handle(v, url, k->buf ? k->buf : "", k->len, &resp);
+	status = vp_handle_code(v, url, k->buf ? k->buf : "", k->len, &resp, &code);
 	vp_conn_handler(c, false);
+	vp_metrics_record(url, code, k->start_us);
 	if (status != 200)
 		log_warn("event=request-failed endpoint=%.64s %s", url,
 			 json_object_get_string(json_object_object_get(resp, "Err")));

@@ -8,11 +8,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/pidfd.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <microhttpd.h>
 #include "common/log.h"
+#include "common/metrics_http.h"
+#include "common/opmetrics.h"
 #include "common/version.h"
 #include "daemon/zcfsd/budget/budget.h"
 #include "daemon/zcfsd/state/state.h"
@@ -262,25 +260,8 @@ int zcfsd_metrics_write(struct zcfsd *d, const struct zcfsd_peer *peer, FILE *f)
 	fprintf(f, "zcfs_build_info{version=\"%s\",fuse_protocol=\"%d.%d\"} 1\n", ZCFS_VERSION,
 		ZCFS_FUSE_MAJOR, ZCFS_FUSE_MINOR);
 	zcfsd_metrics_write_ops(f);
-	zcfsd_metrics_write_process(f);
+	metrics_write_process(f);
 	return ferror(f) ? -EIO : 0;
-}
-
-static enum MHD_Result answer(struct MHD_Connection *c, unsigned status, char *body, size_t len,
-			      const char *type)
-{
-	struct MHD_Response *resp;
-	enum MHD_Result ret;
-
-	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-	if (!resp) {
-		free(body);
-		return MHD_NO;
-	}
-	(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	ret = MHD_queue_response(c, status, resp);
-	MHD_destroy_response(resp);
-	return ret;
 }
 
 static bool id_in(uint32_t id, const uint32_t *ids, size_t n)
@@ -324,89 +305,38 @@ static int scrape_peer(struct zcfsd *d, struct MHD_Connection *c, struct zcfsd_p
 	return 0;
 }
 
+struct scrape {
+	struct zcfsd *d;
+	const struct zcfsd_peer *scope;
+};
+
+static int write_scrape(void *cls, FILE *f)
+{
+	const struct scrape *s = cls;
+
+	return zcfsd_metrics_write(s->d, s->scope, f);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **con_cls)
 {
-	struct zcfsd *d = cls;
-	const struct zcfsd_peer *scope;
+	struct scrape s = { .d = cls };
 	struct zcfsd_peer peer;
-	char *body = NULL;
-	size_t len = 0;
-	FILE *f;
-	int r;
+	enum MHD_Result ret;
 
 	(void)version;
 	(void)upload;
 	(void)con_cls;
-	if (*upload_size) {
-		*upload_size = 0;	/* a scrape has no body; drop it */
-		return MHD_YES;
-	}
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return answer(c, MHD_HTTP_METHOD_NOT_ALLOWED, strdup("GET /metrics\n"), 13, "text/plain");
 	/* Probes: the loop answering is the liveness; ready once the control
 	 * socket listens with a policy loaded (what zcfsctl and the plugins
 	 * need). Neither says anything about a tenant. */
-	if (!strcmp(url, "/healthz"))
-		return answer(c, MHD_HTTP_OK, strdup("ok\n"), 3, "text/plain");
-	if (!strcmp(url, "/readyz")) {
-		bool ready = d->listen_fd >= 0 && d->policy;
-		return answer(c, ready ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
-			      strdup(ready ? "ready\n" : "starting\n"), ready ? 6 : 9, "text/plain");
-	}
-	if (strcmp(url, "/metrics"))
-		return answer(c, MHD_HTTP_NOT_FOUND, strdup("GET /metrics\n"), 13, "text/plain");
-	if (scrape_peer(d, c, &peer, &scope) < 0)
-		return answer(c, MHD_HTTP_FORBIDDEN, strdup("who are you?\n"), 13, "text/plain");
-	f = open_memstream(&body, &len);
-	if (!f)
-		return MHD_NO;
-	r = zcfsd_metrics_write(d, scope, f);
-	if (fclose(f) != 0 || r < 0) {
-		free(body);
-		return MHD_NO;
-	}
-	return answer(c, MHD_HTTP_OK, body, len, "text/plain; version=0.0.4; charset=utf-8");
-}
-
-/* A TCP listener on IP:PORT (policy metrics.listen) for Prometheus. */
-static int listen_tcp(const char *spec, int *ret)
-{
-	union {
-		struct sockaddr_in v4;
-		struct sockaddr_in6 v6;
-	} sa;
-	char host[64];
-	unsigned port;
-	int fam = policy_parse_tcp_listen(spec, host, sizeof(host), &port), one = 1, fd;
-	socklen_t len;
-
-	if (fam < 0)
-		return -EINVAL;
-	memset(&sa, 0, sizeof(sa));
-	if (fam == AF_INET) {
-		sa.v4.sin_family = AF_INET;
-		sa.v4.sin_port = htons((uint16_t)port);
-		(void)inet_pton(AF_INET, host, &sa.v4.sin_addr);
-		len = sizeof(sa.v4);
-	} else {
-		sa.v6.sin6_family = AF_INET6;
-		sa.v6.sin6_port = htons((uint16_t)port);
-		(void)inet_pton(AF_INET6, host, &sa.v6.sin6_addr);
-		len = sizeof(sa.v6);
-	}
-	fd = socket(fam, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(fd, (struct sockaddr *)&sa, len) < 0 || listen(fd, 16) < 0) {
-		int r = -errno;
-		safe_close(fd);
-		return r;
-	}
-	*ret = fd;
-	return 0;
+	if (metrics_http_route(c, url, method, upload_size, s.d->listen_fd >= 0 && s.d->policy, &ret))
+		return ret;
+	if (scrape_peer(s.d, c, &peer, &s.scope) < 0)
+		return metrics_http_answer(c, MHD_HTTP_FORBIDDEN, strdup("who are you?\n"), 13, "text/plain");
+	/* process_* is written by zcfsd_metrics_write itself (unit tests see it) */
+	return metrics_http_exposition(c, write_scrape, &s, false);
 }
 
 int zcfsd_metrics_start(struct zcfsd *d)
@@ -422,17 +352,10 @@ int zcfsd_metrics_start(struct zcfsd *d)
 	if (d->policy->metrics_listen[0] == '/')
 		r = zcfsd_listen_unix(d, d->policy->metrics_listen, 16, false, &fd);
 	else	/* a TCP address: whoever reaches it reads the metrics (docs/orchestrators.md) */
-		r = listen_tcp(d->policy->metrics_listen, &fd);
+		r = metrics_listen_tcp(d->policy->metrics_listen, &fd);
 	if (r < 0)
 		return r;
-	/* The logger first: libmicrohttpd warns about any option before it. */
-	mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, d,
-			       MHD_OPTION_EXTERNAL_LOGGER, log_external_warning, (void *)"metrics-http",
-			       MHD_OPTION_LISTEN_SOCKET, fd,
-			       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-			       MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
-			       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
-			       MHD_OPTION_END);
+	mhd = metrics_http_daemon(MHD_USE_EPOLL, fd, on_request, d);
 	if (!mhd) {
 		safe_close(fd);
 		if (d->policy->metrics_listen[0] == '/')

@@ -29,7 +29,5 @@ int zcfsd_metrics_write(struct zcfsd *d, const struct zcfsd_peer *peer, FILE *f)
  * answered request of METHOD after US microseconds; the families. */
 void zcfsd_op_record(const char *method, enum zcfs_code code, int64_t us);
 void zcfsd_metrics_write_ops(FILE *f);
-/* zcfsd's own process_* families (procmetrics.c). */
-void zcfsd_metrics_write_process(FILE *f);
 
 #endif

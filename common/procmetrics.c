@@ -1,13 +1,15 @@
 /* The standard process_* metrics of the Prometheus client libraries, for
- * zcfsd itself (names, types and units as they define them), from
+ * the process itself (zcfsd, zcfs-csi, the volume plugin; names, types and
+ * units as the client libraries define them), from
  * /proc/self: CPU seconds, resident and virtual memory, open and maximum
  * fds, start time. A figure /proc does not give is left out, never 0. */
 #include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
-#include "metrics.h"
+#include "opmetrics.h"
 
 /* Fields of /proc/self/stat after "(comm)": utime stime (14, 15),
  * starttime (22), vsize (23), rss in pages (24). */
@@ -69,7 +71,7 @@ static long open_fds(void)
 	return n - 1;	/* the directory's own fd */
 }
 
-void zcfsd_metrics_write_process(FILE *f)
+void metrics_write_process(FILE *f)
 {
 	long tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE), fds = open_fds();
 	struct proc_stat ps;
