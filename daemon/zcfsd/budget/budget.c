@@ -134,6 +134,24 @@ int zcfsd_pinned_bytes(struct zcfsd *d, const struct zcfsd_volume *v,
 	return 0;
 }
 
+void zcfsd_pinned_layouts(struct zcfsd *d, const struct zcfsd_volume *v, const struct policy_tenant *t,
+			  uint64_t *stock, uint64_t *pool)
+{
+	struct uring_geometry g;
+	uint64_t extra;
+
+	*stock = *pool = 0;
+	if (!t || !zcfsd_volume_uses_uring(v, t))
+		return;
+	extra = v->ring_holder ? holder_rings_extra(d->ncpus, v->queue_depth, v->max_write) : 0;
+	uring_geometry_init(&g, d->ncpus, v->queue_depth, v->max_write, v->max_write / 4096, 4096,
+			    URING_DEFAULT_CQES_OFF);
+	*stock = uring_pinned_bytes(&g) + extra;
+	g.pool_unpinned = true;
+	uring_geometry_set_pool(&g, v->queue_depth);
+	*pool = uring_pinned_bytes(&g) + extra;
+}
+
 uint64_t zcfsd_tenant_used(struct zcfsd *d, const char *tenant)
 {
 	uint64_t used = 0;

@@ -21,6 +21,13 @@ uint32_t zcfsd_depth_that_fits(unsigned ncpus, uint32_t max_write, uint64_t free
  * allocates for the options zcfsd passes. */
 int zcfsd_pinned_bytes(struct zcfsd *d, const struct zcfsd_volume *v,
 		       const struct policy_tenant *t, uint64_t *ret);
+/* What V pins in each layout its servers may take (both 0 on /dev/fuse):
+ * stock entries (a payload buffer each: 6.18, and what zcfsd charges)
+ * and a buffer pool the kernel copies into by its user address
+ * (unregistered: only rings and entry headers are pinned). A registered
+ * pool pins as much as the stock layout. */
+void zcfsd_pinned_layouts(struct zcfsd *d, const struct zcfsd_volume *v, const struct policy_tenant *t,
+			  uint64_t *stock, uint64_t *pool);
 uint64_t zcfsd_tenant_used(struct zcfsd *d, const char *tenant);
 /* Whether V's first publish fits the tenant's budget and what zcfsd may
  * grant as RLIMIT_MEMLOCK; *pinned: the bytes to charge. RESOURCE_EXHAUSTED

@@ -181,6 +181,33 @@ static void write_tenant_metrics(const struct scope *sc, FILE *f)
 	}
 }
 
+/* What a volume pins with and without a buffer pool, and what its
+ * server says it locked (state.c's pinned_layouts). */
+static void write_pinned_layouts(const struct scope *sc, FILE *f)
+{
+	const struct zcfsd_volume *v;
+	uint64_t stock, pool;
+
+	family(f, "zcfs_volume_pinned_layout_bytes", "gauge",
+	       "Pinned bytes of the volume's io_uring layouts: stock (a payload buffer per entry, "
+	       "what is charged) and pool_unregistered (a 7.46 buffer pool the kernel copies into "
+	       "by address: rings and entry headers only); 0 on /dev/fuse.");
+	for_shown_volumes(v, sc) {
+		zcfsd_pinned_layouts(sc->d, v, policy_find_tenant(sc->d->policy, v->tenant), &stock, &pool);
+		vol_sample(f, "zcfs_volume_pinned_layout_bytes", v, ",layout=\"stock\"", stock);
+		vol_sample(f, "zcfs_volume_pinned_layout_bytes", v, ",layout=\"pool_unregistered\"", pool);
+	}
+	family(f, "zcfs_volume_server_pinned_bytes", "gauge",
+	       "What the volume's running server says it locked (its serving line's pinned=), "
+	       "labelled with its buffer pool (off, on: unregistered, registered).");
+	for_shown_volumes(v, sc)
+		if (v->srv.pid && v->log.served_bufpool[0]) {
+			char extra[40];
+			snprintf(extra, sizeof(extra), ",bufpool=\"%.16s\"", v->log.served_bufpool);
+			vol_sample(f, "zcfs_volume_server_pinned_bytes", v, extra, v->log.served_pinned);
+		}
+}
+
 /* zcfs_volume_data_path: 1 per volume, labelled with the path its
  * server is on and why (transport auto's fallback to /dev/fuse names
  * what did not fit). */
@@ -245,6 +272,7 @@ int zcfsd_metrics_write(struct zcfsd *d, const struct zcfsd_peer *peer, FILE *f)
 	       "Pinned (memlock) bytes charged to the tenant for this volume.");
 	for_shown_volumes(v, &sc)
 		vol_sample(f, "zcfs_volume_pinned_bytes", v, NULL, v->pinned);
+	write_pinned_layouts(&sc, f);
 	family(f, "zcfs_volume_targets", "gauge", "Mounted publish targets of the volume.");
 	for_shown_volumes(v, &sc)
 		vol_sample(f, "zcfs_volume_targets", v, NULL, v->n_targets);

@@ -26,6 +26,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include "common/log.h"
+#include "common/parse.h"
 #include "server_int.h"
 
 static int log_path(struct zcfsd *d, const struct zcfsd_volume *v, const char *suffix, char **ret)
@@ -102,18 +103,36 @@ static void refill(struct zcfsd_volume *v, int64_t now)
 	v->log.refill_ms = now;
 }
 
+/* The word after " KEY=" in a line of len bytes (NUL-terminated), into buf. */
+static bool line_value(const char *text, size_t len, const char *key, char *buf, size_t size)
+{
+	size_t kl = strlen(key), n;
+	const char *p = memmem(text, len, key, kl);
+
+	if (!p)
+		return false;
+	n = MIN(strcspn(p + kl, " "), (size_t)(text + len - (p + kl)));
+	snprintf(buf, size, "%.*s", (int)n, p + kl);
+	return true;
+}
+
 /* A complete line from the server (len bytes, already cut and cleaned). */
 static void on_line(struct zcfsd *d, struct zcfsd_volume *v, const char *text, size_t len)
 {
-	const char *p;
+	char num[24];
 
-	/* What the server says it serves with, for status (state/state.c):
-	 * kept here rather than searched for in the file later. */
-	if (len < SRVLOG_LINE_MAX && (p = memmem(text, len, "serving ", 8)) &&
-	    (p = memmem(text, len, " transport=", 11))) {
-		size_t n = strcspn(p + 11, " ");
-		n = MIN(n, (size_t)(text + len - (p + 11)));
-		snprintf(v->log.served_transport, sizeof(v->log.served_transport), "%.*s", (int)n, p + 11);
+	/* What the server says it serves with, for status (state/state.c)
+	 * and metrics: kept here rather than searched for in the file later. */
+	if (len < SRVLOG_LINE_MAX && memmem(text, len, "serving ", 8) &&
+	    line_value(text, len, " transport=", v->log.served_transport, sizeof(v->log.served_transport))) {
+		/* a metrics label: the server is not trusted to write one */
+		if (!line_value(text, len, " bufpool=", v->log.served_bufpool, sizeof(v->log.served_bufpool)) ||
+		    v->log.served_bufpool[strspn(v->log.served_bufpool, "abcdefghijklmnopqrstuvwxyz_")])
+			snprintf(v->log.served_bufpool, sizeof(v->log.served_bufpool), "%s",
+				 memmem(text, len, " bufpool=", 9) ? "unknown" : "off");
+		if (!line_value(text, len, " pinned=", num, sizeof(num)) ||
+		    parse_u64(num, 0, UINT64_MAX, &v->log.served_pinned) < 0)
+			v->log.served_pinned = 0;
 	}
 	refill(v, zcfsd_now_ms());
 	if (v->log.tokens < len + 1) {
@@ -237,6 +256,8 @@ int zcfsd_srvlog_pipe(struct zcfsd *d, struct zcfsd_volume *v, int *wfd)
 
 	zcfsd_srvlog_close(d, v);
 	v->log.served_transport[0] = '\0';	/* the new server says its own */
+	v->log.served_bufpool[0] = '\0';
+	v->log.served_pinned = 0;
 	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;
 	r = install(d, v, p[0]);
@@ -255,6 +276,8 @@ int zcfsd_srvlog_take(struct zcfsd *d, struct zcfsd_volume *v, int rfd)
 
 	zcfsd_srvlog_close(d, v);
 	v->log.served_transport[0] = '\0';
+	v->log.served_bufpool[0] = '\0';
+	v->log.served_pinned = 0;
 	r = install(d, v, rfd);
 	if (r < 0)
 		safe_close(rfd);

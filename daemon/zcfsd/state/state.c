@@ -42,6 +42,24 @@ static void effective_path(struct zcfsd *d, const struct zcfsd_volume *v, char *
 	}
 }
 
+/* Pinned bytes with and without a buffer pool, and what the running
+ * server says it locked and with which pool (its serving line). */
+static json_object *pinned_layouts_json(struct zcfsd *d, const struct zcfsd_volume *v,
+					const struct policy_tenant *t)
+{
+	json_object *o = json_object_new_object();
+	uint64_t stock, pool;
+
+	zcfsd_pinned_layouts(d, v, t, &stock, &pool);
+	json_object_object_add(o, "stock", json_object_new_int64((int64_t)stock));
+	json_object_object_add(o, "pool_unregistered", json_object_new_int64((int64_t)pool));
+	if (v->srv.pid && v->log.served_bufpool[0]) {
+		json_object_object_add(o, "server", json_object_new_int64((int64_t)v->log.served_pinned));
+		json_object_object_add(o, "server_bufpool", json_object_new_string(v->log.served_bufpool));
+	}
+	return o;
+}
+
 json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bool for_state)
 {
 	json_object *o = json_object_new_object(), *t = json_object_new_array(), *s;
@@ -98,6 +116,7 @@ json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bo
 			strncat(eff, "+passthrough", sizeof(eff) - strlen(eff) - 1);
 		if (v->srv.pid && eff[0])
 			json_object_object_add(o, "data_path_effective", json_object_new_string(eff));
+		json_object_object_add(o, "pinned_layouts", pinned_layouts_json(d, v, ten));
 		json_object_object_add(o, "passthrough", zcfsd_broker_json(v->broker, ten && ten->passthrough));
 		json_object_object_add(o, "uptime_s", json_object_new_int64(
 			v->srv.pid ? zcfsd_wall() - v->srv.started_at : 0));

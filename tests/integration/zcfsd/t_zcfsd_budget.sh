@@ -28,6 +28,15 @@ zcfsd_env $((one + one / 2)) true
 zcfsd_start
 check "v1 publishes" create_publish v1 "$TGT/v1"
 check "v1 is charged $one bytes" test "$(vol_field v1 pinned)" = "$one"
+# with and without a pool: zcfs-serve's own figures for the same volume
+pool=$("$ZCFS_BIN/zcfs-serve" --print-pinned --transport=uring --queue-depth=4 --max-write=128K \
+	--buffer-pool=on / / 2>/dev/null)
+check "status: v1's stock layout pins $one" test "$(vol_field v1 pinned_layouts.stock)" = "$one"
+check "status: v1 with an unregistered pool pins $pool" \
+	test "$(vol_field v1 pinned_layouts.pool_unregistered)" = "$pool"
+srv=$(vol_field v1 pinned_layouts.server)
+check "status: what v1's server locked ($srv, bufpool=$(vol_field v1 pinned_layouts.server_bufpool)) is at most its charge" \
+	test "${srv:-x}" -le "$one"
 ctl volume create v2 --transport uring >/dev/null
 before=$(snapshot)
 used_before=$(ctl tenant list | jq -r '.tenants[0].memlock_used')

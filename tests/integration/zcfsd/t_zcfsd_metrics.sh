@@ -77,6 +77,16 @@ check "m2 has no server" test "$(value zcfs_volume_server_up "$V2")" = 0
 check "m1 has one target" test "$(value zcfs_volume_targets "$V1")" = 1
 pinned=$(vol_field m1 pinned)
 check "m1's pinned bytes = volume.get's ($pinned)" test "$(value zcfs_volume_pinned_bytes "$V1")" = "$pinned"
+check "m1's stock layout = status's" test "$(value zcfs_volume_pinned_layout_bytes "$V1,layout=\"stock\"")" = \
+	"$(vol_field m1 pinned_layouts.stock)"
+check "m1's unregistered-pool layout = status's" \
+	test "$(value zcfs_volume_pinned_layout_bytes "$V1,layout=\"pool_unregistered\"")" = \
+	"$(vol_field m1 pinned_layouts.pool_unregistered)"
+if [ "$ZCFS_TRANSPORT" = uring ]; then
+	bp=$(vol_field m1 pinned_layouts.server_bufpool)
+	check "m1's server pinned = status's (bufpool=$bp)" \
+		test "$(value zcfs_volume_server_pinned_bytes "$V1,bufpool=\"$bp\"")" = "$(vol_field m1 pinned_layouts.server)"
+fi
 check "t1's pinned bytes = the sum ($pinned)" test "$(value zcfs_tenant_pinned_bytes 'tenant="t1"')" = "$pinned"
 check "t1 has 2 volumes" test "$(value zcfs_tenant_volumes 'tenant="t1"')" = 2
 check "m1 restarts_total starts at 0" test "$(value zcfs_volume_restarts_total "$V1")" = 0
