@@ -20,7 +20,8 @@
 #   make kernel-test [KERNEL=bzImage] [KMODS=dir]  boot a kernel in qemu (TCG)
 #                        and run the zcfs tests that fit (kernel/README.md)
 #   make kernel-guest-test / kernel-test-full  the project's tests in a guest
-#                        of the make-kernel kernel (CI's set / every case)
+#                        of the make-kernel kernel (CI's set / every case;
+#                        KERNEL= KMODS=: a kernel already fetched, no fetch)
 #   make projquota-guest-test  project-quota volumes in that guest: fsx and
 #                        pjdfstest whole on XFS / ext4 (passthrough, server)
 #   V=1                  print full command lines

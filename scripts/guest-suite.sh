@@ -6,7 +6,8 @@
 #   suite_end NAME             inside: "NAME: N passed, N failed"; exit 0 iff none failed
 #   guest_suite NAME OUT TIMEOUT [guest.sh options] -- COMMAND...
 #                              outside: fetches the kernel (77 with make
-#                              kernel's reason), runs COMMAND in the guest
+#                              kernel's reason; with KERNEL= [KMODS=] given,
+#                              that one, nothing fetched), runs COMMAND in the guest
 #                              with OUT as its shared directory (emptied),
 #                              and exits with its status; a run that died
 #                              or whose guest kernel logged a report gets
@@ -23,17 +24,23 @@ suite_end() {
 	exit
 }
 guest_suite() {
-	local name=$1 out=$2 timeout=$3 top kernel rc line
+	local name=$1 out=$2 timeout=$3 top kernel rc line given=()
 	shift 3
 	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-	kernel=$("$top/scripts/fetch-kernel.sh")
-	rc=$?
-	[ "$rc" = 0 ] || exit "$rc"
-	: "${kernel:?}"
+	if [ -n "${KERNEL:-}" ]; then
+		# another worktree's copy (make KERNEL=... KMODS=...): no fetch
+		[ -r "$KERNEL" ] || { echo "$name: cannot read KERNEL=$KERNEL" >&2; exit 2; }
+		given=(--kernel "$KERNEL" ${KMODS:+--kmods "$KMODS"})
+	else
+		kernel=$("$top/scripts/fetch-kernel.sh")
+		rc=$?
+		[ "$rc" = 0 ] || exit "$rc"
+		: "${kernel:?}"
+	fi
 	export ZCFS_BIN=${ZCFS_BIN:-$top/bin} ZCFS_TESTBIN=${ZCFS_TESTBIN:-$top/build/tests/integration}
 	rm -rf "$out"
 	mkdir -p "$out"
-	"$top/scripts/guest.sh" --out "$out" --timeout "$timeout" "$@"
+	"$top/scripts/guest.sh" "${given[@]}" --out "$out" --timeout "$timeout" "$@"
 	rc=$?
 	line=$(grep -E "^$name: [0-9]+ passed" "$out/cmd.log" | tail -n 1)
 	if [ "$rc" != 0 ] && [ -z "$line" ]; then
