@@ -3,6 +3,8 @@
 #
 #   make                 build with -Werror (WERROR=0 to relax locally)
 #   make deps            install missing Debian packages (root)
+#   make man             the man pages (docs/man/*.scd) into build/man
+#   make install         binaries, units, policy, man pages, completion (PREFIX, DESTDIR)
 #   make check           unit tests + fuzz corpora (any user); as root also check-root
 #   make check-root      integration tests (root: real mounts, zcfsd, plugins)
 #   make check-asan      check under ASan+UBSan, into build/asan (ASAN_SKIP_TESTS: tests left out);
@@ -128,18 +130,33 @@ FUZZ_SECONDS ?= 10
 FUZZ_CFLAGS  := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
 	-D_FILE_OFFSET_BITS=64 -I. $(PKG_CFLAGS) -pthread
 
-.PHONY: image all unit-bin deps install check check-root check-unit check-integration check-asan check-tsan ci bench conformance conformance-ci clean lint fuzz fuzz-replay \
+.PHONY: image all man unit-bin deps install check check-root check-unit check-integration check-asan check-tsan ci bench conformance conformance-ci clean lint fuzz fuzz-replay \
 	kernel kernel-test kernel-guest-test kernel-test-full projquota-guest-test bench-projquota
 all: $(PROGS) $(ITEST_BIN) $(BENCH_BIN)
 
 deps:
 	$(Q)scripts/install-deps.sh
 
+# Man pages: docs/man/NAME.SECTION.scd, the one source, rendered by scdoc
+# (Debian's scdoc: small, no dependencies, clean roff) into build/man.
+# t_man checks that every option --help prints is in its page and that
+# man renders each page without a warning.
+MAN_SRC   := $(wildcard docs/man/*.scd)
+MAN_PAGES := $(MAN_SRC:docs/man/%.scd=$(BUILD)/man/%)
+man: $(MAN_PAGES)
+$(BUILD)/man/%: docs/man/%.scd
+	@mkdir -p $(dir $@)
+	@command -v scdoc >/dev/null || { echo "man: scdoc is not installed (make deps)" >&2; exit 1; }
+	@$(if $(Q),echo "  SCDOC   $<")
+	$(Q)scdoc <$< >$@.tmp && mv $@.tmp $@
+
 # make install [PREFIX=/usr/local] [DESTDIR=...]: the binaries, units,
-# example policy, docs and zcfsctl's bash completion (deploy/install.sh)
+# example policy, docs, man pages and zcfsctl's bash completion
+# (deploy/install.sh)
 PREFIX ?= /usr/local
-install: $(PROGS)
-	$(Q)DESTDIR="$(DESTDIR)" deploy/install.sh --prefix "$(PREFIX)" --from "$(abspath $(BIN))"
+install: $(PROGS) $(MAN_PAGES)
+	$(Q)DESTDIR="$(DESTDIR)" deploy/install.sh --prefix "$(PREFIX)" --from "$(abspath $(BIN))" \
+		--man "$(abspath $(BUILD)/man)"
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

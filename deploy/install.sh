@@ -7,12 +7,14 @@
 # this node.
 #
 #   deploy/install.sh [--prefix DIR] [--bindir DIR] [--from DIR] [--flexvolume]
-#                     [--flexvolume-dir DIR] [--no-systemd] [--sbindir DIR]
+#                     [--flexvolume-dir DIR] [--no-systemd] [--sbindir DIR] [--man DIR]
 #   DESTDIR=/tmp/root deploy/install.sh ...   stage into a root (packaging, tests)
 #
 # --prefix   install prefix (default /usr/local); binaries in PREFIX/bin
 # --from     directory holding the built binaries (default: bin/ of this tree)
 # --sbindir  where mount(8) finds mount.fuse.zcfs (default /sbin)
+# --man      directory of the rendered man pages (make man; default build/man
+#            of this tree): NAME.5 and NAME.8 go to PREFIX/share/man/man5, man8
 # Idempotent: re-running replaces binaries and units, keeps the policy.
 # Afterwards (not done here): systemctl daemon-reload && systemctl enable
 # --now zcfsd zcfs-volume-plugin.
@@ -27,9 +29,10 @@ flex=no
 flexdir=/usr/libexec/kubernetes/kubelet-plugins/volume/exec
 systemd=yes
 sbindir=/sbin
+mandir_from=$top/build/man
 DESTDIR=${DESTDIR:-}
 
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--prefix) prefix=$2; shift 2;;
@@ -44,6 +47,8 @@ while [ $# -gt 0 ]; do
 	--no-systemd) systemd=no; shift;;
 	--sbindir) sbindir=$2; shift 2;;
 	--sbindir=*) sbindir=${1#*=}; shift;;
+	--man) mandir_from=$2; shift 2;;
+	--man=*) mandir_from=${1#*=}; shift;;
 	-h|--help) usage; exit 0;;
 	*) echo "install.sh: unknown argument $1" >&2; usage >&2; exit 2;;
 	esac
@@ -95,6 +100,12 @@ for d in control-protocol.md orchestrators.md; do
 done
 inst 0644 "$top/policy/README.md" "$docdir/policy.md"
 inst 0644 "$here/bash-completion/zcfsctl" "$prefix/share/bash-completion/completions/zcfsctl"
+# man pages (make man renders them): every page docs/man has
+for src in "$top"/docs/man/*.scd; do
+	page=$(basename "$src" .scd)
+	[ -f "$mandir_from/$page" ] || { echo "install.sh: $mandir_from/$page missing: run make man" >&2; exit 1; }
+	inst 0644 "$mandir_from/$page" "$prefix/share/man/man${page##*.}/$page"
+done
 if [ $flex = yes ]; then
 	# kubelet watches this directory and calls `init` on the new driver
 	# zcfs-flexvolume: statically linked, it runs with any host libc

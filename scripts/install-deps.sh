@@ -17,6 +17,9 @@ PKGS+=(libsystemd-dev systemd systemd-container)
 PKGS+=(qemu-system-x86 kmod)
 # t_acl (setfacl/getfacl), prove (t_posix's TAP runs)
 PKGS+=(acl perl)
+# make man (scdoc renders docs/man/*.scd), t_man (man --warnings, groff),
+# make lint's shell checks (shellcheck: without it lint.sh skipped them)
+PKGS+=(scdoc man-db groff-base shellcheck)
 # make conformance(-ci): pjdfstest and xfstests build dependencies, so the
 # suites install nothing while they run (tests/conformance/build-suites.sh)
 PKGS+=(autoconf automake gcc make xfsprogs xfslibs-dev uuid-dev libattr1-dev libacl1-dev

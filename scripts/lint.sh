@@ -31,6 +31,8 @@ if command -v shellcheck >/dev/null; then
 	# SC2154: tests use variables of the lib.sh they source at run time.
 	# shellcheck disable=SC2046
 	shellcheck -S warning -e SC2154 $(git ls-files '*.sh' .ci/run) || rc=1
+else
+	echo "lint: shellcheck not installed (make deps): the shell scripts were not checked"
 fi
 [ $rc -eq 0 ] && echo "lint: clean"
 exit $rc
