@@ -334,8 +334,17 @@ unit-bin: $(UNIT_BIN)
 # BACKING=xfs|ext4: every target on one loop-device file system over an
 # image on the disk (results in bench/results/BACKING/); default tmpfs.
 BACKING ?= tmpfs
+# KERNEL=FILE [KMODS=DIR]: in a qemu guest booted from that kernel (TCG;
+# bench/guest.sh: the pool and zero-copy paths of Linux >= 7.3), results
+# in bench/results/guest/.
 bench: deps all
+ifneq ($(KERNEL),)
+	$(Q)KERNEL="$(KERNEL)" KMODS="$(KMODS)" ZCFS_BIN=$(abspath $(BIN)) ZCFS_BENCHBIN=$(abspath $(BUILD)/bench) \
+		bench/guest.sh
+else
 	$(Q)ZCFS_BIN=$(abspath $(BIN)) ZCFS_BENCHBIN=$(abspath $(BUILD)/bench) BACKING=$(BACKING) bench/run.sh
+endif
+
 # The goal figure of issue 26: fio direct 1 MiB on project-quota volumes
 # (passthrough kept) against native XFS / ext4 and the server path, in the
 # Linux 7.3 guest (bench/projquota-fio.sh; results bench/results/projquota).

@@ -25,7 +25,7 @@ import sys
 from datetime import datetime, timezone
 
 TARGETS = ["native", "devfuse", "peer-devfuse", "uring-qd8", "uring-inline", "peer-uring", "uring-qd32",
-           "passthrough", "sized", "peer-passthrough", "bufpool", "zerocopy"]
+           "uring-stock", "passthrough", "sized", "peer-passthrough", "bufpool", "zerocopy", "auto"]
 # The peer (libfuse passthrough_hp) target each zcfs data path is compared with.
 PEER_OF = {"devfuse": "peer-devfuse", "uring-qd8": "peer-uring", "uring-qd32": "peer-uring",
            "passthrough": "peer-passthrough"}
@@ -551,6 +551,9 @@ def write_md(path, run, machine, targets, goals, prev, png_ok, scale=None):
     L = []
     L.append("# zcfs benchmark: latest run")
     L.append("")
+    if run.get("label"):
+        L.append("**%s**" % run["label"])
+        L.append("")
     L.append("%s · Linux %s · %s CPUs (%s) · %s GiB · git %s · %s · zcfs-serve: %s" % (
         machine["date"], machine["kernel"], machine["nproc"], machine["cpu_model"],
         machine["mem_gib"], machine["git_rev"], machine["fio"], machine["zcfs_serve"]))
@@ -652,6 +655,7 @@ def write_md(path, run, machine, targets, goals, prev, png_ok, scale=None):
             L.append("| " + " | ".join(cells) + " |")
         L.append("")
 
+    L.extend(zero_copy_md(targets, rows))
     L.append("## Reference goals (bench/goals.json)")
     L.append("")
     if goals:
@@ -768,6 +772,55 @@ def write_md(path, run, machine, targets, goals, prev, png_ok, scale=None):
              "Column meanings: bench/README.md.")
     with open(path, "w") as f:
         f.write("\n".join(L) + "\n")
+
+
+def round_figures(info, wl):
+    """Per-round figures of one target and workload (a single round: [it])."""
+    r = info.get("workloads", {}).get(wl)
+    if not r or info.get("status") != "ok":
+        return []
+    rounds = r.get("rounds") or [r]
+    return [x.get(metric_key(wl)) if x.get("status") == "ok" else None for x in rounds]
+
+
+def zero_copy_md(targets, rows):
+    """Buffer-pool kernels (bench/guest.sh): per round, zero-copy ÷ stock
+    io_uring and the auto choice ÷ the better of pools and zero-copy,
+    both taken in the same round (native cancels out)."""
+    need = ("uring-stock", "bufpool", "zerocopy", "auto")
+    if not all(t in targets for t in need):
+        return []
+    L = ["## Zero-copy and the auto choice, per round", "",
+         "Quotients of two targets' figures in the same round (round 1, 2, ...). Goals: "
+         "zerocopy ÷ uring-stock > 1 on 1 MiB direct reads and writes in every round; "
+         "auto ÷ max(bufpool, zerocopy) ≥ 0.95 on every row.", "",
+         "| workload | zerocopy ÷ uring-stock | bufpool ÷ uring-stock | auto ÷ max(bufpool, zerocopy) | goals |",
+         "|---|---|---|---|---|"]
+
+    def q(a, b):
+        return a / b if a and b else None
+
+    def fmt(vals):
+        return ", ".join("—" if v is None else "%.2f" % v for v in vals) or "—"
+    for wl in rows:
+        if wl not in DATA_WORKLOADS:
+            continue
+        st, bp, zc, au = (round_figures(targets[t], wl) for t in need)
+        n = min(len(st), len(bp), len(zc), len(au))
+        zq = [q(zc[i], st[i]) for i in range(n)]
+        bq = [q(bp[i], st[i]) for i in range(n)]
+        aq = [q(au[i], max(bp[i] or 0, zc[i] or 0)) for i in range(n)]
+        def verdict(vals, ok):
+            if not vals or all(v is None for v in vals):
+                return "not measured"
+            return "met" if all(v is not None and ok(v) for v in vals) else "MISSED"
+        res = []
+        if wl.startswith("seq") and wl.endswith("-direct"):
+            res.append("zc ahead: " + verdict(zq, lambda v: v > 1))
+        res.append("auto: " + verdict(aq, lambda v: v >= 0.95))
+        L.append("| %s | %s | %s | %s | %s |" % (wl, fmt(zq), fmt(bq), fmt(aq), "; ".join(res)))
+    L.append("")
+    return L
 
 
 # ------------------------------------------------------------------ plot

@@ -7,6 +7,7 @@
 #   BENCH_TARGETS="native devfuse" BENCH_WORKLOADS="direct meta" bench/run.sh
 #   BENCH_RUNTIME=30 bench/run.sh      longer, steadier runs
 #   BENCH_REPEAT=3 bench/run.sh        3 rounds per workload, median ratio
+#   BENCH_LABEL=TEXT                   a line at the top of latest.md (bench/guest.sh: TCG)
 #   BACKING=xfs bench/run.sh           every target (native too) on one XFS
 #                                      (or ext4) on a loop device over an image
 #                                      file on the disk bench/results is on,
@@ -57,8 +58,8 @@ BENCH_WORKLOADS="${_wl[*]}"
 
 # Each peer target right after the zcfs target it is compared with, so the
 # two figures of a "vs peer" ratio are taken seconds apart.
-ALL_TARGETS=(native devfuse peer-devfuse uring-qd8 uring-inline peer-uring uring-qd32 passthrough sized
-             peer-passthrough bufpool zerocopy)
+ALL_TARGETS=(native devfuse peer-devfuse uring-qd8 uring-inline peer-uring uring-qd32 uring-stock passthrough sized
+             peer-passthrough bufpool zerocopy auto)
 # Run order (reads first so they see the layout, writes after).
 ALL_WORKLOADS=(seqread-direct randread-direct seqwrite-direct randwrite-direct
                seqread-cold seqread-buffered randread-buffered seqwrite-buffered randwrite-buffered
@@ -237,8 +238,13 @@ target_opts() {
 	# (server-count: --quota-bytes turns passthrough off), beside
 	# passthrough, which a project-quota volume keeps
 	sized)       echo "--passthrough --quota-bytes=1024G";;
-	bufpool)     echo "--transport=uring --buffer-pool=on";;
+	# Linux >= 7.3 (bench/guest.sh): stock entries (what 6.18 runs), a
+	# registered buffer pool without zero-copy, zero-copy on every open,
+	# and the defaults (auto: pools, zero-copy per open file where it wins)
+	uring-stock) echo "--transport=uring --buffer-pool=off --zero-copy=off";;
+	bufpool)     echo "--transport=uring --buffer-pool=registered --zero-copy=off";;
 	zerocopy)    echo "--transport=uring --zero-copy=on";;
+	auto)        echo "--transport=uring";;
 	esac
 }
 
@@ -318,7 +324,7 @@ fi
 # tests/run-integration.sh does: restoring it could pull it from under a
 # concurrent test run).
 need_uring=0
-for t in "${targets[@]}"; do [[ $t == uring-* || $t == bufpool || $t == zerocopy || $t == passthrough || $t == peer-uring ]] && need_uring=1; done
+for t in "${targets[@]}"; do [[ $t == uring-* || $t == bufpool || $t == zerocopy || $t == auto || $t == passthrough || $t == peer-uring ]] && need_uring=1; done
 if [ $need_uring = 1 ] && [ -e "$_uring_param" ] && [ "$(cat "$_uring_param")" != Y ]; then
 	if echo Y >"$_uring_param" 2>/dev/null; then
 		log "enabled FUSE over io_uring ($_uring_param)"
@@ -346,6 +352,7 @@ kv "$info" fio_version "$(fio --version 2>&1)"
 kv "$info" zcfs_version "${serve_version:-not built}"
 kv "$info" enable_uring "$(cat "$_uring_param" 2>/dev/null || echo absent)"
 kv "$info" root "$root"
+kv "$info" label "${BENCH_LABEL:-}"
 
 # ---------------------------------------------------------------- the peer
 for t in "${targets[@]}"; do
