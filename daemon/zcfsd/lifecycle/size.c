@@ -165,9 +165,13 @@ int zcfsd_size_prepare(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 	if (!v->size)
 		return 0;
 	if (t->size_enforcement == POLICY_SIZE_SERVER) {
+		char why[sizeof(v->size_why)];
+
 		snprintf(v->size_why, sizeof(v->size_why), "the tenant's policy says size_enforcement: server");
-		if (v->projid && open_probe(t, v, &rfd, &dfd, &fs, v->size_why, sizeof(v->size_why)) == 0)
-			(void)zcfsd_pq_set_limits(&fs, v->projid, NULL);	/* not both */
+		/* not both; a root without project quotas has none to take off,
+		 * and the reason stays the policy */
+		if (v->projid && open_probe(t, v, &rfd, &dfd, &fs, why, sizeof(why)) == 0)
+			(void)zcfsd_pq_set_limits(&fs, v->projid, NULL);
 		return server_count(v, t, e);
 	}
 	r = open_probe(t, v, &rfd, &dfd, &fs, v->size_why, sizeof(v->size_why));
