@@ -130,7 +130,7 @@ FUZZ_SECONDS ?= 10
 FUZZ_CFLAGS  := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
 	-D_FILE_OFFSET_BITS=64 -I. $(PKG_CFLAGS) -pthread
 
-.PHONY: image all man unit-bin deps install check check-root check-unit check-integration check-asan check-tsan ci bench conformance conformance-ci clean lint fuzz fuzz-replay \
+.PHONY: image docker-plugin all man unit-bin deps install check check-root check-unit check-integration check-asan check-tsan ci bench conformance conformance-ci clean lint fuzz fuzz-replay \
 	kernel kernel-test kernel-guest-test kernel-test-full projquota-guest-test bench-projquota
 all: $(PROGS) $(ITEST_BIN) $(BENCH_BIN)
 
@@ -269,6 +269,11 @@ FUZZ_REPLAY ?= fuzz-replay
 IMAGE ?= registry.example.com/zcfs/zcfs:0.1.0
 image: all
 	$(Q)scripts/make-image.sh $(IMAGE)
+# The Docker managed plugin (scripts/make-docker-plugin.sh: config.json and
+# a rootfs of zcfs-volume-plugin and its libraries), for
+# `docker plugin create zcfs build/docker-plugin`.
+docker-plugin: all
+	$(Q)scripts/make-docker-plugin.sh $(BUILD)/docker-plugin
 
 check: all $(UNIT_BIN)
 	$(Q)$(MAKE) --no-print-directory check-unit $(FUZZ_REPLAY)

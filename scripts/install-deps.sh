@@ -15,6 +15,9 @@ PKGS+=(libsystemd-dev systemd systemd-container)
 # make kernel / kernel-test / the 7.3 guest: qemu (TCG; its virtiofsd
 # shares the host's root with the guest), depmod and modprobe (kmod)
 PKGS+=(qemu-system-x86 kmod)
+# t_plugin_docker: a real dockerd (its own data root, vfs, no bridge) and
+# the managed plugin; Debian's docker.io brings containerd and runc
+PKGS+=(docker.io)
 # t_acl (setfacl/getfacl), prove (t_posix's TAP runs)
 PKGS+=(acl perl)
 # make man (scdoc renders docs/man/*.scd), t_man (man --warnings, groff),

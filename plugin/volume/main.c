@@ -1,6 +1,7 @@
 /* zcfs-volume-plugin: the Docker/Podman volume plugin of zcfs.
  *   zcfs-volume-plugin [--listen PATH] [--socket ZCFSD_SOCK] [--state-dir DIR]
- *                      [--mount-root DIR] [--zcfsd-timeout DURATION] [--metrics L] [--debug]
+ *                      [--mount-root DIR] [--docker-data-root DIR]
+ *                      [--zcfsd-timeout DURATION] [--metrics L] [--debug]
  * Serves until SIGTERM/SIGINT; the listen socket is removed on exit. */
 #include <getopt.h>
 #include <signal.h>
@@ -26,6 +27,12 @@ static void usage(FILE *out)
 		"  --state-dir DIR    volume registry (default %s)\n"
 		"  --mount-root DIR   mountpoints are DIR/TENANT/NAME; DIR must lie under the\n"
 		"                     tenants' allowed_target_prefixes (default %s)\n"
+		"  --docker-data-root DIR\n"
+		"                     run as a Docker managed plugin whose propagatedMount is\n"
+		"                     --mount-root: zcfsd mounts where the host's dockerd looks,\n"
+		"                     DIR/plugins/ID/propagated-mount/TENANT/NAME, so the\n"
+		"                     tenants' allowed_target_prefixes must hold DIR/plugins\n"
+		"                     (DIR: dockerd's --data-root; default $ZCFS_DOCKER_DATA_ROOT)\n"
 		"  --zcfsd-timeout DURATION\n"
 		"                     all zcfsd calls of one request together, then UNAVAILABLE:\n"
 		"                     N (seconds), Ns or Nms, %d ms to %d s (default %d ms); keep\n"
@@ -70,7 +77,7 @@ static int parse_timeout_ms(const char *s, unsigned *ret)
 
 /* The command line. */
 struct cli {
-	const char *listen_path, *sock, *state, *root, *metrics;
+	const char *listen_path, *sock, *state, *root, *metrics, *docker_root;
 	unsigned budget_ms;
 };
 
@@ -83,6 +90,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 		{ "socket", required_argument, NULL, 's' },
 		{ "state-dir", required_argument, NULL, 'd' },
 		{ "mount-root", required_argument, NULL, 'm' },
+		{ "docker-data-root", required_argument, NULL, 'r' },
 		{ "zcfsd-timeout", required_argument, NULL, 't' },
 		{ "metrics", required_argument, NULL, 'M' },
 		{ "debug", no_argument, NULL, 'D' },
@@ -100,6 +108,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 		case 's': c->sock = optarg; break;
 		case 'd': c->state = optarg; break;
 		case 'm': c->root = optarg; break;
+		case 'r': c->docker_root = optarg; break;
 		case 't':
 			if (parse_timeout_ms(optarg, &c->budget_ms) < 0) {
 				fprintf(stderr, "zcfs-volume-plugin: --zcfsd-timeout '%s': want N, Ns or Nms "
@@ -139,7 +148,8 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 int main(int argc, char **argv)
 {
 	struct cli c = { .listen_path = VP_DEFAULT_LISTEN, .state = VP_DEFAULT_STATE_DIR,
-			 .root = VP_DEFAULT_MOUNT_ROOT, .budget_ms = VP_ZCFSD_BUDGET_MS };
+			 .root = VP_DEFAULT_MOUNT_ROOT, .budget_ms = VP_ZCFSD_BUDGET_MS,
+			 .docker_root = getenv("ZCFS_DOCKER_DATA_ROOT") };
 	struct MHD_Daemon *d = NULL;
 	struct zcfs_err e = { 0 };
 	struct vp v;
@@ -151,6 +161,8 @@ int main(int argc, char **argv)
 	if (r >= 0)
 		return r;
 	r = vp_init(&v, zcfs_socket_path(c.sock), c.state, c.root, &e);
+	if (r == 0 && c.docker_root && *c.docker_root)
+		r = vp_docker_host_root("/proc/self/mountinfo", c.root, c.docker_root, &v.host_mount_root, &e);
 	if (r < 0) {
 		log_err("event=start-failed %s", e.msg);
 		vp_done(&v);
@@ -187,8 +199,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	vp_metrics_serving(true);
-	log_info("event=start version=%s listen=%s zcfsd=%s state=%s mount_root=%s zcfsd_timeout_ms=%u volumes=%d",
-		 ZCFS_VERSION, c.listen_path, v.socket, c.state, c.root, c.budget_ms,
+	log_info("event=start version=%s listen=%s zcfsd=%s state=%s mount_root=%s host_mount_root=%s "
+		 "zcfsd_timeout_ms=%u volumes=%d", ZCFS_VERSION, c.listen_path, v.socket, c.state, c.root,
+		 v.host_mount_root ? v.host_mount_root : c.root, c.budget_ms,
 		 json_object_object_length(vp_registry_volumes(&v)));
 	/* Under systemd (Type=notify): Docker and Podman, ordered after us,
 	 * start once the socket answers. No-op without $NOTIFY_SOCKET. */

@@ -33,6 +33,10 @@ struct vp {
 	const char *socket;	/* zcfsd control socket */
 	const char *state_dir;	/* registry */
 	const char *mount_root;	/* mountpoints: MOUNT_ROOT/TENANT/NAME */
+	/* Where zcfsd mounts MOUNT_ROOT/...: the host's path of mount_root
+	 * when the plugin runs in a container (Docker managed plugin), NULL
+	 * when the plugin and zcfsd see the same paths. */
+	char *host_mount_root;
 	json_object *reg;	/* {"volumes": {NAME: entry}} */
 	pthread_mutex_t lock;	/* one request at a time touches reg */
 	unsigned zcfsd_budget_ms;	/* per request; 0 = VP_ZCFSD_BUDGET_MS */
@@ -76,6 +80,12 @@ int vp_metrics_start(const char *spec) _must_check_;
 void vp_metrics_record(const char *endpoint, enum zcfs_code code, int64_t start_us);
 void vp_metrics_serving(bool on);
 void vp_metrics_stop(void);
+
+/* The host's path of MOUNT_ROOT, Docker's propagatedMount of this managed
+ * plugin: DATA_ROOT/plugins/ID/propagated-mount, ID from MOUNTINFO's
+ * entry for MOUNT_ROOT (vp_hostpath.c). *RET is the caller's to free. */
+int vp_docker_host_root(const char *mountinfo, const char *mount_root, const char *data_root,
+			char **ret, struct zcfs_err *e) _must_check_;
 
 /* HTTP front (vp_http.c): serves LISTEN_FD (a bound, listening unix
  * socket) until vp_http_stop. */

@@ -209,16 +209,35 @@ static json_object *with_mountpoint(const char *mp)
 	return o;
 }
 
+/* The target zcfsd mounts on for the registry's mountpoint MP (a path
+ * under mount_root as this plugin sees it): the same path, or in a
+ * managed plugin the same place under the host's path of mount_root. */
+static int target_of(struct vp *v, const char *mp, char **ret, struct zcfs_err *e)
+{
+	size_t n = strlen(v->mount_root);
+
+	if (!v->host_mount_root)
+		*ret = strdup(mp);
+	else if (strncmp(mp, v->mount_root, n) || mp[n] != '/')
+		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EXDEV,
+				 "mountpoint %s is not under the mount root %s", mp, v->mount_root);
+	else if (asprintf(ret, "%s%s", v->host_mount_root, mp + n) < 0)
+		*ret = NULL;
+	return *ret ? 0 : zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
+}
+
 /* volume.publish at the mountpoint. Its parent MOUNT_ROOT/TENANT is made
  * here (zcfsd creates only the last component) and removed again when
  * zcfsd refuses: a failed Mount changes nothing. */
 static int publish(struct vp *v, const char *name, json_object *ent, struct zcfs_err *e)
 {
-	_cleanup_free_ char *dir = NULL, *made = NULL;
-	const char *mp = vp_entry_str(ent, "mountpoint");
+	_cleanup_free_ char *dir = NULL, *made = NULL, *target = NULL;
 	_cleanup_json_ json_object *params = NULL;
 	int r;
 
+	r = target_of(v, vp_entry_str(ent, "mountpoint"), &target, e);
+	if (r < 0)
+		return r;
 	if (asprintf(&dir, "%s/%s", v->mount_root, vp_entry_str(ent, "tenant")) < 0)
 		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	r = mkdir_p_undoable(dir, 0755, &made);
@@ -232,7 +251,7 @@ static int publish(struct vp *v, const char *name, json_object *ent, struct zcfs
 		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	}
 	json_object_object_add(params, "id", json_object_new_string(name));
-	json_object_object_add(params, "target", json_object_new_string(mp));
+	json_object_object_add(params, "target", json_object_new_string(target));
 	r = zcfs_call(v->socket, "volume.publish", params, NULL, e);
 	if (r < 0)
 		rmdir_created(dir, made);
@@ -241,10 +260,16 @@ static int publish(struct vp *v, const char *name, json_object *ent, struct zcfs
 
 static int unpublish(struct vp *v, const char *name, json_object *ent, struct zcfs_err *e)
 {
-	_cleanup_json_ json_object *params = json_object_new_object();
+	_cleanup_json_ json_object *params = NULL;
+	_cleanup_free_ char *target = NULL;
+	int r;
 
+	r = target_of(v, vp_entry_str(ent, "mountpoint"), &target, e);
+	if (r < 0)
+		return r;
+	params = json_object_new_object();
 	json_object_object_add(params, "id", json_object_new_string(name));
-	json_object_object_add(params, "target", json_object_new_string(vp_entry_str(ent, "mountpoint")));
+	json_object_object_add(params, "target", json_object_new_string(target));
 	return zcfs_call(v->socket, "volume.unpublish", params, NULL, e);
 }
 
@@ -512,5 +537,7 @@ void vp_done(struct vp *v)
 	if (v->reg)
 		json_object_put(v->reg);
 	v->reg = NULL;
+	free(v->host_mount_root);
+	v->host_mount_root = NULL;
 	pthread_mutex_destroy(&v->lock);
 }

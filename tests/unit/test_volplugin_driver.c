@@ -4,7 +4,8 @@
  * endpoints), unknown top-level fields ignored (Docker adds some), a
  * daemon that cannot be reached changing nothing, and the registry:
  * reloaded across a restart, CreatedAt from it in Get/List, tolerant
- * Unmount/Remove, refused when damaged. */
+ * Unmount/Remove, refused when damaged; as a Docker managed plugin, the
+ * host's path of its propagated mount from a mount table. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -216,6 +217,62 @@ static void test_registry_restart(void **state)
 	start_refused("relative");
 }
 
+#define PID "0b8affd5ddc235ca6630ef8fd128027574a25e2e6b614c97561cad0e0fbb3d2c"
+
+/* host_root MOUNTINFO_LINES DATA_ROOT: vp_docker_host_root on a mount
+ * table of these lines for /mnt/zcfs; the answer (caller frees) or NULL. */
+static char *host_root(const char *lines, const char *data_root)
+{
+	char path[160], *ret = NULL;
+	struct zcfs_err e = { 0 };
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/mountinfo", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(lines, f);
+	fclose(f);
+	if (vp_docker_host_root(path, "/mnt/zcfs", data_root, &ret, &e) < 0) {
+		assert_null(ret);
+		assert_true(e.code == ZCFS_FAILED_PRECONDITION || e.code == ZCFS_INVALID_ARGUMENT);
+	}
+	unlink(path);
+	return ret;
+}
+
+/* As a Docker managed plugin: the host's path of the propagated mount,
+ * the plugin id taken from the mount's root field (escapes decoded, the
+ * topmost mount wins); anything else refused. */
+static void test_docker_host_root(void **state)
+{
+	const char *other = "20 1 0:5 / / rw - overlay overlay rw\n";
+	char *r;
+
+	(void)state;
+	r = host_root("22 20 254:0 /var/lib/docker/plugins/" PID "/propagated-mount /mnt/zcfs rw shared:3 - ext4 /dev/vda rw\n",
+		      "/var/lib/docker");
+	assert_string_equal(r, "/var/lib/docker/plugins/" PID "/propagated-mount");
+	free(r);
+	/* a data root on its own file system: only the end of the root field counts */
+	r = host_root("22 20 254:1 /plugins/" PID "/propagated-mount /mnt/zcfs rw - xfs /dev/vdb rw\n", "/srv/docker");
+	assert_string_equal(r, "/srv/docker/plugins/" PID "/propagated-mount");
+	free(r);
+	r = host_root("22 20 254:1 /my\\040docker/plugins/" PID "/propagated-mount /mnt/zcfs rw - xfs x rw\n"
+		      "23 22 0:9 /x/plugins/" PID "/propagated-mount /mnt/zcfs/t1 rw - xfs x rw\n", "/d");
+	assert_string_equal(r, "/d/plugins/" PID "/propagated-mount");
+	free(r);
+	assert_null(host_root(other, "/var/lib/docker"));	/* not a mount point */
+	assert_null(host_root("22 20 254:0 /srv/zcfs /mnt/zcfs rw - ext4 x rw\n", "/var/lib/docker"));
+	assert_null(host_root("22 20 254:0 /plugins/" PID "x/propagated-mount /mnt/zcfs rw - ext4 x rw\n",
+			      "/var/lib/docker"));
+	assert_null(host_root("22 20 254:0 /plugins/" "0B8AFFD5DDC235CA6630EF8FD128027574A25E2E6B614C97561CAD0E0FBB3D2C"
+			      "/propagated-mount /mnt/zcfs rw - ext4 x rw\n", "/var/lib/docker"));
+	assert_null(host_root("22 20 254:0 /var/lib/docker/plugins/" PID "/propagated-mount /mnt/zcfs rw - ext4 x rw\n",
+			      "var/lib/docker"));
+	assert_null(host_root("22 20 254:0 /var/lib/docker/plugins/" PID "/propagated-mount /mnt/zcfs rw - ext4 x rw\n",
+			      "/var/lib/../docker"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_body_cap),
 		cmocka_unit_test(test_registry_restart),
+		cmocka_unit_test(test_docker_host_root),
 	};
 	return cmocka_run_group_tests_name("volplugin", tests, setup, teardown);
 }
