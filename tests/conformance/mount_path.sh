@@ -12,7 +12,9 @@
 # of a tenant with data_paths.passthrough: with project quotas the sized
 # volume keeps kernel passthrough) | peer (libfuse passthrough_hp
 # --nopassthrough -o io_uring, PEER_BIN) | peerpt (passthrough_hp, kernel
-# passthrough). For zcfsd paths it sets vol: "size_enforcement=...
+# passthrough) | uring-stock, bufpool, zerocopy (zcfs-serve on io_uring
+# with --buffer-pool=off --zero-copy=off, --buffer-pool=registered
+# --zero-copy=off, --zero-copy=on: Linux >= 7.3). For zcfsd paths it sets vol: "size_enforcement=...
 # passthrough=... data_path=..." from volume get.
 # ZCFS_REQUIRE_PROJQUOTA=1: the zcfsd-xfs*/zcfsd-ext4* paths fail unless the
 # volume's size is enforced by a project quota (and, for -pt, passthrough
@@ -28,6 +30,15 @@ conformance_mount() {
 	exclusive) uring_on || skip "kernel without FUSE-over-io_uring"
 		ZCFS_TRANSPORT=uring zcfs_mount "$S" "$M" --cache=exclusive;;
 	passthrough) ZCFS_TRANSPORT=devfuse zcfs_mount "$S" "$M" --passthrough;;
+	# Linux >= 7.3 (buffer pools): stock entries, a registered pool
+	# without zero-copy, zero-copy on every open
+	uring-stock|bufpool|zerocopy)
+		uring_on || skip "kernel without FUSE-over-io_uring"
+		case $path in
+		uring-stock) ZCFS_TRANSPORT=uring zcfs_mount "$S" "$M" --buffer-pool=off --zero-copy=off;;
+		bufpool) ZCFS_TRANSPORT=uring zcfs_mount "$S" "$M" --buffer-pool=registered --zero-copy=off;;
+		zerocopy) ZCFS_TRANSPORT=uring zcfs_mount "$S" "$M" --zero-copy=on;;
+		esac;;
 	peer|peerpt)
 		[ -x "${PEER_BIN:-}" ] || skip "no passthrough_hp (PEER_BIN)"
 		peer_opts=(--nopassthrough -o io_uring)
