@@ -9,7 +9,6 @@
  * the servers serving that volume's storage that no volume owns are
  * killed, every mount of the connection is lazily unmounted and the
  * connection aborted. The volume then really is what state says. */
-#include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -18,26 +17,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "common/log.h"
+#include "common/mountinfo.h"
 #include "common/parse.h"
 #include "daemon/zcfsd/mounts/mounts.h"
 #include "lifecycle.h"
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo */
-static void unescape(char *s)
-{
-	char *o = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && isdigit((unsigned char)s[1]) && isdigit((unsigned char)s[2]) &&
-		    isdigit((unsigned char)s[3])) {
-			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = '\0';
-}
 
 static bool under_allowed_prefix(const struct zcfsd *d, const char *path)
 {
@@ -136,34 +119,38 @@ static unsigned kill_servers(const struct zcfsd *d, const char *id)
 	return killed;
 }
 
+struct orphan_walk {
+	struct zcfsd *d;
+	unsigned conns[64];
+	size_t n;
+};
+
+/* A mount zcfsd made (fuse.zcfs of source zcfs:ID under an allowed
+ * prefix) whose connection no volume owns: its servers killed, its
+ * connection noted for the unmount. */
+static int orphan_line(const struct mountinfo_line *l, void *arg)
+{
+	struct orphan_walk *w = arg;
+
+	if (strcmp(l->fstype, "fuse.zcfs") || strncmp(l->source, "zcfs:", 5) || l->major != 0 ||
+	    !under_allowed_prefix(w->d, l->mnt) || conn_owned(w->d, l->minor))
+		return 0;
+	log_warn("event=orphan-mount volume=%s target=%s conn=%u reason=\"not in state (zcfsd "
+		 "stopped during a publish?)\" action=cleanup", l->source + 5, l->mnt, l->minor);
+	(void)kill_servers(w->d, l->source + 5);
+	w->conns[w->n++] = l->minor;
+	return w->n == ARRAY_SIZE(w->conns);
+}
+
 void zcfsd_clean_orphans(struct zcfsd *d)
 {
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
-	_cleanup_free_ char *line = NULL;
-	unsigned conns[64];
-	size_t len = 0, nconns = 0;
+	struct orphan_walk w = { .d = d };
+	const unsigned *conns = w.conns;
 
-	if (!f)
-		return;
 	/* Collect first: unmounting changes the file being read. */
-	while (getline(&line, &len, f) > 0 && nconns < 64) {
-		char mnt[4096], fstype[64], source[256], *sep = strstr(line, " - ");
-		unsigned major, minor;
-
-		if (!sep || sscanf(line, "%*d %*d %u:%u %*s %4095s", &major, &minor, mnt) != 3 ||
-		    sscanf(sep + 3, "%63s %255s", fstype, source) != 2)
-			continue;
-		if (strcmp(fstype, "fuse.zcfs") || strncmp(source, "zcfs:", 5) || major != 0)
-			continue;
-		unescape(mnt);
-		if (!under_allowed_prefix(d, mnt) || conn_owned(d, minor))
-			continue;
-		log_warn("event=orphan-mount volume=%s target=%s conn=%u reason=\"not in state (zcfsd "
-			 "stopped during a publish?)\" action=cleanup", source + 5, mnt, minor);
-		(void)kill_servers(d, source + 5);
-		conns[nconns++] = minor;
-	}
-	for (size_t i = 0; i < nconns; i++) {
+	if (mountinfo_each(orphan_line, &w) < 0)
+		return;
+	for (size_t i = 0; i < w.n; i++) {
 		int pin;
 		bool seen = false;
 

@@ -50,46 +50,46 @@ static bool ours(const char *source, const char *opts, const char *volume)
 	       strstr(opts, ",user_id=0,");
 }
 
+struct conn_walk {
+	unsigned conn;
+	int id;
+	const char *volume;
+	struct conn_mount *list;
+	int count;
+};
+
+static int conn_mount_line(const struct mountinfo_line *l, void *arg)
+{
+	struct conn_walk *w = arg;
+	struct conn_mount *n;
+
+	if (l->major != 0 || l->minor != w->conn || (w->id >= 0 && l->id != w->id) ||
+	    strcmp(l->fstype, "fuse.zcfs") || !ours(l->source, l->super_opts, w->volume))
+		return 0;
+	n = realloc(w->list, (size_t)(w->count + 1) * sizeof(*w->list));
+	if (!n)
+		return -ENOMEM;
+	w->list = n;
+	n[w->count].id = l->id;
+	snprintf(n[w->count].path, sizeof(n[w->count].path), "%s", l->mnt);
+	w->count++;
+	return 0;
+}
+
 /* Every mount of fuse connection CONN (its superblock is 0:CONN) that is
  * zcfsd's of VOLUME, in mountinfo order (later ones on top of earlier
  * ones). ID >= 0: only that mount. Returns the count or -errno. */
 static int conn_mounts(unsigned conn, int id, const char *volume, struct conn_mount **ret)
 {
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
-	_cleanup_free_ char *line = NULL;
-	struct conn_mount *list = NULL, *n;
-	size_t cap = 0;
-	int count = 0;
+	struct conn_walk w = { .conn = conn, .id = id, .volume = volume };
+	int r = mountinfo_each(conn_mount_line, &w);
 
-	*ret = NULL;
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		char mnt[4096], fstype[64], source[256], opts[512];
-		unsigned maj, min;
-		const char *sep;
-		int mid;
-
-		if (sscanf(line, "%d %*d %u:%u %*s %4095s", &mid, &maj, &min, mnt) != 4 || maj != 0 ||
-		    min != conn || (id >= 0 && mid != id))
-			continue;
-		sep = strstr(line, " - ");
-		if (!sep || sscanf(sep, " - %63s %255s %511s", fstype, source, opts) != 3 ||
-		    strcmp(fstype, "fuse.zcfs") || !ours(source, opts, volume))
-			continue;
-		n = realloc(list, (size_t)(count + 1) * sizeof(*list));
-		if (!n) {
-			free(list);
-			return -ENOMEM;
-		}
-		list = n;
-		mountinfo_unescape(mnt);
-		list[count].id = mid;
-		snprintf(list[count].path, sizeof(list[count].path), "%s", mnt);
-		count++;
+	if (r < 0) {
+		free(w.list);
+		w.list = NULL;
 	}
-	*ret = list;
-	return count;
+	*ret = w.list;
+	return r < 0 ? r : w.count;
 }
 
 /* The id of the mount DFD/NAME leads to if it is the root of a mount of
