@@ -1,4 +1,5 @@
 /* Whole writes, atomic file replacement, mkdir -p. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -109,4 +110,17 @@ void rmdir_created(const char *path, const char *created)
 			return;
 		*s = '\0';
 	}
+}
+
+long dir_count_entries(const char *path)
+{
+	_cleanup_closedir_ DIR *d = opendir(path);
+	struct dirent *e;
+	long n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	return n;
 }

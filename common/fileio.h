@@ -1,5 +1,6 @@
 /* File helpers every program shares: whole writes, crash-safe
- * replacement of a small file, mkdir -p (and undoing what it made). All
+ * replacement of a small file, mkdir -p (and undoing what it made), the
+ * entries of a directory counted. All
  * return -errno and never report through errno. */
 #ifndef ZCFS_FILEIO_H
 #define ZCFS_FILEIO_H
@@ -27,5 +28,9 @@ int mkdir_p_undoable(const char *path, mode_t mode, char **created) _must_check_
 /* Removes the directories from PATH up to CREATED (from
  * mkdir_p_undoable), deepest first, stopping at one that is not empty. */
 void rmdir_created(const char *path, const char *created);
+
+/* How many entries PATH has, those whose name starts with '.' left out
+ * (/proc/self/task's threads, /proc/self/fd's fds); -errno. */
+long dir_count_entries(const char *path);
 
 #endif

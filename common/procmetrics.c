@@ -3,12 +3,12 @@
  * units as the client libraries define them), from
  * /proc/self: CPU seconds, resident and virtual memory, open and maximum
  * fds, start time. A figure /proc does not give is left out, never 0. */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "fileio.h"
 #include "opmetrics.h"
 
 /* Fields of /proc/self/stat after "(comm)": utime stime (14, 15),
@@ -59,16 +59,9 @@ static int boot_time(long long *ret)
 
 static long open_fds(void)
 {
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	long n = 0;
+	long n = dir_count_entries("/proc/self/fd");
 
-	if (!d)
-		return -errno;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - 1;	/* the directory's own fd */
+	return n < 0 ? n : n - 1;	/* the directory's own fd */
 }
 
 void metrics_write_process(FILE *f)

@@ -4,7 +4,6 @@
  * before the transport starts any thread: Landlock domains and a seccomp
  * filter loaded without TSYNC bind the calling thread and the threads it
  * creates later, never threads that already exist. */
-#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -20,6 +19,7 @@
 #include <linux/seccomp.h>
 #include <liburing.h>
 #include <seccomp.h>
+#include "common/fileio.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "sandbox.h"
@@ -312,15 +312,7 @@ int sandbox_seccomp(const struct sandbox_config *c, unsigned *nr_allowed)
 
 static int count_threads(void)
 {
-	_cleanup_closedir_ DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -errno;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	return n;
+	return (int)dir_count_entries("/proc/self/task");
 }
 
 int sandbox_apply(const struct sandbox_config *c, struct sandbox_report *rep)
