@@ -182,14 +182,20 @@ done
 
 log "verifying every completed round through the mounts"
 verified=0 verify_failed=0
-for e in "${fsmodel_rounds[@]}"; do
-	v=${e%%:*} r=${e#*:}
-	if "$FSMODEL" --quiet --verify-only --dump "$W/r$r.dump" "$TGT/$v/r$r" >"$W/v$r.log" 2>&1; then
-		verified=$((verified + 1))
-	else
-		verify_failed=$((verify_failed + 1)); failures+=("verify fsmodel round $r on $v: $(tail -n 2 "$W/v$r.log" | tr '\n' ' ')")
-	fi
-done
+# verify_fsmodel DIR LOG WHAT: every fsmodel round checked against its dump
+# under DIR/VOLUME/rROUND, counted in verified / verify_failed
+verify_fsmodel() {
+	local e v r
+	for e in "${fsmodel_rounds[@]}"; do
+		v=${e%%:*} r=${e#*:}
+		if "$FSMODEL" --quiet --verify-only --dump "$W/r$r.dump" "$1/$v/r$r" >"$W/$2$r.log" 2>&1; then
+			verified=$((verified + 1))
+		else
+			verify_failed=$((verify_failed + 1)); failures+=("$3 round $r on $v: $(tail -n 2 "$W/$2$r.log" | tr '\n' ' ')")
+		fi
+	done
+}
+verify_fsmodel "$TGT" v "verify fsmodel"
 for e in "${fio_rounds[@]}"; do
 	v=${e%%:*} r=${e#*:}
 	if fio --name=soak --directory="$TGT/$v/r$r" --rw=randwrite --bs=16k --size=16m --ioengine=psync \
@@ -201,14 +207,7 @@ for e in "${fio_rounds[@]}"; do
 done
 log "unpublishing; verifying fsmodel rounds against the backing directories"
 for v in "${vols[@]}"; do ctl volume unpublish "$v" "$TGT/$v" >/dev/null || failures+=("final unpublish $v"); done
-for e in "${fsmodel_rounds[@]}"; do
-	v=${e%%:*} r=${e#*:}
-	if "$FSMODEL" --quiet --verify-only --dump "$W/r$r.dump" "$STORE/t1/$v/r$r" >"$W/b$r.log" 2>&1; then
-		verified=$((verified + 1))
-	else
-		verify_failed=$((verify_failed + 1)); failures+=("backing verify round $r on $v: $(tail -n 2 "$W/b$r.log" | tr '\n' ' ')")
-	fi
-done
+verify_fsmodel "$STORE/t1" b "backing verify"
 restarts=$(ctl status --json | jq -c '[.volumes[] | {(.id): .restarts}] | add')
 # Servers that died of anything but our SIGKILL (or a SIGTERM/abort at
 # unpublish) crashed: that is a failure whatever the rounds say.
