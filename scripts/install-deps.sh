@@ -23,6 +23,9 @@ PKGS+=(acl perl)
 # make man (scdoc renders docs/man/*.scd), t_man (man --warnings, groff),
 # make lint's shell checks (shellcheck: without it lint.sh skipped them)
 PKGS+=(scdoc man-db groff-base shellcheck)
+# make lint lists the sources with git ls-files (a tarball of the tree,
+# or a minimal root that got the clone from elsewhere, has no git)
+PKGS+=(git)
 # make conformance(-ci): pjdfstest and xfstests build dependencies, so the
 # suites install nothing while they run (tests/conformance/build-suites.sh)
 PKGS+=(autoconf automake gcc make xfsprogs xfslibs-dev uuid-dev libattr1-dev libacl1-dev
