@@ -15,6 +15,10 @@ struct opcode_desc {
 	int arg_size;		/* fixed argument struct; 0 for none */
 	zcfs_op_fn fn;
 	bool no_reply;
+	/* Its data may move off the dispatching thread: a transport that
+	 * does so (req->serve_async, the io_uring queue) serves it instead
+	 * of fn and answers it once the data has moved. */
+	bool async;
 	/* Fails cleanly (nothing changed) when it cannot open a descriptor:
 	 * worth one more try once the kernel forgot some inodes (prune.h). */
 	bool retry_emfile;
@@ -23,6 +27,7 @@ struct opcode_desc {
 #define OP(code, nm, sz, f) [code] = { .name = nm, .arg_size = (sz), .fn = (f) }
 #define OP_NOREPLY(code, nm, sz, f) [code] = { .name = nm, .arg_size = (sz), .fn = (f), .no_reply = true }
 #define OP_OPENS(code, nm, sz, f) [code] = { .name = nm, .arg_size = (sz), .fn = (f), .retry_emfile = true }
+#define OP_ASYNC(code, nm, sz, f) [code] = { .name = nm, .arg_size = (sz), .fn = (f), .async = true }
 
 static const struct opcode_desc opcodes[] = {
 	OP_OPENS(FUSE_LOOKUP, "LOOKUP", 0, op_lookup),
@@ -38,8 +43,8 @@ static const struct opcode_desc opcodes[] = {
 	OP(FUSE_RENAME, "RENAME", sizeof(struct fuse_rename_in), op_rename),
 	OP_OPENS(FUSE_LINK, "LINK", sizeof(struct fuse_link_in), op_link),
 	OP_OPENS(FUSE_OPEN, "OPEN", sizeof(struct fuse_open_in), op_open),
-	OP(FUSE_READ, "READ", sizeof(struct fuse_read_in), op_read),
-	OP(FUSE_WRITE, "WRITE", sizeof(struct fuse_write_in), op_write),
+	OP_ASYNC(FUSE_READ, "READ", sizeof(struct fuse_read_in), op_read),
+	OP_ASYNC(FUSE_WRITE, "WRITE", sizeof(struct fuse_write_in), op_write),
 	OP(FUSE_STATFS, "STATFS", 0, op_statfs),
 	OP(FUSE_RELEASE, "RELEASE", sizeof(struct fuse_release_in), op_release),
 	OP(FUSE_FSYNC, "FSYNC", sizeof(struct fuse_fsync_in), op_fsync),
@@ -171,6 +176,9 @@ void session_dispatch(struct zcfs_req *req)
 		r = -EIO;
 	} else if (!d || !d->fn) {
 		r = -ENOSYS;
+	} else if (d->async && req->serve_async) {
+		req->serve_async(req);	/* answered once its data has moved */
+		return;
 	} else {
 		r = d->fn(req);
 		for (int tries = 0; (r == -EMFILE || r == -ENFILE) && !req->replied && d->retry_emfile &&

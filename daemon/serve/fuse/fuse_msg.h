@@ -22,6 +22,10 @@ typedef int (*zcfs_reply_fn)(struct zcfs_req *req, int error, const struct iovec
  * (size bytes of fd at off) without the server copying the data: 1 when
  * it replied, 0 when it did not and the caller reads and replies itself. */
 typedef int (*zcfs_reply_fd_fn)(struct zcfs_req *req, int fd, uint64_t off, size_t size);
+/* How a transport serves an opcode the table marks async (READ, WRITE)
+ * itself, moving its data off the dispatching thread: it begins and ends
+ * it through file_io.h and answers it, failures included. */
+typedef void (*zcfs_serve_async_fn)(struct zcfs_req *req);
 
 /* One request, as decoded from whichever transport carried it. Pointers
  * are into transport-owned buffers that live until the reply is sent. */
@@ -36,6 +40,7 @@ struct zcfs_req {
 	size_t outbuf_size;
 	zcfs_reply_fn reply;
 	zcfs_reply_fd_fn reply_fd;	/* NULL: the transport has no such path */
+	zcfs_serve_async_fn serve_async;	/* NULL: async opcodes run their handler */
 	void *tctx;		/* transport's per-request context */
 	uint64_t start_ns;	/* when it was decoded, for the latency figure */
 	bool replied;
@@ -49,8 +54,9 @@ int req_decode(struct zcfs_req *req, const struct fuse_in_header *in, const void
 	       size_t arg_len, const void *data, size_t data_len, bool contiguous) _must_check_;
 /* Decode a contiguous /dev/fuse message of n bytes. */
 int req_decode_devfuse(struct zcfs_req *req, const void *buf, size_t n) _must_check_;
-/* Run the handler; always leaves the request answered (or unanswered for
- * opcodes that take no reply). */
+/* Run the handler, or the transport's serve_async for an async opcode;
+ * always leaves the request answered (or unanswered for opcodes that take
+ * no reply; an async one once its data has moved). */
 void session_dispatch(struct zcfs_req *req);
 const char *fuse_opcode_name(uint32_t opcode);
 /* Fixed argument size for opcode, -1 if unknown. */

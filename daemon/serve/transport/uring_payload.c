@@ -155,8 +155,6 @@ void uring_payload_serve_io(struct uring_queue *q, struct uring_entry *e)
 		return;
 	}
 	r = file_io_begin(req, in_pages, &e->io);
-	log_debug("op=%s unique=%llu nodeid=%llu qid=%u", fuse_opcode_name(req->in.opcode),
-		  (unsigned long long)req->in.unique, (unsigned long long)req->in.nodeid, q->qid);
 	if (r < 0) {
 		reply_err(req, r);
 		return;

@@ -206,9 +206,17 @@ static int uring_reply(struct zcfs_req *req, int error, const struct iovec *iov,
 	return submit_fuse_cmd(q, e, ZCFS_URING_CMD_COMMIT_AND_FETCH);
 }
 
-/* A request landed in e: decode it from header and payload and answer.
- * READ and WRITE move their data on the ring (uring_payload.c), the rest
- * runs synchronously through session_dispatch. */
+/* READ and WRITE (async in the opcode table): their data moves on the
+ * ring (uring_payload.c). */
+static void serve_async(struct zcfs_req *req)
+{
+	struct uring_entry *e = req->tctx;
+
+	uring_payload_serve_io(e->q, e);
+}
+
+/* A request landed in e: decode it from header and payload and answer
+ * through session_dispatch (async opcodes through serve_async). */
 static void entry_serve(struct uring_queue *q, struct uring_entry *e)
 {
 	struct zcfs_uring_req_header *h = e->hdr;
@@ -222,8 +230,9 @@ static void entry_serve(struct uring_queue *q, struct uring_entry *e)
 	if (q->holder)	/* as delivered: a successor may have to serve it again */
 		holder_save_request(ringmem_slot(q->rm, q->qid, e->index), h, e->payload);
 	r = q->pops->take(q, e, in.opcode);
-	*req = (struct zcfs_req){ .se = q->se, .in = in, .reply = uring_reply, .tctx = e,
-				  .outbuf = e->payload, .outbuf_size = e->payload ? q->g->payload_size : 0 };
+	*req = (struct zcfs_req){ .se = q->se, .in = in, .reply = uring_reply, .serve_async = serve_async,
+				  .tctx = e, .outbuf = e->payload,
+				  .outbuf_size = e->payload ? q->g->payload_size : 0 };
 	if (r == 0)
 		r = psz > q->g->payload_size ? -EPROTO :
 		    req_decode(req, &in, h->op_in, sizeof(h->op_in), e->payload, psz, false);
@@ -232,10 +241,7 @@ static void entry_serve(struct uring_queue *q, struct uring_entry *e)
 		reply_err(req, -EIO);
 		return;
 	}
-	if (in.opcode == FUSE_READ || in.opcode == FUSE_WRITE)
-		uring_payload_serve_io(q, e);
-	else
-		session_dispatch(req);
+	session_dispatch(req);
 	/* An opcode that takes no reply must still give the entry back. */
 	if (e->state == ENT_IN_SERVER)
 		uring_reply(req, -ENOSYS, NULL, 0);
