@@ -16,6 +16,7 @@
 #include "uring_geometry.h"
 #include "uring_ringmem.h"
 #include "uring_queue.h"
+#include "uring_rings.h"
 #include "uring_zerocopy.h"
 
 #define ENABLE_URING_PARAM "/sys/module/fuse/parameters/enable_uring"
@@ -142,10 +143,9 @@ static int start_queues(struct zcfs_session *se, struct uring_transport *t, cons
 	}
 	for (n = 0; n < t->g.nr_queues && r == 0; n++) {
 		t->queues[n].rm = t->rm;
-		if (holder) {
-			t->queues[n].holder = true;
+		t->queues[n].rings = holder ? &uring_rings_holder : &uring_rings_own;
+		if (holder)
 			t->queues[n].holder_fd = se->opts->holder_rings + (int)n;
-		}
 		t->queues[n].ext = &t->plan;	/* read once asked to register */
 		r = uring_queue_spawn(&t->queues[n], se, &t->g, n);
 	}
@@ -421,7 +421,7 @@ static int uring_hand_over(struct zcfs_session *se)
 		return 0;	/* on /dev/fuse: RESEND replays what was read */
 	if (!t->rm)
 		return -EOPNOTSUPP;
-	/* On holder rings each queue just stops reaping (holder_park): its
+	/* On holder rings each queue just stops reaping (holder_park, uring_rings_holder.c): its
 	 * idle entries stay the holder's, nothing needs filling. */
 	for (i = 0; i < t->g.nr_queues; i++)
 		uring_queue_request_handover(&t->queues[i]);

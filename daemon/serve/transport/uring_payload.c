@@ -5,7 +5,7 @@
 #include "common/log.h"
 #include "daemon/serve/fuse/file_io.h"
 #include "uring_payload.h"
-#include "uring_queue.h"
+#include "uring_ring.h"
 #include "uring_userdata.h"
 #include "uring_zerocopy.h"
 

@@ -1,6 +1,6 @@
 /* How a queue's entries hold request payloads and move READ/WRITE data,
  * chosen once per queue when it registers (after INIT), behind one small
- * table so the queue's state machine (uring_queue.c) has no branch on it:
+ * table so the entries' state machine (uring_entry.c) has no branch on it:
  *   stock      one buffer per entry; backing pread/pwrite (IORING_OP_READ/
  *              WRITE, or inline where the backing fs refuses RWF_NOWAIT)
  *              straight into / out of it; the kernel copies to the client

@@ -48,6 +48,7 @@ struct uring_entry {
 };
 
 struct ringmem;
+struct uring_rings_ops;
 
 struct uring_queue {
 	struct zcfs_session *se;
@@ -58,14 +59,20 @@ struct uring_queue {
 	int efd;		/* wakes the thread: register, stop */
 	struct io_uring ring;
 	bool ring_ok;
-	bool fixed_fuse_fd;	/* /dev/fuse is fixed file 0 */
+	/* Who owns the ring the FUSE commands go on (uring_rings.h; own
+	 * unless set before spawn), and that ring, from set-up on. */
+	const struct uring_rings_ops *rings;
+	struct io_uring *cmd_ring;
+	bool fixed_fuse_fd;	/* /dev/fuse is cmd_ring's fixed file 0 */
+	/* Completions of ring that a synchronous command's wait meets
+	 * (uring_ring.h): the entries' handler, uring_entry.c. */
+	void (*on_cqe)(struct uring_queue *q, const struct io_uring_cqe *cqe);
 	void *mem;		/* headers, then payloads (or the pool) */
 	struct ringmem *rm;	/* --ring-memfd: mem lives there, NULL otherwise */
-	/* --holder-rings (uring_holder.h): the FUSE commands go on hring, a
-	 * ring holder's ring mapped from holder_fd; ring, the queue's own,
+	/* Holder rings (uring_rings_holder.c): the FUSE commands go on hring,
+	 * a ring holder's ring mapped from holder_fd; ring, the queue's own,
 	 * carries the backing I/O, the wake poll and a multishot poll of
 	 * hring's fd, and the thread waits in it alone. */
-	bool holder;
 	int holder_fd;
 	struct io_uring hring;
 	bool hring_ok;
@@ -126,17 +133,6 @@ int uring_queue_wait_setup(struct uring_queue *q) _must_check_;
 void uring_queue_request_register(struct uring_queue *q);
 /* Waits for the REGISTER submission; the first immediate failure. */
 int uring_queue_wait_register(struct uring_queue *q) _must_check_;
-/* For uring_zerocopy.c, on the queue thread: (re)lays out q->mem for
- * the geometry's current payload layout (before any REGISTER). */
-int uring_queue_layout(struct uring_queue *q) _must_check_;
-/* A cleared SQE of q's ring, or NULL. */
-struct io_uring_sqe *uring_queue_sqe(struct uring_queue *q);
-/* A zeroed SQE holding the FUSE io_uring command op on the /dev/fuse fd
- * (fixed file when registered); NULL when the SQ stays full. */
-struct io_uring_sqe *uring_queue_fuse_cmd_sqe(struct uring_queue *q, uint32_t op);
-/* Submits sqe and waits for its completion (other completions that
- * arrive meanwhile are handled as usual); its res. */
-int uring_queue_run_sync(struct uring_queue *q, struct io_uring_sqe *sqe) _must_check_;
 /* Planned restart: asks the thread to stop answering, finish what it
  * serves and hold every request the kernel hands it (kicking itself to
  * fill idle entries), so that no entry is idle when the process exits:

@@ -83,7 +83,7 @@ uint64_t ringmem_holder_epoch(const struct ringmem *rm);
 /* A new holder: the next epoch, returned. */
 uint64_t ringmem_holder_begin(struct ringmem *rm);
 
-/* The notify_unique of this server's next kick (uring_queue.c): even,
+/* The notify_unique of this server's next kick (uring_kick.c): even,
  * from 2^62 up, and never the same twice on one connection. Every server
  * of the connection draws from one counter in the memfd: a kick request
  * a dead server left in the kernel keeps its unique in the queue's hash,

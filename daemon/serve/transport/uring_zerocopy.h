@@ -6,7 +6,7 @@
 #ifndef ZCFS_URING_ZEROCOPY_H
 #define ZCFS_URING_ZEROCOPY_H
 
-#include "uring_queue.h"
+#include "uring_ring.h"
 
 /* On the queue thread, before its REGISTERs: lay out for the geometry
  * decided at INIT and, when q->ext asks for it, register the fixed-buffer
