@@ -19,20 +19,20 @@
 # so by default this boots the Linux 7.3 guest (scripts/guest.sh with xfs,
 # loop, quota_v2) and runs itself there (--inside OUT).
 #   PQB_FS="xfs ext4"  PQB_ROUNDS=8  PQB_RUNTIME=10 (s per fio run)
-#   PQB_SIZE=256M  PQB_HOST=1 (run on this kernel, without a guest)
+#   PQB_RAMP=1 (s)  PQB_SIZE=256M  PQB_HOST=1 (run on this kernel, without a guest)
 #   PQB_OUT (default bench/results/projquota: latest.md and raw.tsv committed,
 #   the guest's logs in guest/ not)
 # Exit 0 when it measured (the verdict is in latest.md), 77 naming what is
 # missing (no project quotas, no kernel), 1 on errors.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-: "${PQB_FS:=xfs ext4}" "${PQB_ROUNDS:=8}" "${PQB_RUNTIME:=10}" "${PQB_SIZE:=256M}"
-export PQB_FS PQB_ROUNDS PQB_RUNTIME PQB_SIZE
+: "${PQB_FS:=xfs ext4}" "${PQB_ROUNDS:=8}" "${PQB_RUNTIME:=10}" "${PQB_RAMP:=1}" "${PQB_SIZE:=256M}"
+export PQB_FS PQB_ROUNDS PQB_RUNTIME PQB_RAMP PQB_SIZE
 
 # fio_bw DIR RW: KiB/s of one direct 1 MiB run on DIR/f
 fio_bw() {
 	fio --name=pq --filename="$1/f" --size="$PQB_SIZE" --bs=1M --rw="$2" --direct=1 \
-		--ioengine=psync --numjobs=1 --time_based --runtime="$PQB_RUNTIME" --ramp_time=1 \
+		--ioengine=psync --numjobs=1 --time_based --runtime="$PQB_RUNTIME" --ramp_time="$PQB_RAMP" \
 		--output-format=json 2>/dev/null | jq -r ".jobs[0].$2.bw"
 }
 # server_bytes VOLUME: bytes its server read + wrote so far (zcfsd metrics)
@@ -96,6 +96,8 @@ one_fs() {
 		done
 	done
 	ctlq volume unpublish pt "$TGT/pt"; ctlq volume unpublish srv "$TGT/srv"
+	# deleted (their project quotas go), so the next fs starts afresh
+	ctlq volume delete pt; ctlq volume delete srv
 	zcfsd_kill9
 	backing_fs_umount "$W/r-$type"
 }
@@ -119,7 +121,7 @@ inside() {
 		one_fs "$type"
 	done
 	python3 "$here/bench/projquota_report.py" "$out/raw.tsv" "$out/volumes.txt" \
-		"$(uname -r), $(nproc) CPUs, rounds $PQB_ROUNDS x ${PQB_RUNTIME}s, file $PQB_SIZE" >"$out/latest.md" ||
+		"$(uname -r), $(nproc) CPUs, $PQB_ROUNDS rounds, ${PQB_RUNTIME}s per run after ${PQB_RAMP}s ramp, file $PQB_SIZE" >"$out/latest.md" ||
 		fail "report"
 	cat "$out/latest.md"
 }
@@ -140,7 +142,7 @@ export ZCFS_BIN=${ZCFS_BIN:-$here/bin}
 gout=$res/guest
 rm -rf "$gout"
 "$here/scripts/guest.sh" --modules xfs,loop,quota_v2 --mem 4096 --out "$gout" \
-	--timeout "${PQB_TIMEOUT:-7200}" --env PQB_FS --env PQB_ROUNDS --env PQB_RUNTIME --env PQB_SIZE -- \
+	--timeout "${PQB_TIMEOUT:-7200}" --env PQB_FS --env PQB_ROUNDS --env PQB_RUNTIME --env PQB_RAMP --env PQB_SIZE -- \
 	"$0" --inside "$gout"
 rc=$?
 [ "$rc" = 0 ] && cp "$gout/latest.md" "$gout/raw.tsv" "$res/"

@@ -578,8 +578,8 @@ def write_md(path, run, machine, targets, goals, prev, png_ok, scale=None):
         # The paths of SOURCE and MOUNTPOINT are noise here.
         detail = " ".join(w for w in detail.split()
                           if not w.startswith(("source=", "mountpoint=")))
-        if t == "native":
-            detail = "tmpfs"
+        if t == "native":  # its options name the backing: tmpfs, xfs or ext4
+            detail = i.get("options", "").strip() or "tmpfs"
         L.append("| %s | %s | `%s` | %s |" % (t, status, i.get("options", "").strip(),
                                               detail.replace("|", "/")))
     L.append("")
@@ -588,12 +588,12 @@ def write_md(path, run, machine, targets, goals, prev, png_ok, scale=None):
     L.append("")
     if repeat == 1:
         L.append("Native column: absolute figure. Other columns: target ÷ native (1.00 = as fast as "
-                 "tmpfs). 'vs previous': change of each ratio (native: of its absolute figure) "
+                 "native). 'vs previous': change of each ratio (native: of its absolute figure) "
                  "against bench/results/previous.json.")
     else:
         L.append("Native column: absolute figure (median of the %d rounds). Other columns: median "
                  "of the %d per-round ratios target ÷ native of the same round (1.00 = as fast as "
-                 "tmpfs), lowest-highest in brackets. 'vs previous': change of each ratio (native: "
+                 "native), lowest-highest in brackets. 'vs previous': change of each ratio (native: "
                  "of its absolute figure) against bench/results/previous.json." % (repeat, repeat))
     L.append("")
     hdr = ["workload", "unit"] + tnames + ["vs previous"]
@@ -851,7 +851,7 @@ def write_png(out_dir, targets, tmpdir):
     with open(gp, "w") as f:
         f.write("""set terminal pngcairo size 1400,650 font 'sans,10'
 set output '%s'
-set title 'zcfs: throughput / IOPS / ops per second as a ratio to native tmpfs (same run)'
+set title 'zcfs: throughput / IOPS / ops per second as a ratio to native (same run)'
 set datafile missing '-'
 set style data histograms
 set style histogram clustered gap 1

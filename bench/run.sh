@@ -274,9 +274,11 @@ peer_prepare() {
 	fi
 	out=$root/build/peer
 	if [ -x "$out/passthrough_hp" ]; then PEER_BIN=$out/passthrough_hp; return 0; fi
-	shared=$(cd "$root/../shared" 2>/dev/null && pwd)
+	# ZCFS_SHARED: where shared/ is when not next to the repository (a
+	# worktree under /work/wt: /work/shared), as build-suites.sh takes it
+	shared=$(cd "${ZCFS_SHARED:-$root/../shared}" 2>/dev/null && pwd)
 	if [ -z "$shared" ] || [ ! -x "$shared/tools/build-passthrough-hp.sh" ]; then
-		PEER_WHY="not available: no $root/../shared/tools/build-passthrough-hp.sh (the libfuse sources are outside the repository)"
+		PEER_WHY="not available: no ${ZCFS_SHARED:-$root/../shared}/tools/build-passthrough-hp.sh (the libfuse sources are outside the repository; ZCFS_SHARED=DIR)"
 		return 0
 	fi
 	log "building the peer (libfuse passthrough_hp) into $out"
