@@ -50,7 +50,7 @@ def row(runs, fs, rw):
         rs = ratios(runs, fs, rw, target)
         sb = [t[target][1] for (f, w, _), t in runs.items() if f == fs and w == rw and target in t]
         cells.append("%.2f (%.2f-%.2f)" % (statistics.median(rs), min(rs), max(rs)))
-        cells.append("%.0f MiB" % (statistics.median(sb) / 1048576))
+        cells.append("%.0f MiB (max %.0f)" % (statistics.median(sb) / 1048576, max(sb) / 1048576))
     pt, srv = ratios(runs, fs, rw, "pt"), ratios(runs, fs, rw, "srv")
     q = [a / b for a, b in zip(pt, srv) if b > 0]
     cells.append("%.2f (%.2f-%.2f)" % (statistics.median(q), min(q), max(q)))
@@ -63,8 +63,8 @@ def main():
     print("# Project-quota volumes: fio direct 1 MiB, ratio to native\n")
     print("bench/projquota-fio.sh (%s). Per round, each target's figure over "
           "native's of the same round; median (range) over the rounds. "
-          "\"server\": bytes the volume's server read + wrote per run "
-          "(zcfsd's counters).\n" % sys.argv[3])
+          "\"server\": bytes the volume's server read + wrote per run, median "
+          "(largest) (zcfsd's counters).\n" % sys.argv[3])
     with open(sys.argv[2]) as f:
         for line in f:
             print("- " + line.lstrip("# ").rstrip())
