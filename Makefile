@@ -285,7 +285,8 @@ check-root: check-integration
 check-unit: $(UNIT_BIN)
 	$(Q)tests/run-unit.sh $(UNIT_BIN)
 
-check-integration: $(PROGS) $(ITEST_BIN)
+# The man pages too: t_deploy installs them (deploy/install.sh, make image).
+check-integration: $(PROGS) $(ITEST_BIN) $(MAN_PAGES)
 	$(Q)ZCFS_BIN=$(abspath $(BIN)) ZCFS_TESTBIN=$(abspath $(BUILD)/tests/integration) \
 		SKIP_TESTS="$(SKIP_TESTS)" ONLY="$(ONLY)" ZCFS_TRANSPORTS="$(ZCFS_TRANSPORTS)" tests/run-integration.sh
 

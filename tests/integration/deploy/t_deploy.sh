@@ -189,6 +189,12 @@ else
 	check "metrics: the policy listens on TCP port ${mport:-?}, the zcfsd container exposes it, pods are annotated" \
 		jqe --arg p "$mport" "$ds | (.metadata.annotations[\"prometheus.io/port\"] == \$p) and
 			any(.spec.containers[]; .name == \"zcfsd\" and any(.ports[]; (.containerPort | tostring) == \$p))" "$W/docs.json"
+	# A TCP scraper sees every tenant: only labelled namespaces may reach the metrics port.
+	check "metrics: a NetworkPolicy admits only zcfs.io/metrics-scraper namespaces to zcfsd's pods, on port ${mport:-?} alone" \
+		jqe --arg p "$mport" "[.[] | select(.kind == \"NetworkPolicy\" and .spec.podSelector.matchLabels[\"app.kubernetes.io/name\"] == \"zcfsd\")] |
+			length == 1 and (.[0].spec.policyTypes == [\"Ingress\"]) and (.[0].metadata.namespace == \"$ns\") and
+			([.[0].spec.ingress[] | (.ports | map(.port | tostring) == [\$p]) and
+				(.from | map(.namespaceSelector.matchLabels[\"zcfs.io/metrics-scraper\"] == \"true\" and (has(\"ipBlock\") | not)) | all)] | all)" "$W/docs.json"
 	cp -r "$D/kubernetes" "$W/k8s-alt"
 	check "kubelet-dir.sh rewrites the kubelet root in one go" "$W/k8s-alt/kubelet-dir.sh" /var/snap/k8s/kubelet
 	check "... leaving no /var/lib/kubelet behind" bash -c "! grep -q /var/lib/kubelet '$W/k8s-alt/daemonset.yaml' '$W/k8s-alt/policy-configmap.yaml'"
@@ -256,8 +262,8 @@ else
 		"$PY" -c 'import json, sys, yaml; print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d]))' \
 			"$W/rendered.yaml" >"$W/rendered.json"
 		R='.[] | select(.kind == "DaemonSet") | .spec.template.spec'
-		check "rendered: Namespace, CSIDriver, RBAC, ConfigMap, PriorityClass, DaemonSet, StorageClass" \
-			test "$(jq -r '[.[].kind] | unique | join(" ")' "$W/rendered.json")" = "CSIDriver ClusterRole ClusterRoleBinding ConfigMap DaemonSet Namespace PriorityClass Role RoleBinding ServiceAccount StorageClass"
+		check "rendered: Namespace, CSIDriver, RBAC, ConfigMap, PriorityClass, DaemonSet, NetworkPolicy, StorageClass" \
+			test "$(jq -r '[.[].kind] | unique | join(" ")' "$W/rendered.json")" = "CSIDriver ClusterRole ClusterRoleBinding ConfigMap DaemonSet Namespace NetworkPolicy PriorityClass Role RoleBinding ServiceAccount StorageClass"
 		sc='.[] | select(.kind == "StorageClass")'
 		check "StorageClass: provisioner csi.zcfs.io, WaitForFirstConsumer, allowVolumeExpansion" \
 			jqe "$sc | .provisioner == \"csi.zcfs.io\" and .volumeBindingMode == \"WaitForFirstConsumer\" and .allowVolumeExpansion == true" "$W/rendered.json"
