@@ -59,9 +59,10 @@ static char *default_serve_bin(void)
 	return strdup("/usr/bin/zcfs-serve");
 }
 
+static void on_signal(struct zcfsd *d, void *obj, uint32_t events);
+
 static int setup_signals(struct zcfsd *d)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_SIGNAL };
 	sigset_t set;
 
 	sigemptyset(&set);
@@ -75,15 +76,14 @@ static int setup_signals(struct zcfsd *d)
 	d->signal_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (d->signal_fd < 0)
 		return -errno;
-	return RET_NERRNO(epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->signal_fd, &ev));
+	return zcfsd_watch(d, &d->signal_watch, d->signal_fd, EPOLLIN, on_signal, NULL);
 }
 
 /* STATUS= for `systemctl status` (sd_notify; a no-op outside a
  * Type=notify unit), sent when it changes; READY (with READY=1) or NULL. */
 static void notify_status(struct zcfsd *d, const char *ready)
 {
-	static char last[160];
-	char now[160];
+	char now[sizeof(d->status)];
 	unsigned n = 0, published = 0, up = 0;
 
 	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
@@ -93,16 +93,18 @@ static void notify_status(struct zcfsd *d, const char *ready)
 	}
 	snprintf(now, sizeof(now), "%u volumes, %u published, %u servers up; socket %s", n, published, up,
 		 d->socket_path);
-	if (!ready && !strcmp(now, last))
+	if (!ready && !strcmp(now, d->status))
 		return;
-	memcpy(last, now, sizeof(last));
+	memcpy(d->status, now, sizeof(d->status));
 	(void)sd_notifyf(0, "%sSTATUS=%s", ready ? ready : "", now);
 }
 
-static void on_signal(struct zcfsd *d)
+static void on_signal(struct zcfsd *d, void *obj, uint32_t events)
 {
 	struct signalfd_siginfo si;
 
+	(void)obj;
+	(void)events;
 	while (read(d->signal_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		struct zcfs_err e = { 0 };	/* one per signal: the first error wins */
 
@@ -122,108 +124,38 @@ static void on_signal(struct zcfsd *d)
 	}
 }
 
-/* An upgrade execs only once the requests of connected clients are
- * answered (the exec would close their connections unanswered: a status
- * call failed 1 in 151 during t_zcfsd_upgrade); new connections wait in
- * the backlog meanwhile. Bounded: a client that keeps sending does not
- * hold the upgrade back longer than UPGRADE_DRAIN_MS. */
-#define UPGRADE_DRAIN_MS 1000
-static int64_t drain_since;	/* monotonic start of the drain; 0: none */
-
-/* What ends a drain (the last answer written, a request read, a blocker
- * gone: a server's exit, a restart, an unpublish phase) comes with an
- * event or a timer the loop already waits for; only its deadline needs
- * one of its own. -1: none. */
-static int upgrade_timeout_ms(void)
+/* The upgrade's completion (lifecycle/upgrade.c): the loop ends, finish
+ * execs. Its drain is the control socket's. */
+static void upgrade_due(struct zcfsd *d)
 {
-	return drain_since ? (int)MAX(0, drain_since + UPGRADE_DRAIN_MS - zcfsd_now_ms()) : -1;
+	d->quit = true;
 }
 
-static bool upgrade_drained(struct zcfsd *d)
+static void control_accepting(struct zcfsd *d, bool on)
 {
-	int64_t now = zcfsd_now_ms();
-
-	if (!drain_since) {
-		drain_since = now;
+	if (on)
+		zcfsd_control_resume_accepting(d);
+	else
 		zcfsd_control_stop_accepting(d);
-	}
-	if (zcfsd_control_pending() && now - drain_since < UPGRADE_DRAIN_MS)
-		return false;
-	drain_since = 0;
-	return true;
 }
 
-/* An upgrade put off mid-drain (a volume blocks it again: a server
- * restarting, a hand-over, an unpublish) accepts again until its drain
- * starts over: clients must reach zcfsd meanwhile, e.g. to clear it. */
-static void upgrade_drain_off(struct zcfsd *d)
-{
-	if (!drain_since)
-		return;
-	drain_since = 0;
-	zcfsd_control_resume_accepting(d);
-}
+static const struct zcfsd_upgrade_ops upgrade_ops = {
+	.accepting = control_accepting,
+	.pending = zcfsd_control_pending,
+	.due = upgrade_due,
+};
 
+/* Every fd event goes to its watch's owner, every deadline to its own
+ * (model/loop.c); the upgrade is stepped once per round, since any event
+ * may end what holds it back. */
 static int run(struct zcfsd *d)
 {
-	struct epoll_event evs[16];
-
 	while (!d->quit) {
-		/* restarts, hand-over and standby deadlines, stall samples, logs */
-		int timeout = zcfsd_server_timeout_ms(d);
-		int mt = zcfsd_metrics_timeout_ms();
-		int ct = zcfsd_control_timeout_ms();
-		int rt = zcfsd_reap_timeout_ms();
-		int lt = zcfsd_lifecycle_timeout_ms(d);
-		int n;
+		int r = zcfsd_loop_once(d);
 
-		if (mt >= 0 && (timeout < 0 || mt < timeout))
-			timeout = mt;	/* metrics connections time out */
-		if (ct >= 0 && (timeout < 0 || ct < timeout))
-			timeout = ct;	/* control clients' deadlines */
-		if (rt >= 0 && (timeout < 0 || rt < timeout))
-			timeout = rt;	/* children given up on (model/reap.c) */
-		if (lt >= 0 && (timeout < 0 || lt < timeout))
-			timeout = lt;	/* unpublishes, publishes waiting for their server */
-		if (d->upgrade && upgrade_timeout_ms() >= 0 &&
-		    (timeout < 0 || timeout > upgrade_timeout_ms()))
-			timeout = upgrade_timeout_ms();	/* the drain's deadline */
-		n = epoll_wait(d->epoll_fd, evs, ARRAY_SIZE(evs), timeout);
-
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		for (int i = 0; i < n; i++) {
-			uint64_t tag = evs[i].data.u64 & ~0xffffffffULL;
-			int fd = (int)(uint32_t)evs[i].data.u64;
-
-			if (tag == ZCFSD_EV_LISTEN)
-				zcfsd_control_accept(d);
-			else if (tag == ZCFSD_EV_SIGNAL)
-				on_signal(d);
-			else if (tag == ZCFSD_EV_CLIENT)
-				zcfsd_control_client_event(d, fd, evs[i].events);
-			else if ((tag == ZCFSD_EV_PIDFD || tag == ZCFSD_EV_READY) &&
-				 zcfsd_lifecycle_event(d, tag, fd))
-				;	/* a publish's or unpublish's own */
-			else if (tag == ZCFSD_EV_PIDFD)
-				zcfsd_server_event(d, tag, fd);
-			else if (tag == ZCFSD_EV_BROKER)
-				zcfsd_broker_event(d, fd);
-			else if (tag == ZCFSD_EV_SRVLOG || tag == ZCFSD_EV_STANDBY || tag == ZCFSD_EV_HOLDER)
-				zcfsd_server_event(d, tag, fd);
-			else if (tag == ZCFSD_EV_METRICS)
-				zcfsd_metrics_run(d);
-		}
-		zcfsd_control_tick(d);
-		zcfsd_server_tick(d);
-		zcfsd_lifecycle_tick(d);
-		zcfsd_reap_abandoned();
-		if (zcfsd_upgrade_due(d)) {
-			if (upgrade_drained(d))
-				d->quit = true;
-		} else {
-			upgrade_drain_off(d);
-		}
+		if (r < 0)
+			return r;
+		zcfsd_upgrade_tick(d);
 		if (!d->quit)
 			notify_status(d, NULL);
 	}
@@ -347,8 +279,9 @@ static int start(struct zcfsd *d, bool foreground, bool *state_ok)
 	d->serve_can_signal_ready = zcfsd_serve_has_option(d->serve_bin, "--ready-fd");
 	d->serve_can_standby = zcfsd_serve_has_option(d->serve_bin, "--standby-fd");
 	d->started_at = zcfsd_wall();
-	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	r = d->epoll_fd < 0 ? -errno : setup_signals(d);
+	r = zcfsd_loop_open(&d->loop);
+	if (r == 0)
+		r = setup_signals(d);
 	if (r < 0) {
 		log_err("event=setup-failed error=%m");
 		return r;
@@ -397,12 +330,14 @@ static void announce_ready(struct zcfsd *d)
  * re-adopts them), an upgrade re-execs. The exit status. */
 static int finish(struct zcfsd *d, int status, bool state_ok, char **argv)
 {
-	bool upgrading = status == 0 && d->upgrade;
+	bool upgrading = status == 0 && zcfsd_upgrade_due(d);
 
 	zcfsd_metrics_stop(d);
 	zcfsd_scope_done();
-	if (upgrading) {
+	if (upgrading)
 		zcfsd_control_flush(d);
+	zcfsd_control_free(d);
+	if (upgrading) {
 		(void)sd_notify(0, "RELOADING=1\nSTATUS=upgrading: re-executing zcfsd");
 	}
 	if (d->listen_fd >= 0 && !upgrading) {
@@ -416,21 +351,23 @@ static int finish(struct zcfsd *d, int status, bool state_ok, char **argv)
 		d->volumes = v->next;
 		/* Ids stay registered: the next zcfsd adopts the broker. */
 		zcfsd_broker_free(v->broker);
-		zcfsd_lifecycle_release(v);
+		zcfsd_lifecycle_release(d, v);
 		zcfsd_volume_free(v);
 	}
 	policy_free(d->policy);
+	zcfsd_unwatch(d, &d->signal_watch);
 	safe_close(d->signal_fd);
-	safe_close(d->epoll_fd);
 	if (upgrading && zcfsd_upgrade_exec(d, argv) < 0)
 		status = 1;
+	zcfsd_upgrade_free(d);
+	zcfsd_loop_close(&d->loop);
 	log_info("event=exit status=%d", status);
 	return status;
 }
 
 int main(int argc, char **argv)
 {
-	struct zcfsd d = { .listen_fd = -1, .signal_fd = -1, .epoll_fd = -1,
+	struct zcfsd d = { .listen_fd = -1, .signal_fd = -1, .loop = { .epoll_fd = -1 },
 			   .state_dir = "/var/lib/zcfs" };
 	_cleanup_free_ char *serve = NULL;
 	const char *socket_arg = NULL;
@@ -441,7 +378,8 @@ int main(int argc, char **argv)
 	if (r >= 0)
 		return r;
 	log_set_ident("zcfsd");
-	zcfsd_upgrade_init();
+	if (zcfsd_upgrade_init(&d, &upgrade_ops) < 0)
+		return 1;
 	d.socket_path = zcfs_socket_path(socket_arg);
 	if (!d.serve_bin) {
 		serve = default_serve_bin();

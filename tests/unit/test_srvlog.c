@@ -35,8 +35,7 @@ static int setup(void **state)
 	snprintf(f->logs, sizeof(f->logs), "%s/logs", f->dir);
 	assert_int_equal(mkdir(f->logs, 0700), 0);
 	f->d.state_dir = f->dir;
-	f->d.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	assert_true(f->d.epoll_fd >= 0);
+	assert_int_equal(zcfsd_loop_open(&f->d.loop), 0);
 	f->v = zcfsd_volume_alloc();
 	assert_non_null(f->v);
 	f->v->id = strdup("v1");
@@ -54,17 +53,24 @@ static int teardown(void **state)
 	zcfsd_srvlog_close(&f->d, f->v);
 	safe_close(f->w);
 	zcfsd_volume_free(f->v);
-	close(f->d.epoll_fd);
+	zcfsd_loop_close(&f->d.loop);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
 	assert_int_equal(system(cmd), 0);
 	free(f);
 	return 0;
 }
 
+/* The pipe's watch fires, as zcfsd's loop would call it. */
+static void readable(struct fx *f)
+{
+	assert_true(f->v->log.watch.on);
+	f->v->log.watch.fn(&f->d, f->v->log.watch.obj, EPOLLIN);
+}
+
 static void put(struct fx *f, const char *s, size_t len)
 {
 	assert_int_equal(write(f->w, s, len), (ssize_t)len);
-	zcfsd_srvlog_event(&f->d, f->v->log.rfd);
+	readable(f);
 }
 
 static char *file(struct fx *f, const char *suffix, size_t *len)
@@ -205,17 +211,19 @@ static void read_budget_mutes_then_resumes(void **state)
 	while (!f->v->log.muted && rounds++ < 200) {
 		ssize_t n = write(f->w, chunk, sizeof(chunk));
 		assert_true(n > 0);
-		zcfsd_srvlog_event(&f->d, f->v->log.rfd);
+		readable(f);
 	}
 	assert_true(f->v->log.muted);
 	assert_true(rounds <= SRVLOG_DISCARD_MAX / (int)sizeof(chunk) + 2);
-	assert_true(zcfsd_srvlog_timeout_ms(&f->d) >= 0);
-	zcfsd_srvlog_tick(&f->d);
+	/* Watched again by a deadline at the end of its second. */
+	assert_true(zcfsd_deadline_armed(&f->v->log.unmute));
+	assert_int_equal(f->v->log.unmute.due_ms, f->v->log.second_ms + 1000);
+	assert_true(zcfsd_loop_timeout_ms(&f->d) >= 0);
+	zcfsd_loop_run_due(&f->d, f->v->log.second_ms + 999);
 	assert_true(f->v->log.muted);	/* not before its second is over */
-	f->v->log.second_ms -= 1000;
-	assert_int_equal(zcfsd_srvlog_timeout_ms(&f->d), 0);
-	zcfsd_srvlog_tick(&f->d);
+	zcfsd_loop_run_due(&f->d, f->v->log.second_ms + 1000);
 	assert_false(f->v->log.muted);
+	assert_false(zcfsd_deadline_armed(&f->v->log.unmute));
 }
 
 static void eof_closes(void **state)
@@ -226,7 +234,7 @@ static void eof_closes(void **state)
 
 	assert_int_equal(write(f->w, "last words\n", 11), 11);
 	f->w = safe_close(f->w);
-	zcfsd_srvlog_event(&f->d, f->v->log.rfd);
+	readable(f);
 	assert_int_equal(f->v->log.rfd, -1);
 	s = file(f, "", &len);
 	assert_non_null(strstr(s, "v1: last words\n"));

@@ -368,9 +368,7 @@ int zcfsd_broker_serve(struct zcfsd_broker *b, unsigned max)
 
 static void unwatch(struct zcfsd *d, struct zcfsd_broker *b)
 {
-	if (b->watched)
-		(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, b->fd, NULL);
-	b->watched = false;
+	zcfsd_unwatch(d, &b->watch);
 }
 
 void zcfsd_broker_prepare(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
@@ -452,27 +450,13 @@ void zcfsd_broker_spawned(struct zcfsd *d, struct zcfsd_volume *v, bool started)
 		log_warn("event=broker-watch-failed volume=%s error=%s", v->id, strerror(-r));
 }
 
-int zcfsd_broker_watch(struct zcfsd *d, struct zcfsd_volume *v)
+/* The server's requests on its broker socket. */
+static void readable(struct zcfsd *d, void *obj, uint32_t events)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_BROKER | (uint32_t)v->broker->fd };
-	int r = RET_NERRNO(epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, v->broker->fd, &ev));
-
-	v->broker->watched = r == 0;
-	return r;
-}
-
-void zcfsd_broker_event(struct zcfsd *d, int fd)
-{
-	struct zcfsd_volume *v;
+	struct zcfsd_volume *v = obj;
 	int r;
 
-	for (v = d->volumes; v; v = v->next)
-		if (v->broker && v->broker->fd == fd)
-			break;
-	if (!v) {
-		(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
-		return;
-	}
+	(void)events;
 	r = zcfsd_broker_serve(v->broker, SERVE_BATCH);
 	if (r >= 0)
 		return;
@@ -485,6 +469,11 @@ void zcfsd_broker_event(struct zcfsd *d, int fd)
 	v->broker->fd = safe_close(v->broker->fd);
 	log_err("event=broker-hangup volume=%s reason=%s bad_requests=%llu", v->id,
 		r == -EPROTO ? "abuse" : strerror(-r), (unsigned long long)v->broker->bad);
+}
+
+int zcfsd_broker_watch(struct zcfsd *d, struct zcfsd_volume *v)
+{
+	return zcfsd_watch(d, &v->broker->watch, v->broker->fd, EPOLLIN, readable, v);
 }
 
 void zcfsd_broker_server_gone(struct zcfsd *d, struct zcfsd_volume *v)

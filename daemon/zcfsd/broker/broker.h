@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 #include "common/util.h"
 #include "common/zcfs_broker.h"
+#include "daemon/zcfsd/model/loop.h"
 
 struct zcfsd;
 struct zcfsd_volume;
@@ -64,7 +65,7 @@ struct zcfsd_broker {
 	uid_t uid;		/* the tenant: owner of every backing file */
 	gid_t gid;
 	const char *volume;	/* for log lines (the volume's id) */
-	bool watched;		/* in zcfsd's epoll set */
+	struct zcfsd_watch watch;	/* its socket in zcfsd's loop */
 	bool inherited;		/* adopted: ids of the old zcfsd are not in the table */
 	enum zcfsd_pt_state state;
 	struct zcfsd_backing *ents;	/* ascending by id */
@@ -142,7 +143,6 @@ void zcfsd_broker_standby_take(struct zcfsd *d, struct zcfsd_volume *v, int fd);
 
 /* Event loop glue (zcfsd/model/model.h's volume list). */
 int zcfsd_broker_watch(struct zcfsd *d, struct zcfsd_volume *v);
-void zcfsd_broker_event(struct zcfsd *d, int fd);
 /* The server exited and will be restarted: unwatch, close the socket,
  * carry its ids. */
 void zcfsd_broker_server_gone(struct zcfsd *d, struct zcfsd_volume *v);

@@ -99,7 +99,8 @@ struct zcfsd_unpublish {
 	/* the caller's completion (lifecycle.h struct zcfsd_answer) */
 	void (*done)(struct zcfsd *d, struct zcfsd_volume *v, uint64_t token, const struct zcfs_err *e);
 	int sync_pidfd;			/* the syncfs child; -1: none */
-	int64_t due_ms;			/* monotonic deadline of the phase */
+	struct zcfsd_watch sync_watch;	/* its exit */
+	struct zcfsd_deadline due;	/* the phase's deadline */
 	bool killed;			/* the server was sent SIGKILL */
 	char *target;
 };
@@ -112,9 +113,10 @@ struct zcfsd_publish_wait {
 	uint64_t token;			/* its deferred answer; 0: no publish waiting */
 	void (*done)(struct zcfsd *d, struct zcfsd_volume *v, uint64_t token, const struct zcfs_err *e);
 	int ready_fd;			/* the --ready-fd read end, watched; -1: none or EOF */
+	struct zcfsd_watch ready_watch;
 	bool eof;			/* closed unwritten: only its exit is awaited */
 	int64_t started_ms;		/* monotonic */
-	int64_t due_ms;			/* monotonic: answered as published (or failed) then */
+	struct zcfsd_deadline due;	/* answered as published (or failed) then */
 	bool created_storage;		/* made by this publish: removed if it fails */
 	bool created_target;
 	bool read_only;
@@ -128,6 +130,7 @@ int zcfsd_publish_wait_begin(struct zcfsd *d, struct zcfsd_volume *v,
 			     const struct zcfsd_publish_wait *w, const struct zcfsd_answer *a,
 			     struct zcfs_err *e);
 bool zcfsd_publishing(const struct zcfsd_volume *v, struct zcfs_err *e);
+void zcfsd_publish_wait_release(struct zcfsd *d, struct zcfsd_volume *v);
 /* unpublish.c: volume.unpublish without a wait in the event loop. begin:
  * 0 done (E untouched), 1 deferred (answered through A when done),
  * -errno (E). unpublishing: true (E: UNAVAILABLE) while one is under way. */
@@ -138,38 +141,40 @@ bool zcfsd_unpublishing(const struct zcfsd_volume *v, struct zcfs_err *e);
  * first, then the hand-over): 0 once asked, -errno with E. */
 int zcfsd_volume_restart(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e);
 
-/* loop.c: the long operations' side of the event loop. event: the ones
- * they own (a waiting publish's ready pipe, ZCFSD_EV_READY; its server's
- * pidfd, ZCFSD_EV_PIDFD): true if it was theirs. tick: deadlines and
- * phases; timeout: the ms until the next (-1: none). */
-bool zcfsd_lifecycle_event(struct zcfsd *d, uint64_t tag, int fd);
-void zcfsd_lifecycle_tick(struct zcfsd *d);
-int zcfsd_lifecycle_timeout_ms(struct zcfsd *d);
 /* At zcfsd's exit: what an operation still under way on V holds is let
- * go (no answer: the clients' connections close with zcfsd). */
-void zcfsd_lifecycle_release(struct zcfsd_volume *v);
-/* Their parts, for loop.c. */
-void zcfsd_publish_ready_event(struct zcfsd *d, int fd);
-void zcfsd_publish_server_exited(struct zcfsd *d, struct zcfsd_volume *v);
-void zcfsd_publish_wait_tick(struct zcfsd *d);
-int zcfsd_publish_wait_timeout_ms(struct zcfsd *d);
-void zcfsd_unpublish_tick(struct zcfsd *d);
-int zcfsd_unpublish_timeout_ms(struct zcfsd *d);
+ * go (no answer: the clients' connections close with zcfsd). Each
+ * operation owns its watches (a publish's ready pipe, an unpublish's
+ * syncfs child), its deadline, and its server's exit (v->srv.on_exit)
+ * while it waits on it. */
+void zcfsd_lifecycle_release(struct zcfsd *d, struct zcfsd_volume *v);
 
 /* orphans.c: after re-adoption, undo the fuse.zcfs mounts (and their
  * servers) zcfsd made but never recorded (killed during a publish). */
 void zcfsd_clean_orphans(struct zcfsd *d);
 
-/* upgrade.c: zcfsd re-execs its own binary keeping the volumes. init
- * records the path at start (before the file can be replaced); request
- * marks it wanted (-errno when that binary cannot be run); due: wanted,
- * and every published volume has a running server (otherwise zcfsd's
- * dup is all that holds a connection, and the exec would close it);
- * exec returns only on failure. */
-void zcfsd_upgrade_init(void);
-const char *zcfsd_upgrade_binary(void);
+/* upgrade.c: zcfsd re-execs its own binary keeping the volumes, one
+ * state machine in d->upgrade (WANTED, DRAINING, DUE). What it needs of
+ * the layers above, handed in at init: the control socket's accepting
+ * (off while draining) and whether a client waits for an answer; due,
+ * its completion (the exec may go: main.c ends the loop). */
+struct zcfsd_upgrade_ops {
+	void (*accepting)(struct zcfsd *d, bool on);
+	bool (*pending)(struct zcfsd *d);
+	void (*due)(struct zcfsd *d);
+};
+/* init records the path at start (before the file can be replaced);
+ * request marks it wanted (-errno when that binary cannot be run); tick,
+ * once per round of the loop: its steps (blocked while a published
+ * volume has no running server, a hand-over, a standby, a publish or an
+ * unpublish is under way: zcfsd's dup would then be all that holds a
+ * connection, and the exec would close it); due: decided; exec returns
+ * only on failure. */
+int zcfsd_upgrade_init(struct zcfsd *d, const struct zcfsd_upgrade_ops *ops);
+void zcfsd_upgrade_free(struct zcfsd *d);
+const char *zcfsd_upgrade_binary(struct zcfsd *d);
 const char *zcfsd_upgrade_blocker(struct zcfsd *d);
 int zcfsd_upgrade_request(struct zcfsd *d, const char *via, struct zcfs_err *e);
+void zcfsd_upgrade_tick(struct zcfsd *d);
 bool zcfsd_upgrade_due(struct zcfsd *d);
 int zcfsd_upgrade_exec(struct zcfsd *d, char **argv);
 

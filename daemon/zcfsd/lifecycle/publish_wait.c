@@ -23,24 +23,43 @@
  * source, bad options) is caught within this long. */
 #define LEGACY_EXIT_WAIT_MS 200
 
+static void server_exited(struct zcfsd *d, struct zcfsd_volume *v);
+
 static void unwatch_ready(struct zcfsd *d, struct zcfsd_publish_wait *w)
 {
 	if (w->ready_fd < 0)
 		return;
-	(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, w->ready_fd, NULL);
+	zcfsd_unwatch(d, &w->ready_watch);
 	w->ready_fd = safe_close(w->ready_fd);
+}
+
+/* W let go: its watch, deadline and hold on the server's exit off. */
+static void release(struct zcfsd *d, struct zcfsd_volume *v)
+{
+	struct zcfsd_publish_wait *w = v->pubwait;
+
+	unwatch_ready(d, w);
+	zcfsd_deadline_cancel(d, &w->due);
+	if (v->srv.on_exit == server_exited)
+		v->srv.on_exit = NULL;
+	free(w);
+	v->pubwait = NULL;
+}
+
+void zcfsd_publish_wait_release(struct zcfsd *d, struct zcfsd_volume *v)
+{
+	if (v->pubwait)
+		release(d, v);
 }
 
 /* Answers the waiting publish of V: published when E is NULL, else
  * failed with E and undone. */
 static void finish(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfs_err *e)
 {
-	struct zcfsd_publish_wait *w = v->pubwait, done = *w;
+	struct zcfsd_publish_wait done = *v->pubwait;
 
-	unwatch_ready(d, w);
 	/* Over before the answer is made: it says "published". */
-	free(w);
-	v->pubwait = NULL;
+	release(d, v);
 	if (!e)
 		zcfsd_publish_done(d, v, v->targets[0], done.read_only);
 	else
@@ -60,6 +79,9 @@ static void fail(struct zcfsd *d, struct zcfsd_volume *v, const char *why)
 	finish(d, v, &e);
 }
 
+static void ready_readable(struct zcfsd *d, void *obj, uint32_t events);
+static void due(struct zcfsd *d, void *obj);
+
 int zcfsd_publish_wait_begin(struct zcfsd *d, struct zcfsd_volume *v,
 			     const struct zcfsd_publish_wait *init, const struct zcfsd_answer *a,
 			     struct zcfs_err *e)
@@ -74,25 +96,24 @@ int zcfsd_publish_wait_begin(struct zcfsd *d, struct zcfsd_volume *v,
 		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	}
 	*w = *init;
+	w->ready_watch = (struct zcfsd_watch){ 0 };
+	w->due = (struct zcfsd_deadline){ 0 };
 	v->pubwait = w;
 
 	w->started_ms = now;
-	w->due_ms = now + (w->ready_fd >= 0 ? ZCFSD_READY_TIMEOUT_MS : LEGACY_EXIT_WAIT_MS);
-
-	if (w->ready_fd >= 0) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_READY | (uint32_t)w->ready_fd };
-
-		r = RET_NERRNO(epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, w->ready_fd, &ev));
-	}
+	zcfsd_deadline_at(d, &w->due, now + (w->ready_fd >= 0 ? ZCFSD_READY_TIMEOUT_MS : LEGACY_EXIT_WAIT_MS),
+			  due, v);
+	/* Its server's exit fails this publish instead of being restarted. */
+	v->srv.on_exit = server_exited;
+	if (w->ready_fd >= 0)
+		r = zcfsd_watch(d, &w->ready_watch, w->ready_fd, EPOLLIN, ready_readable, v);
 	w->done = a->done;
 	if (r == 0 && !(w->token = a->defer(a->ctx, "volume.publish")))
 		r = -ENOTCONN;	/* not from a client: nobody to answer later */
 	if (r < 0) {
 		bool storage = w->created_storage, target = w->created_target;
 
-		unwatch_ready(d, w);
-		free(w);
-		v->pubwait = NULL;
+		release(d, v);
 		zcfsd_publish_undo_first(d, v, storage, target);
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "waiting for the server of '%s': %s", v->id,
 				 strerror(-r));
@@ -109,18 +130,13 @@ bool zcfsd_publishing(const struct zcfsd_volume *v, struct zcfs_err *e)
 	return true;
 }
 
-void zcfsd_publish_ready_event(struct zcfsd *d, int fd)
+static void ready_readable(struct zcfsd *d, void *obj, uint32_t events)
 {
-	struct zcfsd_volume *v;
+	struct zcfsd_volume *v = obj;
 	int r;
 
-	for (v = d->volumes; v && !(v->pubwait && v->pubwait->ready_fd == fd); v = v->next)
-		;
-	if (!v) {
-		(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
-		return;
-	}
-	r = zcfsd_ready_read(fd);
+	(void)events;
+	r = zcfsd_ready_read(v->pubwait->ready_fd);
 	if (r == -EAGAIN)
 		return;
 	if (r == 0) {
@@ -137,7 +153,7 @@ void zcfsd_publish_ready_event(struct zcfsd *d, int fd)
 	}
 }
 
-void zcfsd_publish_server_exited(struct zcfsd *d, struct zcfsd_volume *v)
+static void server_exited(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	struct zcfs_err e = { .code = ZCFS_OK };
 	char how[96];
@@ -160,42 +176,18 @@ void zcfsd_publish_server_exited(struct zcfsd *d, struct zcfsd_volume *v)
 	finish(d, v, &e);
 }
 
-/* The first publish whose wait is over at NOW, or NULL. */
-static struct zcfsd_volume *first_due(struct zcfsd *d, int64_t now)
+static void due(struct zcfsd *d, void *obj)
 {
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
-		if (v->pubwait && now >= v->pubwait->due_ms)
-			return v;
-	return NULL;
-}
+	struct zcfsd_volume *v = obj;
+	struct zcfsd_publish_wait *w = v->pubwait;
 
-void zcfsd_publish_wait_tick(struct zcfsd *d)
-{
-	int64_t now = zcfsd_now_ms();
-	struct zcfsd_volume *v;
-
-	/* Each answer lets its client's next request run at once
-	 * (zcfsd_control_complete), which may delete any volume, this one
-	 * too: the walk starts over after every answer, never from V. */
-	while ((v = first_due(d, now))) {
-		if (v->pubwait->eof) {
-			fail(d, v, "ready pipe closed unwritten");
-		} else if (v->pubwait->ready_fd < 0) {
-			finish(d, v, NULL);	/* no --ready-fd: alive after the fixed wait */
-		} else {
-			log_warn("event=server-not-ready volume=%s pid=%d waited_ms=%d effect=\"published; "
-				 "clients wait for its INIT\"", v->id, (int)v->srv.pid, ZCFSD_READY_TIMEOUT_MS);
-			finish(d, v, NULL);
-		}
+	if (w->eof) {
+		fail(d, v, "ready pipe closed unwritten");
+	} else if (w->ready_fd < 0) {
+		finish(d, v, NULL);	/* no --ready-fd: alive after the fixed wait */
+	} else {
+		log_warn("event=server-not-ready volume=%s pid=%d waited_ms=%d effect=\"published; "
+			 "clients wait for its INIT\"", v->id, (int)v->srv.pid, ZCFSD_READY_TIMEOUT_MS);
+		finish(d, v, NULL);
 	}
-}
-
-int zcfsd_publish_wait_timeout_ms(struct zcfsd *d)
-{
-	int64_t now = zcfsd_now_ms(), next = 0;
-
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
-		if (v->pubwait && (!next || v->pubwait->due_ms < next))
-			next = v->pubwait->due_ms;
-	return next ? (int)MAX(0, next - now) : -1;
 }

@@ -3,14 +3,16 @@
  * the server's exit), so each is a phase the loop polls, and the request
  * is answered when the last one ends (through the caller's zcfsd_answer);
  * every other request is served meanwhile. SYNCING: a syncfs child
- * writes the kernel's dirty pages back, given up on after 10 s (killed,
- * reaped later). Then the targets are unmounted at once. STOPPING: the
- * connection is aborted and the server's exit awaited as an ordinary
- * pidfd event, SIGKILL after 1.5 s, forgotten 3 s after that. While it
+ * writes the kernel's dirty pages back (its pidfd watched), given up on
+ * after 10 s (killed, reaped later). Then the targets are unmounted at
+ * once. STOPPING: the connection is aborted and the server's exit is
+ * this operation's (v->srv.on_exit, not a restart), SIGKILL after 1.5 s,
+ * forgotten 3 s after that. While it
  * runs, the volume's publish, unpublish, restart and delete answer
  * UNAVAILABLE. */
 #include <signal.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "common/log.h"
@@ -19,21 +21,49 @@
 #include "daemon/zcfsd/state/state.h"
 #include "lifecycle.h"
 
+static void after_sync(struct zcfsd *d, struct zcfsd_volume *v, bool give_up);
+static void synced(struct zcfsd *d, void *obj, uint32_t events);
+static void sync_late(struct zcfsd *d, void *obj);
+static void stopped(struct zcfsd *d, struct zcfsd_volume *v);
+static void exit_late(struct zcfsd *d, void *obj);
+static void server_exited(struct zcfsd *d, struct zcfsd_volume *v);
+
 #define UNPUB_SYNC_MS 10000
 #define UNPUB_EXIT_MS 1500
 #define UNPUB_KILL_MS 3000
-#define UNPUB_POLL_MS 20
 
-/* Over before the answer is made: the client's next request (served at
- * once, zcfsd_control_complete) may act on V, delete it too. */
-static void answer(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfs_err *e)
+/* The record let go: its watch, deadline and hold on the server's exit off. */
+static void release(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	struct zcfsd_unpublish *u = v->unpub;
 
-	v->unpub = NULL;
-	u->done(d, v, u->token, e);
+	zcfsd_unwatch(d, &u->sync_watch);
+	safe_close(u->sync_pidfd);
+	zcfsd_deadline_cancel(d, &u->due);
+	if (v->srv.on_exit == server_exited)
+		v->srv.on_exit = NULL;
 	free(u->target);
 	free(u);
+	v->unpub = NULL;
+}
+
+/* Over before its answer: a request the client pipelined behind it
+ * (served inside done) sees the volume as it is now. */
+static void answer(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfs_err *e)
+{
+	uint64_t token = v->unpub->token;
+	void (*done)(struct zcfsd *, struct zcfsd_volume *, uint64_t, const struct zcfs_err *) =
+		v->unpub->done;
+
+	release(d, v);
+	done(d, v, token, e);
+}
+
+void zcfsd_lifecycle_release(struct zcfsd *d, struct zcfsd_volume *v)
+{
+	zcfsd_publish_wait_release(d, v);
+	if (v->unpub)
+		release(d, v);
 }
 
 int zcfsd_unpublish_begin(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
@@ -54,7 +84,16 @@ int zcfsd_unpublish_begin(struct zcfsd *d, struct zcfsd_volume *v, const char *t
 		v->unpub = NULL;
 		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	}
+	v->unpub->sync_pidfd = -1;
 	r = zcfsd_syncfs_start(v->targets[0], &v->unpub->sync_pidfd);
+	if (r == 0) {
+		r = zcfsd_watch(d, &v->unpub->sync_watch, v->unpub->sync_pidfd, EPOLLIN, synced, v);
+		if (r < 0) {
+			/* Not watched: killed (reaped later) unless over already. */
+			r = zcfsd_syncfs_finish(d, v->unpub->sync_pidfd, true);
+			v->unpub->sync_pidfd = -1;
+		}
+	}
 	if (r < 0) {
 		log_warn("event=sync-failed volume=%s error=\"%s\"", v->id, strerror(-r));
 		v->unpub->sync_pidfd = -1;
@@ -62,7 +101,10 @@ int zcfsd_unpublish_begin(struct zcfsd *d, struct zcfsd_volume *v, const char *t
 	v->unpub->token = a->defer(a->ctx, "volume.unpublish");
 	v->unpub->done = a->done;
 	v->unpub->phase = ZCFSD_UNPUB_SYNCING;
-	v->unpub->due_ms = zcfsd_now_ms() + UNPUB_SYNC_MS;
+	/* Without a syncfs child: unmounted in this round, after the request
+	 * that began it has returned (its answer is deferred). */
+	zcfsd_deadline_at(d, &v->unpub->due,
+			  zcfsd_now_ms() + (v->unpub->sync_pidfd >= 0 ? UNPUB_SYNC_MS : 0), sync_late, v);
 	return 1;
 }
 
@@ -76,17 +118,20 @@ bool zcfsd_unpublishing(const struct zcfsd_volume *v, struct zcfs_err *e)
 	return true;
 }
 
-/* Syncfs over (or given up on): unmount, then let the server go. True
- * when it answered (failed). */
-static bool after_sync(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
+/* Syncfs over (or given up on: GIVE_UP): unmount, then let the server go. */
+static void after_sync(struct zcfsd *d, struct zcfsd_volume *v, bool give_up)
 {
 	struct zcfs_err e = { .code = ZCFS_OK };
 	int r;
 
 	if (v->unpub->sync_pidfd >= 0) {
-		r = zcfsd_syncfs_finish(v->unpub->sync_pidfd, now >= v->unpub->due_ms);
+		/* Off first: a child given up on is the reaper's to watch. */
+		if (give_up)
+			zcfsd_unwatch(d, &v->unpub->sync_watch);
+		r = zcfsd_syncfs_finish(d, v->unpub->sync_pidfd, give_up);
 		if (r == -EINPROGRESS)
-			return false;
+			return;
+		zcfsd_unwatch(d, &v->unpub->sync_watch);
 		v->unpub->sync_pidfd = -1;
 		if (r < 0)
 			log_warn("event=sync-failed volume=%s error=\"%s\"", v->id, strerror(-r));
@@ -96,64 +141,63 @@ static bool after_sync(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
 		/* Still published, server and all: a later unpublish retries. */
 		zcfsd_unpublish_failed(v, v->unpub->target, r, &e);
 		answer(d, v, &e);
-		return true;
+		return;
 	}
 	zcfsd_server_stop(d, v, ZCFSD_STOP_ABORT, NULL);
 	v->unpub->phase = ZCFSD_UNPUB_STOPPING;
-	v->unpub->due_ms = now + UNPUB_EXIT_MS;
-	return false;
+	/* Its exit ends the unpublish (server_exited), not a restart. */
+	if (v->srv.pidfd >= 0)
+		v->srv.on_exit = server_exited;
+	zcfsd_deadline_at(d, &v->unpub->due, zcfsd_now_ms() + UNPUB_EXIT_MS, exit_late, v);
+	stopped(d, v);
 }
 
-/* True when it answered (the server gone). */
-static bool stopping(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
+static void synced(struct zcfsd *d, void *obj, uint32_t events)
+{
+	(void)events;
+	after_sync(d, obj, false);
+}
+
+static void sync_late(struct zcfsd *d, void *obj)
+{
+	after_sync(d, obj, true);
+}
+
+/* Done once the server is gone (forgotten or seen exiting). */
+static void stopped(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	struct zcfs_err e = { .code = ZCFS_OK };
 
-	if (v->srv.pidfd >= 0 && now >= v->unpub->due_ms) {
-		if (v->unpub->killed) {
-			/* not ours to wait for any longer */
-			zcfsd_server_stop(d, v, ZCFSD_STOP_FORGET, NULL);
-		} else {
-			zcfsd_server_stop(d, v, ZCFSD_STOP_KILL, "no-exit-after-abort");
-			v->unpub->killed = true;
-			v->unpub->due_ms = now + UNPUB_KILL_MS;
-		}
-	}
 	if (v->srv.pidfd >= 0)
-		return false;	/* its exit is a pidfd event (the server module forgets it) */
+		return;
 	zcfsd_ringfd_release(v);	/* the next publish is a new connection */
 	v->pinned = 0;
 	zcfsd_unpublish_done(d, v, v->unpub->target);
 	answer(d, v, &e);
-	return true;
 }
 
-/* One step of every unpublish under way, up to the first that answers:
- * true then, and the caller walks again (answer(): V or any other volume
- * may be gone). One answered is not under way any more. */
-static bool step_until_answer(struct zcfsd *d, int64_t now)
+/* SIGKILL after UNPUB_EXIT_MS, forgotten UNPUB_KILL_MS after that. */
+static void exit_late(struct zcfsd *d, void *obj)
 {
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
-		if (v->unpub && v->unpub->phase == ZCFSD_UNPUB_SYNCING && after_sync(d, v, now))
-			return true;
-		if (v->unpub && v->unpub->phase == ZCFSD_UNPUB_STOPPING && stopping(d, v, now))
-			return true;
+	struct zcfsd_volume *v = obj;
+
+	if (v->unpub->killed) {
+		/* not ours to wait for any longer */
+		zcfsd_server_stop(d, v, ZCFSD_STOP_FORGET, NULL);
+	} else {
+		zcfsd_server_stop(d, v, ZCFSD_STOP_KILL, "no-exit-after-abort");
+		v->unpub->killed = true;
+		zcfsd_deadline_at(d, &v->unpub->due, zcfsd_now_ms() + UNPUB_KILL_MS, exit_late, v);
 	}
-	return false;
+	stopped(d, v);
 }
 
-void zcfsd_unpublish_tick(struct zcfsd *d)
+/* The server's exit, seen: reaped (as supervision would, without the
+ * restart), then the unpublish is done. */
+static void server_exited(struct zcfsd *d, struct zcfsd_volume *v)
 {
-	int64_t now = zcfsd_now_ms();
+	siginfo_t si;
 
-	while (step_until_answer(d, now))
-		;
-}
-
-int zcfsd_unpublish_timeout_ms(struct zcfsd *d)
-{
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
-		if (v->unpub)
-			return UNPUB_POLL_MS;
-	return -1;
+	zcfsd_server_reap(d, v, &si);
+	stopped(d, v);
 }

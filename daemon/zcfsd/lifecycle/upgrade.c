@@ -4,7 +4,17 @@
  * new image re-adopts them as after any zcfsd restart (state.json,
  * pidfds, pidfd_getfd), and reaps them as its children. The control
  * socket is handed across the exec (ZCFSD_LISTEN_FD), so clients see no
- * refused connection, only a pause. */
+ * refused connection, only a pause.
+ *
+ * One state machine (d->upgrade): WANTED until no volume blocks it;
+ * DRAINING while connected clients still wait for answers (the exec
+ * would close their connections unanswered: a status call failed 1 in
+ * 151 during t_zcfsd_upgrade), new connections waiting in the backlog
+ * meanwhile, at most UPGRADE_DRAIN_MS; then DUE, told through the
+ * completion the caller handed in. What ends a wait (a server's start or
+ * exit, a restart or unpublish over, an answer written) is any event of
+ * the loop, so the machine is stepped once per round (its tick); only
+ * the drain's end needs a deadline of its own. */
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -14,18 +24,42 @@
 #include "common/log.h"
 #include "lifecycle.h"
 
-static char self_exe[PATH_MAX];
+#define UPGRADE_DRAIN_MS 1000
 
-void zcfsd_upgrade_init(void)
+struct zcfsd_upgrade {
+	char self_exe[PATH_MAX];
+	enum { UPGRADE_NONE, UPGRADE_WANTED, UPGRADE_DRAINING, UPGRADE_DUE } state;
+	int64_t drain_since;			/* monotonic start of the drain */
+	struct zcfsd_deadline drain_end;	/* wakes the loop when the drain is over */
+	struct zcfsd_upgrade_ops ops;
+};
+
+int zcfsd_upgrade_init(struct zcfsd *d, const struct zcfsd_upgrade_ops *ops)
 {
-	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	struct zcfsd_upgrade *u = calloc(1, sizeof(*u));
+	ssize_t n;
 
-	self_exe[n > 0 ? n : 0] = '\0';
+	if (!u)
+		return -ENOMEM;
+	n = readlink("/proc/self/exe", u->self_exe, sizeof(u->self_exe) - 1);
+	u->self_exe[n > 0 ? n : 0] = '\0';
+	u->ops = *ops;
+	d->upgrade = u;
+	return 0;
 }
 
-const char *zcfsd_upgrade_binary(void)
+void zcfsd_upgrade_free(struct zcfsd *d)
 {
-	return self_exe;
+	if (!d->upgrade)
+		return;
+	zcfsd_deadline_cancel(d, &d->upgrade->drain_end);
+	free(d->upgrade);
+	d->upgrade = NULL;
+}
+
+const char *zcfsd_upgrade_binary(struct zcfsd *d)
+{
+	return d->upgrade ? d->upgrade->self_exe : "";
 }
 
 /* A published volume with no server running: zcfsd's dup of its fuse fd
@@ -33,39 +67,81 @@ const char *zcfsd_upgrade_binary(void)
 const char *zcfsd_upgrade_blocker(struct zcfsd *d)
 {
 	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
-		if ((v->n_targets && (v->srv.pid <= 0 || v->srv.handover_due_ms)) || v->unpub ||
-		    v->standby.pid || v->pubwait)
+		if ((v->n_targets && (v->srv.pid <= 0 || zcfsd_deadline_armed(&v->srv.handover))) ||
+		    v->unpub || v->standby.pid || v->pubwait)
 			return v->id;
 	return NULL;
 }
 
 int zcfsd_upgrade_request(struct zcfsd *d, const char *via, struct zcfs_err *e)
 {
-	if (!self_exe[0] || access(self_exe, X_OK) < 0)
+	struct zcfsd_upgrade *u = d->upgrade;
+
+	if (!u->self_exe[0] || access(u->self_exe, X_OK) < 0)
 		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -ENOEXEC,
-				 "cannot exec zcfsd's binary '%s' again: %s", self_exe,
-				 self_exe[0] ? strerror(errno) : "unknown path");
-	d->upgrade = true;
-	log_info("event=upgrade-requested via=%s binary=%s", via, self_exe);
+				 "cannot exec zcfsd's binary '%s' again: %s", u->self_exe,
+				 u->self_exe[0] ? strerror(errno) : "unknown path");
+	if (u->state == UPGRADE_NONE)
+		u->state = UPGRADE_WANTED;
+	log_info("event=upgrade-requested via=%s binary=%s", via, u->self_exe);
 	return 0;
+}
+
+static void drain_over(struct zcfsd *d, void *obj)
+{
+	(void)d;
+	(void)obj;	/* the tick that follows decides */
+}
+
+/* Put off mid-drain (a volume blocks it again: a server restarting, a
+ * hand-over, an unpublish): clients must reach zcfsd meanwhile, e.g. to
+ * clear it, so new connections are accepted until the drain starts over. */
+static void drain_off(struct zcfsd *d, struct zcfsd_upgrade *u)
+{
+	if (u->state != UPGRADE_DRAINING)
+		return;
+	zcfsd_deadline_cancel(d, &u->drain_end);
+	u->ops.accepting(d, true);
+	u->state = UPGRADE_WANTED;
+}
+
+void zcfsd_upgrade_tick(struct zcfsd *d)
+{
+	struct zcfsd_upgrade *u = d->upgrade;
+	const char *busy;
+	int64_t now;
+
+	if (!u || u->state == UPGRADE_NONE || u->state == UPGRADE_DUE)
+		return;
+	busy = zcfsd_upgrade_blocker(d);
+	if (busy) {
+		log_debug("event=upgrade-waiting volume=%s reason=server-not-running", busy);
+		drain_off(d, u);
+		return;
+	}
+	now = zcfsd_now_ms();
+	if (u->state == UPGRADE_WANTED) {
+		u->state = UPGRADE_DRAINING;
+		u->drain_since = now;
+		u->ops.accepting(d, false);
+		zcfsd_deadline_at(d, &u->drain_end, now + UPGRADE_DRAIN_MS, drain_over, u);
+	}
+	/* Bounded: a client that keeps sending does not hold it back. */
+	if (u->ops.pending(d) && now - u->drain_since < UPGRADE_DRAIN_MS)
+		return;
+	zcfsd_deadline_cancel(d, &u->drain_end);
+	u->state = UPGRADE_DUE;
+	u->ops.due(d);
 }
 
 bool zcfsd_upgrade_due(struct zcfsd *d)
 {
-	const char *busy;
-
-	if (!d->upgrade)
-		return false;
-	busy = zcfsd_upgrade_blocker(d);
-	if (busy) {
-		log_debug("event=upgrade-waiting volume=%s reason=server-not-running", busy);
-		return false;
-	}
-	return true;
+	return d->upgrade && d->upgrade->state == UPGRADE_DUE;
 }
 
 int zcfsd_upgrade_exec(struct zcfsd *d, char **argv)
 {
+	const char *self_exe = d->upgrade->self_exe;
 	char fd[16];
 
 	if (d->listen_fd >= 0 && fcntl(d->listen_fd, F_SETFD, 0) == 0) {

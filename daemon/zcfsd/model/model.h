@@ -14,6 +14,7 @@
 #include "common/zcfs_proto.h"
 
 #include "common/zcfs_stats.h"
+#include "loop.h"
 
 /* The fds every server gets: the fuse connection (--fd=3), ... */
 #define ZCFSD_SERVER_FUSE_FD 3
@@ -42,22 +43,29 @@
 /* Requests fail with a struct zcfs_err (common/zcfs_err.h). */
 
 struct zcfsd;
+struct zcfsd_volume;
 struct zcfsd_unpublish;
 struct zcfsd_publish_wait;
 
 struct zcfsd_server {
 	pid_t pid;			/* 0: none running (stopped or waiting to restart) */
 	int pidfd;
+	struct zcfsd_watch pidfd_watch;	/* its exit (server/supervise.c) */
+	/* Who takes its exit instead of supervision (a restart): a long
+	 * operation of lifecycle/ waiting on this server (a first publish,
+	 * the end of an unpublish); NULL: none. */
+	void (*on_exit)(struct zcfsd *d, struct zcfsd_volume *v);
 	unsigned long long starttime;	/* /proc/PID/stat field 22, guards pid reuse */
 	int64_t started_at;		/* wall clock of this server's start */
 	unsigned restarts;
 	unsigned backoff_ms;
-	int64_t restart_due_ms;		/* monotonic; 0: no restart pending */
+	struct zcfsd_deadline restart;	/* armed: a restart pending */
 	int64_t started_ms;		/* monotonic start of this server */
 	unsigned unserved_exits;	/* consecutive exits before serving (crash loop) */
 	bool adopted;			/* not our child (taken over after a daemon restart) */
-	int64_t handover_due_ms;	/* monotonic; planned restart (volume.restart) under way:
-					 * the old server is killed if it has not exited by then */
+	/* Armed: a planned restart (volume.restart) under way; the old
+	 * server is killed if it has not exited by then. */
+	struct zcfsd_deadline handover;
 	int64_t fork_us, exec_us;	/* wall_us() before its fork, after its exec (logged) */
 };
 
@@ -67,14 +75,16 @@ struct zcfsd_server {
 struct zcfsd_standby {
 	pid_t pid;			/* 0: none */
 	int pidfd;			/* watched: an exit before its promotion gives it up */
+	struct zcfsd_watch pidfd_watch;
 	unsigned long long starttime;
 	int ready_fd;			/* its --ready-fd's read end, watched until 'R'; -1 after */
+	struct zcfsd_watch ready_watch;
 	int go_fd;			/* the write end of its --standby-fd */
 	int log_rfd;			/* its stdout/stderr pipe: the volume's log once promoted */
 	int broker_fd;			/* zcfsd's end of its broker socket; -1: none */
 	bool ready;			/* said 'R': its predecessor was asked to hand over */
 	bool dying;			/* given up and killed: reaped when its pidfd fires */
-	int64_t due_ms;			/* monotonic: given up unless ready by then */
+	struct zcfsd_deadline due;	/* given up unless ready by then */
 	int64_t fork_us, exec_us;
 };
 
@@ -83,7 +93,8 @@ struct zcfsd_standby {
  * connection, kept until it is unpublished (server/holder.c). */
 struct zcfsd_holder {
 	pid_t pid;			/* 0: none */
-	int pidfd;			/* watched (ZCFSD_EV_HOLDER): its death restarts both */
+	int pidfd;			/* watched: its death restarts both */
+	struct zcfsd_watch pidfd_watch;
 	unsigned long long starttime;
 	unsigned rings;			/* ring fds it holds (one per queue) */
 	bool adopted;			/* not our child (taken over after a zcfsd restart) */
@@ -140,6 +151,8 @@ struct zcfsd_volume {
 	 * file (server/srvlog.c). Counters kept across server restarts. */
 	struct zcfsd_srvlog {
 		int rfd;			/* the pipe's read end; -1: none */
+		struct zcfsd_watch watch;
+		struct zcfsd_deadline unmute;	/* muted: watched again then */
 		int file_fd;			/* STATE_DIR/logs/ID.log; -1: not open */
 		uint64_t file_size;
 		char *line;			/* SRVLOG_LINE_MAX bytes, once a pipe was made */
@@ -166,6 +179,10 @@ struct zcfsd_volume {
 	struct zcfsd_volume *next;
 };
 
+/* Children zcfsd gives up waiting for at once (model/reap.c); more
+ * stay zombies. */
+#define ZCFSD_REAP_MAX 64
+
 struct zcfsd {
 	struct policy *policy;
 	const char *policy_path;
@@ -177,12 +194,22 @@ struct zcfsd {
 	bool serve_can_standby;		/* zcfs-serve has --standby-fd (server/standby.c) */
 	unsigned ncpus;			/* possible CPUs */
 	struct zcfsd_volume *volumes;
-	int epoll_fd;
+	struct zcfsd_loop loop;		/* the event loop's watches and deadlines (loop.h) */
 	int listen_fd;
 	int signal_fd;
+	struct zcfsd_watch signal_watch;
+	struct zcfsd_deadline stall_sample;	/* hung servers (server/stall.c) */
+	struct zcfsd_control *control;	/* the control socket's connections (protocol/control.c) */
+	struct zcfsd_metrics *metrics;	/* the metrics listener (protocol/metrics.c) */
+	/* Children given up on (model/reap.c), reaped when their pidfd fires. */
+	struct zcfsd_reaping {
+		int pidfd;		/* a slot is in use while its watch is on */
+		struct zcfsd_watch watch;
+	} reaping[ZCFSD_REAP_MAX];
 	int64_t started_at;
+	char status[160];		/* what systemd was told last (STATUS=, main.c) */
 	bool quit;
-	bool upgrade;			/* re-exec once due (lifecycle/upgrade.c) */
+	struct zcfsd_upgrade *upgrade;	/* re-exec of zcfsd (lifecycle/upgrade.c) */
 };
 
 /* time */
@@ -221,15 +248,12 @@ void zcfsd_ringfd_adopt(struct zcfsd_volume *v, int pidfd);
 void zcfsd_ringfd_release(struct zcfsd_volume *v);
 
 /* model/reap.c: a child given up on (PIDFD consumed, SIGKILL sent by
- * the caller) is reaped by the loop once it exits (every 250 ms while
- * any is left). */
-void zcfsd_reap_later(int pidfd);
+ * the caller) is reaped by the loop once it exits (its pidfd watched). */
+void zcfsd_reap_later(struct zcfsd *d, int pidfd);
 /* PIDFD let go: an exited child of OURS reaped now (*SI, when not NULL,
  * as waitid(2) fills it; si_pid 0 when not reaped here), one still
  * exiting left to zcfsd_reap_later, anything else just closed. */
-void zcfsd_reap_release(int pidfd, bool ours, siginfo_t *si);
-void zcfsd_reap_abandoned(void);
-int zcfsd_reap_timeout_ms(void);
+void zcfsd_reap_release(struct zcfsd *d, int pidfd, bool ours, siginfo_t *si);
 
 /* 0 if FD is an open /dev/fuse (character device 10:229), else -errno. */
 int zcfsd_check_dev_fuse(int fd);
@@ -244,16 +268,5 @@ pid_t zcfsd_proc_ppid(pid_t pid);
 /* The exit status (waitpid(2)'s form) of PID from /proc/PID/stat: for an
  * exited child zcfsd cannot reap yet (a ptrace tracer reaps it first). */
 int zcfsd_proc_exit_status(pid_t pid, int *status);
-
-/* epoll tags: the low 32 bits carry the fd */
-#define ZCFSD_EV_LISTEN  (1ULL << 32)
-#define ZCFSD_EV_SIGNAL  (2ULL << 32)
-#define ZCFSD_EV_CLIENT  (3ULL << 32)
-#define ZCFSD_EV_PIDFD   (4ULL << 32)
-#define ZCFSD_EV_BROKER  (5ULL << 32)
-#define ZCFSD_EV_SRVLOG  (6ULL << 32)
-#define ZCFSD_EV_STANDBY (7ULL << 32)	/* a standby's ready pipe */
-#define ZCFSD_EV_READY   (8ULL << 32)	/* a publish's new server's ready pipe */
-#define ZCFSD_EV_HOLDER  (9ULL << 32)	/* a ring holder's pidfd */
 
 #endif

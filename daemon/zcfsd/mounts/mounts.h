@@ -64,13 +64,13 @@ bool zcfsd_conn_ours(unsigned conn, const char *volume);
 int zcfsd_conn_pin(unsigned conn, const char *volume);
 
 /* syncfs.c: syncfs(2) of the mount at target, waiting at most timeout_ms. */
-int zcfsd_syncfs_bounded(const char *target, int timeout_ms) _must_check_;
+int zcfsd_syncfs_bounded(struct zcfsd *d, const char *target, int timeout_ms) _must_check_;
 /* The same in steps, for the event loop: a child started on target
  * (*pidfd, watch it for POLLIN); then its result: 0, -EIO, -EINPROGRESS
  * while it runs and !give_up, -ETIMEDOUT when given up on (killed, reaped
  * later: zcfsd_reap_later). pidfd is consumed unless -EINPROGRESS. */
 int zcfsd_syncfs_start(const char *target, int *pidfd) _must_check_;
-int zcfsd_syncfs_finish(int pidfd, bool give_up) _must_check_;
+int zcfsd_syncfs_finish(struct zcfsd *d, int pidfd, bool give_up) _must_check_;
 
 /* storage.c: STORAGE_ROOT/ID owned by the tenant 0700 under a root:GID
  * 0710 root (*created: made now); opened without following symlinks;

@@ -38,7 +38,7 @@ int zcfsd_syncfs_start(const char *target, int *pidfd)
 	return 0;
 }
 
-int zcfsd_syncfs_finish(int pidfd, bool give_up)
+int zcfsd_syncfs_finish(struct zcfsd *d, int pidfd, bool give_up)
 {
 	siginfo_t si = { 0 };
 
@@ -52,11 +52,11 @@ int zcfsd_syncfs_finish(int pidfd, bool give_up)
 	 * child exits; waiting for it could take as long as the server, so
 	 * the event loop reaps it later. */
 	(void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-	zcfsd_reap_later(pidfd);
+	zcfsd_reap_later(d, pidfd);
 	return -ETIMEDOUT;
 }
 
-int zcfsd_syncfs_bounded(const char *target, int timeout_ms)
+int zcfsd_syncfs_bounded(struct zcfsd *d, const char *target, int timeout_ms)
 {
 	struct pollfd p = { .events = POLLIN };
 	int r = zcfsd_syncfs_start(target, &p.fd);
@@ -64,5 +64,5 @@ int zcfsd_syncfs_bounded(const char *target, int timeout_ms)
 	if (r < 0)
 		return r;
 	(void)poll(&p, 1, timeout_ms);
-	return zcfsd_syncfs_finish(p.fd, true);
+	return zcfsd_syncfs_finish(d, p.fd, true);
 }

@@ -30,12 +30,16 @@
 #include "protocol.h"
 #include "metrics.h"
 
+struct zcfsd_control;
+
 struct client {
 	int fd;
+	struct zcfsd_control *ctl;
+	struct zcfsd_watch watch;
+	struct zcfsd_deadline due;	/* the next of its deadlines, or "requests wait" */
 	struct zcfsd_peer peer;
 	pid_t pid;
 	uid_t uid;
-	uint32_t events;	/* what epoll watches now */
 	int64_t wait_since_ms;	/* connect, or the last answer taken: idle since */
 	int64_t req_since_ms;	/* first byte of the unfinished request; 0: none */
 	int64_t handled_us;	/* when the request being answered was taken */
@@ -50,15 +54,21 @@ struct client {
 	char buf[ZCFS_REQUEST_MAX + 1];
 };
 
-static struct client *clients[CONTROL_MAX_CLIENTS];
-static struct zcfsd_control_counts counts;
-static uint64_t defer_seq;
+/* The control socket's state (d->control): its listening socket in the
+ * loop, the connections, what was counted. */
+struct zcfsd_control {
+	struct zcfsd_watch listen_watch;
+	struct client *clients[CONTROL_MAX_CLIENTS];
+	struct zcfsd_control_counts counts;
+	uint64_t defer_seq;
+	zcfsd_dispatch_fn *dispatch;	/* the methods (zcfsd_control_listen) */
+};
 
-static zcfsd_dispatch_fn *dispatch;	/* the methods (zcfsd_control_listen) */
-
-const struct zcfsd_control_counts *zcfsd_control_counts(void)
+const struct zcfsd_control_counts *zcfsd_control_counts(struct zcfsd *d)
 {
-	return &counts;
+	static const struct zcfsd_control_counts none;
+
+	return d->control ? &d->control->counts : &none;
 }
 
 int zcfsd_listen_unix(struct zcfsd *d, const char *path, int backlog, bool replace_any, int *ret)
@@ -107,20 +117,29 @@ static int inherited_listen_fd(struct zcfsd *d)
 	return fd;
 }
 
+static void on_listen(struct zcfsd *d, void *obj, uint32_t events);
+
 int zcfsd_control_listen(struct zcfsd *d, zcfsd_dispatch_fn *dispatch_fn)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_LISTEN };
 	_cleanup_close_ int fd = inherited_listen_fd(d);
+	struct zcfsd_control *ctl;
 	int r;
 
 	if (fd >= 0)
 		log_info("event=listen-inherited socket=%s", d->socket_path);
 	else if ((r = zcfsd_listen_unix(d, d->socket_path, 128, true, &fd)) < 0)
 		return r;
-	if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0)
-		return -errno;
+	ctl = calloc(1, sizeof(*ctl));
+	if (!ctl)
+		return -ENOMEM;
+	r = zcfsd_watch(d, &ctl->listen_watch, fd, EPOLLIN, on_listen, ctl);
+	if (r < 0) {
+		free(ctl);
+		return r;
+	}
+	ctl->dispatch = dispatch_fn;
+	d->control = ctl;
 	d->listen_fd = TAKE_FD(fd);
-	dispatch = dispatch_fn;
 	return 0;
 }
 
@@ -196,9 +215,10 @@ static void send_parting(int fd, enum zcfs_code code, const char *msg)
 static void client_close(struct zcfsd *d, struct client *c)
 {
 	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
-		if (clients[i] == c)
-			clients[i] = NULL;
-	(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
+		if (c->ctl->clients[i] == c)
+			c->ctl->clients[i] = NULL;
+	zcfsd_unwatch(d, &c->watch);
+	zcfsd_deadline_cancel(d, &c->due);
 	safe_close(c->fd);
 	free(c->out);
 	free(c);
@@ -228,24 +248,14 @@ static void client_drop(struct zcfsd *d, struct client *c, unsigned *counter, co
 	client_close(d, c);
 }
 
-static void client_watch(struct zcfsd *d, struct client *c, uint32_t events)
-{
-	struct epoll_event ev = { .events = events, .data.u64 = ZCFSD_EV_CLIENT | (uint32_t)c->fd };
-
-	if (c->events == events)
-		return;
-	if (epoll_ctl(d->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
-		c->events = events;
-}
-
 /* The client that has waited longest (for its own request, or to take
  * its answer) among those of UID, or of everyone when ANY_UID. */
-static struct client *longest_waiting(uid_t uid, bool any_uid)
+static struct client *longest_waiting(struct zcfsd_control *ctl, uid_t uid, bool any_uid)
 {
 	struct client *best = NULL;
 
 	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
-		struct client *c = clients[i];
+		struct client *c = ctl->clients[i];
 		if (!c || (!any_uid && c->uid != uid))
 			continue;
 		if (!best || c->wait_since_ms < best->wait_since_ms)
@@ -254,25 +264,27 @@ static struct client *longest_waiting(uid_t uid, bool any_uid)
 	return best;
 }
 
-static unsigned clients_of(uid_t uid, int *free_slot)
+static unsigned clients_of(struct zcfsd_control *ctl, uid_t uid, int *free_slot)
 {
 	unsigned n = 0;
 
 	*free_slot = -1;
 	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
-		if (!clients[i]) {
+		if (!ctl->clients[i]) {
 			if (*free_slot < 0)
 				*free_slot = i;
-		} else if (clients[i]->uid == uid) {
+		} else if (ctl->clients[i]->uid == uid) {
 			n++;
 		}
 	}
 	return n;
 }
 
-static void accept_one(struct zcfsd *d, int fd)
+static void client_event(struct zcfsd *d, void *obj, uint32_t events);
+static void client_rearm(struct zcfsd *d, struct client *c);
+
+static void accept_one(struct zcfsd *d, struct zcfsd_control *ctl, int fd)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
 	struct zcfsd_peer peer = { 0 };
 	struct ucred uc = { 0 };
 	struct client *c;
@@ -288,18 +300,18 @@ static void accept_one(struct zcfsd *d, int fd)
 	}
 	/* Over a limit: the longest-waiting connection makes room. A client
 	 * that sends its request as it connects is never that one. */
-	if (clients_of(uc.uid, &slot) >= CONTROL_MAX_PER_UID) {
+	if (clients_of(ctl, uc.uid, &slot) >= CONTROL_MAX_PER_UID) {
 		snprintf(msg, sizeof(msg), "closed: uid %u has %d connections open (the limit) and this one "
 			 "waited longest; retry", (unsigned)uc.uid, CONTROL_MAX_PER_UID);
-		client_drop(d, longest_waiting(uc.uid, false), &counts.evicted_uid, "uid-connection-limit",
+		client_drop(d, longest_waiting(ctl, uc.uid, false), &ctl->counts.evicted_uid, "uid-connection-limit",
 			    ZCFS_UNAVAILABLE, msg);
 	} else if (slot < 0) {
 		snprintf(msg, sizeof(msg), "closed: zcfsd has %d connections open (the limit) and this one "
 			 "waited longest; retry", CONTROL_MAX_CLIENTS);
-		client_drop(d, longest_waiting(0, true), &counts.evicted_total, "connection-limit",
+		client_drop(d, longest_waiting(ctl, 0, true), &ctl->counts.evicted_total, "connection-limit",
 			    ZCFS_UNAVAILABLE, msg);
 	}
-	(void)clients_of(uc.uid, &slot);
+	(void)clients_of(ctl, uc.uid, &slot);
 	c = slot >= 0 ? calloc(1, sizeof(*c)) : NULL;
 	if (!c) {
 		send_parting(fd, ZCFS_UNAVAILABLE, "zcfsd is out of memory for connections; retry");
@@ -307,30 +319,31 @@ static void accept_one(struct zcfsd *d, int fd)
 		return;
 	}
 	c->fd = fd;
+	c->ctl = ctl;
 	c->peer = peer;
 	c->peer.client = c;
 	c->pid = uc.pid;
 	c->uid = uc.uid;
-	c->events = EPOLLIN;
 	c->wait_since_ms = zcfsd_now_ms();
-	ev.data.u64 = ZCFSD_EV_CLIENT | (uint32_t)fd;
-	if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+	if (zcfsd_watch(d, &c->watch, fd, EPOLLIN, client_event, c) < 0) {
 		safe_close(fd);
 		free(c);
 		return;
 	}
-	clients[slot] = c;
-	counts.accepted++;
+	ctl->clients[slot] = c;
+	ctl->counts.accepted++;
+	client_rearm(d, c);
 }
 
-void zcfsd_control_accept(struct zcfsd *d)
+static void on_listen(struct zcfsd *d, void *obj, uint32_t events)
 {
+	(void)events;
 	/* A few per wakeup: a flood of connects cannot keep the loop here. */
 	for (int i = 0; i < 8; i++) {
 		int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0)
 			return;
-		accept_one(d, fd);
+		accept_one(d, obj, fd);
 	}
 }
 
@@ -407,7 +420,7 @@ uint64_t zcfsd_control_defer(const struct zcfsd_peer *p, const char *method)
 
 	if (!c)
 		return 0;
-	c->deferred = ++defer_seq;
+	c->deferred = ++c->ctl->defer_seq;
 	c->deferred_method = method;
 	return c->deferred;
 }
@@ -446,7 +459,7 @@ static char *handle_request(struct zcfsd *d, struct client *c, const char *line,
 	} else {
 		json_object *empty = params ? NULL : json_object_new_object();
 		method = json_object_get_string(m);
-		result = dispatch(d, &c->peer, method, params ? params : empty, &e);
+		result = c->ctl->dispatch(d, &c->peer, method, params ? params : empty, &e);
 		json_object_put(empty);
 	}
 	if (c->deferred) {
@@ -474,7 +487,7 @@ static bool serve_lines(struct zcfsd *d, struct client *c, int max)
 			char *answer = handle_request(d, c, c->buf, len);
 			max--;
 			if ((answer || !c->deferred) && queue_line(c, answer) < 0) {
-				client_drop(d, c, &counts.dropped_error, "out-of-memory", 0, NULL);
+				client_drop(d, c, &c->ctl->counts.dropped_error, "out-of-memory", 0, NULL);
 				return false;
 			}
 		}
@@ -507,7 +520,8 @@ static bool serve_lines(struct zcfsd *d, struct client *c, int max)
 	}
 	/* Reading waits while an answer is not taken: no request piles up
 	 * behind it, and no answer either. */
-	client_watch(d, c, c->out ? EPOLLOUT : c->deferred ? 0 : EPOLLIN);
+	(void)zcfsd_watch_events(d, &c->watch, c->out ? EPOLLOUT : c->deferred ? 0 : EPOLLIN);
+	client_rearm(d, c);
 	return true;
 }
 
@@ -516,16 +530,16 @@ void zcfsd_control_complete(struct zcfsd *d, uint64_t token, json_object *result
 {
 	struct client *c = NULL;
 
-	for (int i = 0; i < CONTROL_MAX_CLIENTS && token && !c; i++)
-		if (clients[i] && clients[i]->deferred == token)
-			c = clients[i];
+	for (int i = 0; d->control && i < CONTROL_MAX_CLIENTS && token && !c; i++)
+		if (d->control->clients[i] && d->control->clients[i]->deferred == token)
+			c = d->control->clients[i];
 	if (!c) {	/* gone meanwhile */
 		json_object_put(result);
 		return;
 	}
 	c->deferred = 0;
 	if (queue_line(c, answer_line(c, c->deferred_method, result, e)) < 0) {
-		client_drop(d, c, &counts.dropped_error, "out-of-memory", 0, NULL);
+		client_drop(d, c, &c->ctl->counts.dropped_error, "out-of-memory", 0, NULL);
 		return;
 	}
 	int r = flush_out(c);
@@ -543,21 +557,11 @@ static bool has_ready(const struct client *c)
 	return !c->out && !c->deferred && c->len && memchr(c->buf, '\n', c->len);
 }
 
-static struct client *client_of_fd(int fd)
+static void client_event(struct zcfsd *d, void *obj, uint32_t events)
 {
-	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
-		if (clients[i] && clients[i]->fd == fd)
-			return clients[i];
-	return NULL;
-}
-
-void zcfsd_control_client_event(struct zcfsd *d, int fd, uint32_t events)
-{
-	struct client *c = client_of_fd(fd);
+	struct client *c = obj;
 	ssize_t n;
 
-	if (!c)
-		return;
 	if (c->deferred) {
 		/* Nothing is read before its answer; a hang-up ends it (the
 		 * operation goes on, its answer is dropped). */
@@ -574,7 +578,7 @@ void zcfsd_control_client_event(struct zcfsd *d, int fd, uint32_t events)
 			return;
 		}
 	} else if (!has_ready(c) && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
-		n = read(fd, c->buf + c->len, ZCFS_REQUEST_MAX + 1 - c->len);
+		n = read(c->fd, c->buf + c->len, ZCFS_REQUEST_MAX + 1 - c->len);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
 		if (n <= 0) {
@@ -590,9 +594,8 @@ void zcfsd_control_client_event(struct zcfsd *d, int fd, uint32_t events)
 
 void zcfsd_control_flush(struct zcfsd *d)
 {
-	(void)d;
-	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++) {
-		struct client *c = clients[i];
+	for (size_t i = 0; d->control && i < CONTROL_MAX_CLIENTS; i++) {
+		struct client *c = d->control->clients[i];
 		for (int tries = 0; c && c->out_off < c->out_len && tries < 10; tries++) {
 			struct pollfd p = { .fd = c->fd, .events = POLLOUT };
 			if (poll(&p, 1, 10) > 0 && flush_out(c) < 0)
@@ -601,24 +604,36 @@ void zcfsd_control_flush(struct zcfsd *d)
 	}
 }
 
+void zcfsd_control_free(struct zcfsd *d)
+{
+	struct zcfsd_control *ctl = d->control;
+
+	if (!ctl)
+		return;
+	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		if (ctl->clients[i])
+			client_close(d, ctl->clients[i]);
+	zcfsd_unwatch(d, &ctl->listen_watch);
+	free(ctl);
+	d->control = NULL;
+}
+
 void zcfsd_control_stop_accepting(struct zcfsd *d)
 {
-	if (d->listen_fd >= 0)
-		(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, d->listen_fd, NULL);
+	if (d->control)
+		(void)zcfsd_watch_events(d, &d->control->listen_watch, 0);
 }
 
 void zcfsd_control_resume_accepting(struct zcfsd *d)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_LISTEN };
-
-	if (d->listen_fd >= 0)
-		(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->listen_fd, &ev);
+	if (d->control)
+		(void)zcfsd_watch_events(d, &d->control->listen_watch, EPOLLIN);
 }
 
-bool zcfsd_control_pending(void)
+bool zcfsd_control_pending(struct zcfsd *d)
 {
-	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++) {
-		const struct client *c = clients[i];
+	for (size_t i = 0; d->control && i < CONTROL_MAX_CLIENTS; i++) {
+		const struct client *c = d->control->clients[i];
 		struct pollfd p;
 
 		if (!c)
@@ -635,59 +650,67 @@ bool zcfsd_control_pending(void)
 	return false;
 }
 
-int zcfsd_control_timeout_ms(void)
+/* A client's deadline, or its turn (requests already read, served a few
+ * per client per round for fairness). */
+static void client_due(struct zcfsd *d, void *obj)
 {
-	int64_t now = zcfsd_now_ms(), next = -1;
-
-	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
-		const struct client *c = clients[i];
-		int64_t due;
-		if (!c || c->deferred)
-			continue;
-		if (has_ready(c))
-			return 0;
-		if (c->out)
-			due = c->out_since_ms + CONTROL_WRITE_MS;
-		else if (c->len)
-			due = c->req_since_ms + CONTROL_REQUEST_MS;
-		else
-			due = c->wait_since_ms + CONTROL_IDLE_MS;
-		if (next < 0 || due < next)
-			next = due;
-	}
-	return next < 0 ? -1 : (int)MAX(0, MIN(next - now, 60000));
-}
-
-void zcfsd_control_tick(struct zcfsd *d)
-{
+	struct client *c = obj;
+	struct zcfsd_control_counts *k = &c->ctl->counts;
 	int64_t now = zcfsd_now_ms();
 	char msg[128];
 
-	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
-		struct client *c = clients[i];
-		if (!c || c->deferred)
-			continue;
-		if (c->out && now - c->out_since_ms >= CONTROL_WRITE_MS) {
-			client_drop(d, c, &counts.dropped_write, "answer-not-taken", 0, NULL);
-		} else if (!c->out && c->len && now - c->req_since_ms >= CONTROL_REQUEST_MS &&
-			   !memchr(c->buf, '\n', c->len)) {
-			snprintf(msg, sizeof(msg), "closed: request not complete %d ms after its first byte",
-				 CONTROL_REQUEST_MS);
-			client_drop(d, c, &counts.dropped_request, "request-timeout", ZCFS_UNAVAILABLE, msg);
-		} else if (!c->out && !c->len && now - c->wait_since_ms >= CONTROL_IDLE_MS) {
-			snprintf(msg, sizeof(msg), "closed: no request for %d ms", CONTROL_IDLE_MS);
-			client_drop(d, c, &counts.dropped_idle, "idle", ZCFS_UNAVAILABLE, msg);
-		} else if (has_ready(c)) {
-			(void)serve_lines(d, c, CONTROL_REQUESTS_PER_WAKEUP);
-		}
+	if (c->deferred)
+		return;
+	if (c->out && now - c->out_since_ms >= CONTROL_WRITE_MS) {
+		client_drop(d, c, &k->dropped_write, "answer-not-taken", 0, NULL);
+		return;
 	}
+	if (!c->out && c->len && now - c->req_since_ms >= CONTROL_REQUEST_MS &&
+	    !memchr(c->buf, '\n', c->len)) {
+		snprintf(msg, sizeof(msg), "closed: request not complete %d ms after its first byte",
+			 CONTROL_REQUEST_MS);
+		client_drop(d, c, &k->dropped_request, "request-timeout", ZCFS_UNAVAILABLE, msg);
+		return;
+	}
+	if (!c->out && !c->len && now - c->wait_since_ms >= CONTROL_IDLE_MS) {
+		snprintf(msg, sizeof(msg), "closed: no request for %d ms", CONTROL_IDLE_MS);
+		client_drop(d, c, &k->dropped_idle, "idle", ZCFS_UNAVAILABLE, msg);
+		return;
+	}
+	if (has_ready(c)) {
+		(void)serve_lines(d, c, CONTROL_REQUESTS_PER_WAKEUP);	/* re-arms it */
+		return;
+	}
+	client_rearm(d, c);
 }
 
-unsigned zcfsd_control_clients(void)
+/* The one deadline of C for its state: none while its answer is
+ * deferred; now while requests wait their turn; else when its answer,
+ * its request or its silence has lasted too long. */
+static void client_rearm(struct zcfsd *d, struct client *c)
+{
+	int64_t due;
+
+	if (c->deferred) {
+		zcfsd_deadline_cancel(d, &c->due);
+		return;
+	}
+	if (has_ready(c))
+		due = zcfsd_now_ms();
+	else if (c->out)
+		due = c->out_since_ms + CONTROL_WRITE_MS;
+	else if (c->len)
+		due = c->req_since_ms + CONTROL_REQUEST_MS;
+	else
+		due = c->wait_since_ms + CONTROL_IDLE_MS;
+	zcfsd_deadline_at(d, &c->due, due, client_due, c);
+}
+
+unsigned zcfsd_control_clients(struct zcfsd *d)
 {
 	unsigned n = 0;
 
-	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
-		n += clients[i] != NULL;
+	for (int i = 0; d->control && i < CONTROL_MAX_CLIENTS; i++)
+		n += d->control->clients[i] != NULL;
 	return n;
 }

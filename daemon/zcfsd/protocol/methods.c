@@ -328,12 +328,12 @@ static json_object *m_tenants(struct zcfsd *d, const struct zcfsd_peer *p, json_
 }
 
 /* The control socket's connections and what its limits closed. */
-static json_object *control_json(void)
+static json_object *control_json(struct zcfsd *d)
 {
-	const struct zcfsd_control_counts *k = zcfsd_control_counts();
+	const struct zcfsd_control_counts *k = zcfsd_control_counts(d);
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "connections", json_object_new_int64(zcfsd_control_clients()));
+	json_object_object_add(o, "connections", json_object_new_int64(zcfsd_control_clients(d)));
 	json_object_object_add(o, "accepted", json_object_new_int64((int64_t)k->accepted));
 	json_object_object_add(o, "evicted_uid_limit", json_object_new_int64(k->evicted_uid));
 	json_object_object_add(o, "evicted_total_limit", json_object_new_int64(k->evicted_total));
@@ -359,7 +359,7 @@ static json_object *m_status(struct zcfsd *d, const struct zcfsd_peer *p, json_o
 	json_object_object_add(dm, "state_dir", json_object_new_string(d->state_dir));
 	json_object_object_add(dm, "possible_cpus", json_object_new_int64(d->ncpus));
 	json_object_object_add(dm, "pinned_source", json_object_new_string("uring_sizing"));
-	json_object_object_add(dm, "control", control_json());
+	json_object_object_add(dm, "control", control_json(d));
 	json_object_object_add(o, "daemon", dm);
 	json_object_object_add(o, "tenants", tenants_array(d, p));
 	json_object_object_add(o, "volumes", volumes_array(d, p));
@@ -433,7 +433,7 @@ static json_object *m_upgrade(struct zcfsd *d, const struct zcfsd_peer *p, json_
 	busy = zcfsd_upgrade_blocker(d);
 	o = json_object_new_object();
 	json_object_object_add(o, "pid", json_object_new_int64(getpid()));
-	json_object_object_add(o, "binary", json_object_new_string(zcfsd_upgrade_binary()));
+	json_object_object_add(o, "binary", json_object_new_string(zcfsd_upgrade_binary(d)));
 	if (busy)
 		json_object_object_add(o, "waiting_for", json_object_new_string(busy));
 	return o;

@@ -1,8 +1,8 @@
 /* Prometheus text exposition (format 0.0.4) of zcfsd's volumes and
  * tenants over HTTP on the unix socket named by the policy's
  * `metrics.listen`. libmicrohttpd runs without a thread of its own
- * (MHD_USE_EPOLL, external polling): its epoll fd sits in zcfsd's epoll
- * set and requests are answered inside zcfsd_metrics_run(), on the thread
+ * (MHD_USE_EPOLL, external polling): its epoll fd is a watch of zcfsd's
+ * loop, its timeout a deadline, and requests are answered there, on the thread
  * that owns every volume, so a scrape never sees a half-updated volume. */
 #include <stddef.h>
 #include <string.h>
@@ -17,8 +17,14 @@
 #include "protocol.h"
 #include "metrics.h"
 
-static struct MHD_Daemon *mhd;
-static char *sock_path;
+/* The listener (d->metrics): libmicrohttpd's epoll fd watched in zcfsd's
+ * loop, and its next timeout as a deadline. */
+struct zcfsd_metrics {
+	struct MHD_Daemon *mhd;
+	char *sock_path;		/* a unix socket's path (removed at stop); NULL: TCP */
+	struct zcfsd_watch watch;
+	struct zcfsd_deadline due;
+};
 
 /* Label values: the exposition format escapes \, " and newline. Ids and
  * tenant names are already restricted, this keeps it true for any. */
@@ -321,7 +327,7 @@ static int scrape_peer(struct zcfsd *d, struct MHD_Connection *c, struct zcfsd_p
 	const union MHD_ConnectionInfo *ci;
 
 	*ret = NULL;
-	if (!sock_path)
+	if (!d->metrics->sock_path)
 		return 0;
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	if (!ci)
@@ -367,14 +373,37 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return metrics_http_exposition(c, write_scrape, &s, false);
 }
 
-int zcfsd_metrics_start(struct zcfsd *d)
+static void run(struct zcfsd *d, struct zcfsd_metrics *m);
+
+static void readable(struct zcfsd *d, void *obj, uint32_t events)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_METRICS };
-	const union MHD_DaemonInfo *info;
+	(void)events;
+	run(d, obj);
+}
+
+static void due(struct zcfsd *d, void *obj)
+{
+	run(d, obj);
+}
+
+/* MHD answers what is there; its next timeout (a connection's) re-armed. */
+static void run(struct zcfsd *d, struct zcfsd_metrics *m)
+{
+	MHD_UNSIGNED_LONG_LONG t;
+
+	if (MHD_run(m->mhd) != MHD_YES)
+		log_debug("event=metrics-run-failed");
+	if (MHD_get_timeout(m->mhd, &t) == MHD_YES)
+		zcfsd_deadline_at(d, &m->due, zcfsd_now_ms() + (int64_t)MIN(t, 60000), due, m);
+	else
+		zcfsd_deadline_cancel(d, &m->due);
+}
+
+/* Its listener on the policy's address (-errno), not yet in the loop. */
+static int start_mhd(struct zcfsd *d, struct zcfsd_metrics *m)
+{
 	int fd = -1, r;
 
-	if (!d->policy->metrics_listen)
-		return 0;
 	/* Volume ids and tenant names are not for everyone: root and the
 	 * admin group, like the control socket; never replace a non-socket. */
 	if (d->policy->metrics_listen[0] == '/')
@@ -383,18 +412,38 @@ int zcfsd_metrics_start(struct zcfsd *d)
 		r = metrics_listen_tcp(d->policy->metrics_listen, &fd);
 	if (r < 0)
 		return r;
-	mhd = metrics_http_daemon(MHD_USE_EPOLL, fd, on_request, d);
-	if (!mhd) {
+	m->mhd = metrics_http_daemon(MHD_USE_EPOLL, fd, on_request, d);
+	if (!m->mhd) {
 		safe_close(fd);
 		if (d->policy->metrics_listen[0] == '/')
 			(void)unlink(d->policy->metrics_listen);
 		return -EIO;
 	}
 	if (d->policy->metrics_listen[0] == '/')
-		sock_path = strdup(d->policy->metrics_listen);
-	info = MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_EPOLL_FD);
-	if (!info || epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, info->epoll_fd, &ev) < 0) {
-		r = info ? -errno : -EIO;
+		m->sock_path = strdup(d->policy->metrics_listen);
+	return 0;
+}
+
+int zcfsd_metrics_start(struct zcfsd *d)
+{
+	const union MHD_DaemonInfo *info;
+	struct zcfsd_metrics *m;
+	int r;
+
+	if (!d->policy->metrics_listen)
+		return 0;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	d->metrics = m;
+	r = start_mhd(d, m);
+	if (r < 0) {
+		zcfsd_metrics_stop(d);
+		return r;
+	}
+	info = MHD_get_daemon_info(m->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	r = info ? zcfsd_watch(d, &m->watch, info->epoll_fd, EPOLLIN, readable, m) : -EIO;
+	if (r < 0) {
 		zcfsd_metrics_stop(d);
 		return r;
 	}
@@ -402,30 +451,19 @@ int zcfsd_metrics_start(struct zcfsd *d)
 	return 0;
 }
 
-void zcfsd_metrics_run(struct zcfsd *d)
-{
-	(void)d;
-	if (mhd && MHD_run(mhd) != MHD_YES)
-		log_debug("event=metrics-run-failed");
-}
-
-int zcfsd_metrics_timeout_ms(void)
-{
-	MHD_UNSIGNED_LONG_LONG t;
-
-	if (!mhd || MHD_get_timeout(mhd, &t) != MHD_YES)
-		return -1;
-	return t > 60000 ? 60000 : (int)t;
-}
-
 void zcfsd_metrics_stop(struct zcfsd *d)
 {
-	(void)d;
-	if (mhd)
-		MHD_stop_daemon(mhd);	/* closes the listen socket too */
-	mhd = NULL;
-	if (sock_path)
-		(void)unlink(sock_path);
-	free(sock_path);
-	sock_path = NULL;
+	struct zcfsd_metrics *m = d->metrics;
+
+	if (!m)
+		return;
+	zcfsd_unwatch(d, &m->watch);
+	zcfsd_deadline_cancel(d, &m->due);
+	if (m->mhd)
+		MHD_stop_daemon(m->mhd);	/* closes the listen socket too */
+	if (m->sock_path)
+		(void)unlink(m->sock_path);
+	free(m->sock_path);
+	free(m);
+	d->metrics = NULL;
 }

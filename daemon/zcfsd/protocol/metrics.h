@@ -8,17 +8,11 @@
 #include "common/zcfs_err.h"
 #include "daemon/zcfsd/model/model.h"
 
-/* epoll tag of MHD's epoll fd; far from zcfsd/model/model.h's tags (1..4) so new
- * ones there do not collide. */
-#define ZCFSD_EV_METRICS (64ULL << 32)
-
 /* Starts serving when the policy names a socket (0 and nothing otherwise);
- * the path is read once, a changed path takes a zcfsd restart. */
+ * the path is read once, a changed path takes a zcfsd restart. MHD's
+ * epoll fd is a watch of zcfsd's loop, its timeouts a deadline
+ * (d->metrics). */
 int zcfsd_metrics_start(struct zcfsd *d) _must_check_;
-/* MHD's fd is readable: accept, read, answer. */
-void zcfsd_metrics_run(struct zcfsd *d);
-/* Milliseconds until MHD wants to run for a timeout; -1: none. */
-int zcfsd_metrics_timeout_ms(void);
 void zcfsd_metrics_stop(struct zcfsd *d);
 
 /* The exposition text itself (unit tests): every tenant's series with

@@ -17,10 +17,11 @@ struct zcfsd_peer;
 typedef json_object *zcfsd_dispatch_fn(struct zcfsd *d, const struct zcfsd_peer *peer, const char *method,
 				       json_object *params, struct zcfs_err *e);
 /* The control socket (inherited from an upgrade's predecessor, or made)
- * in the loop; its requests go to DISPATCH. */
+ * in the loop (d->control: the socket's watch, each connection's watch
+ * and deadline); its requests go to DISPATCH. free: every connection
+ * closed, the record gone (zcfsd's exit; the socket itself is main's). */
 int zcfsd_control_listen(struct zcfsd *d, zcfsd_dispatch_fn *dispatch);
-void zcfsd_control_accept(struct zcfsd *d);
-void zcfsd_control_client_event(struct zcfsd *d, int fd, uint32_t events);
+void zcfsd_control_free(struct zcfsd *d);
 /* Limits of the control socket (control.c says why). */
 #define CONTROL_MAX_CLIENTS 128
 #define CONTROL_MAX_PER_UID 32
@@ -33,12 +34,8 @@ struct zcfsd_control_counts {
 	unsigned evicted_uid, evicted_total;	/* made room for a new connection */
 	unsigned dropped_idle, dropped_request, dropped_write, dropped_error;
 };
-const struct zcfsd_control_counts *zcfsd_control_counts(void);
-unsigned zcfsd_control_clients(void);
-/* The ms until a client's deadline (0: requests wait to be answered; -1:
- * no client), and the event loop's call to enforce them. */
-int zcfsd_control_timeout_ms(void);
-void zcfsd_control_tick(struct zcfsd *d);
+const struct zcfsd_control_counts *zcfsd_control_counts(struct zcfsd *d);
+unsigned zcfsd_control_clients(struct zcfsd *d);
 /* A method that answers later calls defer with the peer it was handed
  * (the token of that client's request; 0 for a peer that is no
  * connection) and returns; complete sends the answer (RESULT taken, or
@@ -61,7 +58,7 @@ void zcfsd_control_resume_accepting(struct zcfsd *d);
 /* A client with something unanswered: a request read or arriving, an
  * answer not sent (or deferred), or a connection that has not sent its
  * first request yet. */
-bool zcfsd_control_pending(void);
+bool zcfsd_control_pending(struct zcfsd *d);
 /* Who sent a request (SO_PEERCRED, SO_PEERGROUPS at accept). */
 #define ZCFSD_PEER_GROUPS_MAX 256
 struct zcfsd_peer {

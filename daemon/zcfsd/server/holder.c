@@ -26,12 +26,11 @@
 /* One volume's holder start: exec, linking, one ring per queue. */
 #define HOLDER_READY_TIMEOUT_MS 1000
 
+static void holder_exited(struct zcfsd *d, void *obj, uint32_t events);
+
 static int holder_watch(struct zcfsd *d, struct zcfsd_volume *v)
 {
-	struct epoll_event ev = { .events = EPOLLIN,
-				  .data.u64 = ZCFSD_EV_HOLDER | (uint32_t)v->holder.pidfd };
-
-	return RET_NERRNO(epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, v->holder.pidfd, &ev));
+	return zcfsd_watch(d, &v->holder.pidfd_watch, v->holder.pidfd, EPOLLIN, holder_exited, v);
 }
 
 /* Child: stdin /dev/null, stdout+stderr OUT, the fuse fd at 3, the ring
@@ -98,9 +97,10 @@ static int holder_ready(struct zcfsd_volume *v, int rfd, unsigned *rings, char *
 
 /* One just SIGKILLed may still be exiting: reaped by the loop then
  * (model/reap.c), not waited for here. */
-static void holder_reap(struct zcfsd_volume *v)
+static void holder_reap(struct zcfsd *d, struct zcfsd_volume *v)
 {
-	zcfsd_reap_release(v->holder.pidfd, !v->holder.adopted, NULL);
+	zcfsd_unwatch(d, &v->holder.pidfd_watch);
+	zcfsd_reap_release(d, v->holder.pidfd, !v->holder.adopted, NULL);
 	v->holder.pidfd = -1;
 	v->holder.pid = 0;
 	v->holder.rings = 0;
@@ -120,8 +120,7 @@ static int holder_start(struct zcfsd *d, struct zcfsd_volume *v, const struct po
 	 * now (SIGKILLed, it is gone in moments), not overwritten. */
 	if (v->holder.pidfd >= 0) {
 		(void)syscall(SYS_pidfd_send_signal, v->holder.pidfd, SIGKILL, NULL, 0);
-		(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, v->holder.pidfd, NULL);
-		holder_reap(v);
+		holder_reap(d, v);
 	}
 	zcfsd_serve_opts_of(d, v, t, src, false, &o);
 	zcfsd_holder_argv(&o, &a);
@@ -150,7 +149,7 @@ static int holder_start(struct zcfsd *d, struct zcfsd_volume *v, const struct po
 	safe_close(p[0]);
 	if (r < 0) {
 		(void)syscall(SYS_pidfd_send_signal, v->holder.pidfd, SIGKILL, NULL, 0);
-		holder_reap(v);
+		holder_reap(d, v);
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "ring holder of volume %s did not start: %s", v->id,
 				 msg);
 	}
@@ -187,8 +186,7 @@ static int holder_take_rings(struct zcfsd_volume *v, int *fds)
 static void holder_gone(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	log_warn("event=holder-exit volume=%s pid=%d found=at-server-start", v->id, (int)v->holder.pid);
-	(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, v->holder.pidfd, NULL);
-	holder_reap(v);
+	holder_reap(d, v);
 }
 
 int zcfsd_holder_rings(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
@@ -228,36 +226,25 @@ void zcfsd_holder_stop(struct zcfsd *d, struct zcfsd_volume *v)
 /* Its death ended its rings and every command in them: the server cannot
  * submit any more (its io_uring_enter fails) and is killed; its exit
  * restarts it (server_exit), which starts a new holder first. */
-void zcfsd_holder_event(struct zcfsd *d, int pidfd)
+static void holder_exited(struct zcfsd *d, void *obj, uint32_t events)
 {
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
-		siginfo_t si = { 0 };
-		bool dying;
+	struct zcfsd_volume *v = obj;
+	siginfo_t si = { 0 };
+	bool dying = v->holder.dying;
 
-		struct pollfd p = { .fd = pidfd, .events = POLLIN };
-
-		if (v->holder.pidfd != pidfd)
-			continue;
-		/* An event of a pidfd closed in this batch (holder_gone) whose
-		 * number a new holder's pidfd got: that one still runs. */
-		if (poll(&p, 1, 0) <= 0)
-			return;
-		dying = v->holder.dying;
-		(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, pidfd, NULL);
-		if (!v->holder.adopted)
-			(void)waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG | WNOWAIT);
-		log_warn("event=holder-exit volume=%s pid=%d %s=%d planned=%s%s", v->id, (int)v->holder.pid,
-			 si.si_code == CLD_EXITED ? "status" : "signal", si.si_status, dying ? "yes" : "no",
-			 !dying && v->srv.pid ? " action=restart-server" : "");
-		holder_reap(v);
-		if (dying || !v->n_targets)
-			return;
-		if (v->srv.pidfd >= 0 && v->srv.pid)
-			(void)syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0);
-		else if (!v->srv.restart_due_ms)
-			v->srv.restart_due_ms = zcfsd_now_ms();
+	(void)events;
+	if (!v->holder.adopted)
+		(void)waitid(P_PIDFD, (id_t)v->holder.pidfd, &si, WEXITED | WNOHANG | WNOWAIT);
+	log_warn("event=holder-exit volume=%s pid=%d %s=%d planned=%s%s", v->id, (int)v->holder.pid,
+		 si.si_code == CLD_EXITED ? "status" : "signal", si.si_status, dying ? "yes" : "no",
+		 !dying && v->srv.pid ? " action=restart-server" : "");
+	holder_reap(d, v);
+	if (dying || !v->n_targets)
 		return;
-	}
+	if (v->srv.pidfd >= 0 && v->srv.pid)
+		(void)syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0);
+	else if (!zcfsd_deadline_armed(&v->srv.restart))
+		zcfsd_deadline_arm(d, &v->srv.restart, zcfsd_now_ms());
 }
 
 int zcfsd_holder_readopt(struct zcfsd *d, struct zcfsd_volume *v)

@@ -9,11 +9,13 @@
 #include <signal.h>
 #include "daemon/zcfsd/model/model.h"
 
-/* spawn.c: V's server, forked and exec'd as tenant T. With READY_FD the
- * server gets --ready-fd (when zcfs-serve has it) and *READY_FD the read
- * end (ready.c), else -1. -errno with E filled. */
-int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
-			     const struct policy_tenant *t, int *ready_fd, struct zcfs_err *e);
+/* supervise.c: V's server, forked and exec'd as tenant T (spawn.c) and
+ * watched: its exit is supervision's (a restart) unless a long operation
+ * takes it (v->srv.on_exit). With READY_FD the server gets --ready-fd
+ * (when zcfs-serve has it) and *READY_FD the read end (ready.c), else
+ * -1. -errno with E filled. */
+int zcfsd_server_start(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+		       int *ready_fd, struct zcfs_err *e);
 
 /* stop.c: the one way to stop V's server.
  *   ABORT   never waits: standby given up, ring holder and broker
@@ -50,14 +52,10 @@ void zcfsd_exit_describe(const siginfo_t *si, char *buf, size_t len);
  * byte), or the read's -errno. Never reads more than a few bytes. */
 int zcfsd_ready_read(int ready_fd);
 
-/* supervise.c: the event loop's side. The server-owned events
- * (ZCFSD_EV_PIDFD of a server or standby, ZCFSD_EV_SRVLOG,
- * ZCFSD_EV_STANDBY, ZCFSD_EV_HOLDER) with their fd; what is due (log
- * rates, restarts, hand-over and standby deadlines, stall samples); the
- * ms until the next of those (-1: none). */
-void zcfsd_server_event(struct zcfsd *d, uint64_t tag, int fd);
-void zcfsd_server_tick(struct zcfsd *d);
-int zcfsd_server_timeout_ms(struct zcfsd *d);
+/* The event loop's side is watches and deadlines the folder registers
+ * itself (model/loop.h): each server's, standby's and holder's pidfd,
+ * a standby's ready pipe, the log pipe; restart, hand-over, standby and
+ * log-rate deadlines, the stall sampler. */
 /* Planned restart (volume.restart): SIGUSR1 asks the server to hand its
  * requests over and exit (zcfs-serve hand_over), a standby started first
  * when zcfs-serve can; its exit is restarted at once, and a server still

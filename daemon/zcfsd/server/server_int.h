@@ -7,10 +7,16 @@
 
 #include "server.h"
 
-/* spawn.c */
-int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
-		       struct zcfs_err *e);
-/* V's server's pidfd into the loop (ZCFSD_EV_PIDFD). */
+/* spawn.c: V's server, forked and exec'd as tenant T, not watched yet
+ * (zcfsd_server_start does both). With READY_FD the server gets
+ * --ready-fd (when zcfs-serve has it) and *READY_FD the read end
+ * (ready.c), else -1. -errno with E filled. */
+int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
+			     const struct policy_tenant *t, int *ready_fd, struct zcfs_err *e);
+/* supervise.c: V's server's pidfd into the loop (its exit: supervision,
+ * or the long operation in v->srv.on_exit), its restart and hand-over
+ * deadlines bound (the folder arms them by time: zcfsd_deadline_arm),
+ * the stall sampler armed. */
 int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v);
 /* A planned restart's successor (server/standby.c) into V->next: forked
  * with --resume --ready-fd --standby-fd and pipes of its own, its log
@@ -66,8 +72,6 @@ int zcfsd_holder_rings(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 		       const char *src, uint64_t memlock, int *fds, unsigned *n, struct zcfs_err *e);
 /* Unpublish: SIGKILL; reaped when its pidfd fires. */
 void zcfsd_holder_stop(struct zcfsd *d, struct zcfsd_volume *v);
-/* Its pidfd (ZCFSD_EV_HOLDER) fired. */
-void zcfsd_holder_event(struct zcfsd *d, int pidfd);
 /* After a zcfsd restart: the recorded holder, if it is still that
  * process (start time), watched again. -errno otherwise. */
 int zcfsd_holder_readopt(struct zcfsd *d, struct zcfsd_volume *v);
@@ -101,10 +105,12 @@ int zcfsd_server_identity(const struct policy_tenant *t, bool sys_admin);
 #define RESTART_BACKOFF_MIN_MS 100
 #define RESTART_BACKOFF_MAX_MS 10000
 unsigned zcfsd_restart_delay_ms(unsigned *unserved, bool served);
+/* V's server started again at DUE_MS (re-armed when one was pending). */
+void zcfsd_server_restart_at(struct zcfsd *d, struct zcfsd_volume *v, int64_t due_ms);
 /* notify.c: the hand-over request (SIGUSR1) to V's server, its
  * deadline set; FUSE_NOTIFY_RESEND on a connection (a successor's first
  * step: what its predecessor had read is queued again). */
-int zcfsd_server_signal_handover(struct zcfsd_volume *v);
+int zcfsd_server_signal_handover(struct zcfsd *d, struct zcfsd_volume *v);
 int zcfsd_send_resend(int fuse_fd);
 
 /* standby.c: a planned restart starts the successor first (--standby-fd):
@@ -116,23 +122,16 @@ int zcfsd_send_resend(int fuse_fd);
  * one (hand-over, then an ordinary restart). */
 #define STANDBY_READY_TIMEOUT_MS 3000
 int zcfsd_standby_start(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e);
-/* Its ready pipe (ZCFSD_EV_STANDBY) became readable. */
-void zcfsd_standby_event(struct zcfsd *d, int fd);
-/* Its pidfd fired before it was promoted: reaped and forgotten. */
-void zcfsd_standby_exited(struct zcfsd *d, struct zcfsd_volume *v);
 /* V's server exited (seen, forgotten): a ready standby takes over; true
  * if it did. */
 bool zcfsd_standby_promote(struct zcfsd *d, struct zcfsd_volume *v);
 /* Kills a standby not promoted (none: nothing); its exit is reaped later. */
 void zcfsd_standby_give_up(struct zcfsd *d, struct zcfsd_volume *v, const char *why);
-/* One not ready by its deadline is given up; the ms of the next one (0: none). */
-void zcfsd_standby_deadline(struct zcfsd *d, struct zcfsd_volume *v, int64_t now);
-int64_t zcfsd_standby_due_ms(const struct zcfsd_volume *v);
 
-/* stall.c: hung servers; call from the event loop; the ms until the
- * next check is due (for epoll's timeout), -1 when nothing to watch. */
-void zcfsd_check_stalls(struct zcfsd *d);
-int zcfsd_stall_timeout_ms(struct zcfsd *d);
+/* stall.c: hung servers, sampled every STALL_SAMPLE_MS while a server
+ * runs and the policy has a stall_timeout_ms. arm: the sampler started
+ * if it is not (a server started; a policy reload). */
+void zcfsd_stall_arm(struct zcfsd *d);
 
 
 /* srvlog.c: the server's stdout/stderr through a pipe into
@@ -155,9 +154,6 @@ int zcfsd_srvlog_take(struct zcfsd *d, struct zcfsd_volume *v, int rfd);
 void zcfsd_srvlog_adopt(struct zcfsd *d, struct zcfsd_volume *v, int pidfd);
 /* Drains what is left and stops watching (the server is gone). */
 void zcfsd_srvlog_close(struct zcfsd *d, struct zcfsd_volume *v);
-void zcfsd_srvlog_event(struct zcfsd *d, int fd);
-int zcfsd_srvlog_timeout_ms(struct zcfsd *d);
-void zcfsd_srvlog_tick(struct zcfsd *d);
 
 
 /* scope.c: PID into its own transient scope (server.h: the modes). */

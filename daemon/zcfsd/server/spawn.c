@@ -205,11 +205,9 @@ static void log_start(const struct zcfsd_volume *v, const struct policy_tenant *
 }
 
 /* The child PID (PIDFD) runs zcfs-serve: V's server from now on. */
-static void spawn_record(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
-			 pid_t pid, int pidfd, uint64_t memlock)
+static void spawn_record(struct zcfsd_volume *v, const struct policy_tenant *t, pid_t pid, int pidfd,
+			 uint64_t memlock)
 {
-	int r;
-
 	v->srv.pid = pid;
 	v->srv.pidfd = pidfd;
 	v->srv.starttime = zcfsd_proc_starttime(pid);
@@ -219,17 +217,9 @@ static void spawn_record(struct zcfsd *d, struct zcfsd_volume *v, const struct p
 	v->stall_since_ms = 0;
 	v->srv.adopted = false;
 	(void)zcfsd_scope_move(pid, v->id);	/* logs its own failure */
-	r = zcfsd_watch_pidfd(d, v);
-	if (r < 0)
-		log_warn("event=watch-failed volume=%s error=%s", v->id, strerror(-r));
 	log_start(v, t, pid, memlock, v->srv.fork_us, v->srv.exec_us, "");
 }
 
-int zcfsd_spawn_server(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
-		       struct zcfs_err *e)
-{
-	return zcfsd_spawn_server_ready(d, v, t, NULL, e);
-}
 
 /* What V's server needs before it can start: *SRC, its storage path
  * (the caller frees it), still the tenant's directory, the request
@@ -366,7 +356,7 @@ static int spawn_server_with(struct zcfsd *d, struct zcfsd_volume *v, const stru
 	}
 	v->srv.fork_us = stamps[0];
 	v->srv.exec_us = stamps[1];
-	spawn_record(d, v, t, pid, pidfd, memlock);
+	spawn_record(v, t, pid, pidfd, memlock);
 	if (ready_fd)
 		*ready_fd = TAKE_FD(ready_r);
 	return 0;
@@ -457,9 +447,3 @@ int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
 	return spawn(d, v, t, false, ready_fd, e);
 }
 
-int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_PIDFD | (uint32_t)v->srv.pidfd };
-
-	return RET_NERRNO(epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, v->srv.pidfd, &ev));
-}

@@ -182,13 +182,25 @@ static void take(struct zcfsd *d, struct zcfsd_volume *v, const char *buf, size_
 	}
 }
 
+static void unmute(struct zcfsd *d, void *obj);
+
+/* Muted: not read until the second is over. */
 static void watch(struct zcfsd *d, struct zcfsd_volume *v, bool on)
 {
-	struct epoll_event ev = { .events = on ? EPOLLIN : 0,
-				  .data.u64 = ZCFSD_EV_SRVLOG | (uint32_t)v->log.rfd };
-
-	(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_MOD, v->log.rfd, &ev);
+	(void)zcfsd_watch_events(d, &v->log.watch, on ? EPOLLIN : 0);
 	v->log.muted = !on;
+	if (on)
+		zcfsd_deadline_cancel(d, &v->log.unmute);
+	else
+		zcfsd_deadline_at(d, &v->log.unmute, v->log.second_ms + 1000, unmute, v);
+}
+
+static void unmute(struct zcfsd *d, void *obj)
+{
+	struct zcfsd_volume *v = obj;
+
+	if (v->log.rfd >= 0 && v->log.muted)
+		watch(d, v, true);
 }
 
 /* Reads what is there, within the per-wakeup and per-second budgets.
@@ -228,7 +240,8 @@ void zcfsd_srvlog_close(struct zcfsd *d, struct zcfsd_volume *v)
 		return;
 	/* What a dead server wrote last is still in the pipe. */
 	(void)drain(d, v, SRVLOG_READ_MAX);
-	(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, v->log.rfd, NULL);
+	zcfsd_unwatch(d, &v->log.watch);
+	zcfsd_deadline_cancel(d, &v->log.unmute);
 	v->log.rfd = safe_close(v->log.rfd);
 	v->log.file_fd = safe_close(v->log.file_fd);
 	v->log.line_len = 0;
@@ -236,14 +249,17 @@ void zcfsd_srvlog_close(struct zcfsd *d, struct zcfsd_volume *v)
 	v->log.muted = false;
 }
 
+static void readable(struct zcfsd *d, void *obj, uint32_t events);
+
 static int install(struct zcfsd *d, struct zcfsd_volume *v, int rfd)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ZCFSD_EV_SRVLOG | (uint32_t)rfd };
+	int r;
 
 	if (!v->log.line && !(v->log.line = malloc(SRVLOG_LINE_MAX)))
 		return -ENOMEM;
-	if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, rfd, &ev) < 0)
-		return -errno;
+	r = zcfsd_watch(d, &v->log.watch, rfd, EPOLLIN, readable, v);
+	if (r < 0)
+		return r;
 	v->log.rfd = rfd;
 	v->log.tokens = SRVLOG_BURST;
 	v->log.refill_ms = zcfsd_now_ms();
@@ -308,35 +324,16 @@ void zcfsd_srvlog_adopt(struct zcfsd *d, struct zcfsd_volume *v, int pidfd)
 	}
 }
 
-void zcfsd_srvlog_event(struct zcfsd *d, int fd)
+static void readable(struct zcfsd *d, void *obj, uint32_t events)
 {
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
-		if (v->log.rfd == fd) {
-			if (drain(d, v, SRVLOG_READ_MAX) == 0) {
-				/* EOF: every writer is gone; a server exit follows. */
-				(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
-				v->log.rfd = safe_close(v->log.rfd);
-				v->log.file_fd = safe_close(v->log.file_fd);
-			}
-			return;
-		}
-}
+	struct zcfsd_volume *v = obj;
 
-int zcfsd_srvlog_timeout_ms(struct zcfsd *d)
-{
-	int64_t now = zcfsd_now_ms(), next = -1;
-
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
-		if (v->log.rfd >= 0 && v->log.muted && (next < 0 || v->log.second_ms + 1000 < next))
-			next = v->log.second_ms + 1000;
-	return next < 0 ? -1 : (int)MAX(0, next - now);
-}
-
-void zcfsd_srvlog_tick(struct zcfsd *d)
-{
-	int64_t now = zcfsd_now_ms();
-
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
-		if (v->log.rfd >= 0 && v->log.muted && now - v->log.second_ms >= 1000)
-			watch(d, v, true);
+	(void)events;
+	if (drain(d, v, SRVLOG_READ_MAX) == 0) {
+		/* EOF: every writer is gone; a server exit follows. */
+		zcfsd_unwatch(d, &v->log.watch);
+		zcfsd_deadline_cancel(d, &v->log.unmute);
+		v->log.rfd = safe_close(v->log.rfd);
+		v->log.file_fd = safe_close(v->log.file_fd);
+	}
 }

@@ -20,8 +20,6 @@
 
 #define STALL_SAMPLE_MS 250
 
-static int64_t next_sample_ms;
-
 /* -1 when the connection cannot be read (gone, fusectl not mounted). */
 static long long conn_waiting(unsigned conn)
 {
@@ -76,25 +74,26 @@ static void check_volume(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
 		log_err("event=stall-kill-failed volume=%s pid=%d error=\"%m\"", v->id, (int)v->srv.pid);
 }
 
-void zcfsd_check_stalls(struct zcfsd *d)
+/* The sampler: every STALL_SAMPLE_MS while a server runs (with no
+ * stall_timeout_ms in the policy it samples nothing, and a reload that
+ * sets one finds it running); it stops with the last server. */
+static void sample(struct zcfsd *d, void *obj)
 {
 	int64_t now = zcfsd_now_ms();
+	bool running = false;
 
-	if (!d->policy->stall_timeout_ms || now < next_sample_ms)
-		return;
-	next_sample_ms = now + STALL_SAMPLE_MS;
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
-		check_volume(d, v, now);
+	(void)obj;
+	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
+		if (d->policy->stall_timeout_ms)
+			check_volume(d, v, now);
+		running |= v->n_targets && v->srv.pid;
+	}
+	if (running)
+		zcfsd_deadline_at(d, &d->stall_sample, now + STALL_SAMPLE_MS, sample, NULL);
 }
 
-int zcfsd_stall_timeout_ms(struct zcfsd *d)
+void zcfsd_stall_arm(struct zcfsd *d)
 {
-	int64_t now = zcfsd_now_ms();
-
-	if (!d->policy->stall_timeout_ms)
-		return -1;
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
-		if (v->n_targets && v->srv.pid)
-			return (int)MAX(0, next_sample_ms - now);
-	return -1;
+	if (!zcfsd_deadline_armed(&d->stall_sample))
+		zcfsd_deadline_at(d, &d->stall_sample, zcfsd_now_ms() + STALL_SAMPLE_MS, sample, NULL);
 }

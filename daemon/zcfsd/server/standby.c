@@ -18,7 +18,7 @@ static void unwatch_ready(struct zcfsd *d, struct zcfsd_standby *n)
 {
 	if (n->ready_fd < 0)
 		return;
-	(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, n->ready_fd, NULL);
+	zcfsd_unwatch(d, &n->ready_watch);
 	n->ready_fd = safe_close(n->ready_fd);
 }
 
@@ -31,8 +31,11 @@ static void close_pipes(struct zcfsd *d, struct zcfsd_standby *n)
 	n->broker_fd = safe_close(n->broker_fd);
 }
 
-static void clear(struct zcfsd_standby *n)
+/* Forgotten: every watch and the deadline already off. */
+static void clear(struct zcfsd *d, struct zcfsd_standby *n)
 {
+	zcfsd_unwatch(d, &n->pidfd_watch);
+	zcfsd_deadline_cancel(d, &n->due);
 	*n = (struct zcfsd_standby){ .pidfd = -1, .ready_fd = -1, .go_fd = -1, .log_rfd = -1,
 				     .broker_fd = -1 };
 }
@@ -54,11 +57,14 @@ static void log_output(const struct zcfsd_volume *v, int rfd)
 		log_warn("event=standby-output volume=%s line=\"%.300s\"", v->id, line);
 }
 
+static void standby_exited(struct zcfsd *d, void *obj, uint32_t events);
+static void standby_ready(struct zcfsd *d, void *obj, uint32_t events);
+static void standby_late(struct zcfsd *d, void *obj);
+
 int zcfsd_standby_start(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e)
 {
 	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
 	struct zcfsd_standby *n = &v->standby;
-	struct epoll_event ev = { .events = EPOLLIN };
 	int r;
 
 	if (!t)
@@ -69,14 +75,9 @@ int zcfsd_standby_start(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err
 				 "volume '%s': the last standby is still exiting", v->id);
 	r = zcfsd_spawn_standby(d, v, t, e);
 	if (r == 0) {
-		ev.data.u64 = ZCFSD_EV_PIDFD | (uint32_t)n->pidfd;
-		r = RET_NERRNO(epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, n->pidfd, &ev));
-		if (r == 0) {
-			ev.data.u64 = ZCFSD_EV_STANDBY | (uint32_t)n->ready_fd;
-			r = RET_NERRNO(epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, n->ready_fd, &ev));
-			if (r < 0)
-				(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, n->pidfd, NULL);
-		}
+		r = zcfsd_watch(d, &n->pidfd_watch, n->pidfd, EPOLLIN, standby_exited, v);
+		if (r == 0)
+			r = zcfsd_watch(d, &n->ready_watch, n->ready_fd, EPOLLIN, standby_ready, v);
 		if (r < 0)
 			zcfs_fail(e, ZCFS_INTERNAL, r, "epoll: %s", strerror(-r));
 	}
@@ -84,12 +85,13 @@ int zcfsd_standby_start(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err
 		close_pipes(d, n);
 		if (n->pidfd >= 0) {
 			(void)syscall(SYS_pidfd_send_signal, n->pidfd, SIGKILL, NULL, 0);
-			zcfsd_reap_release(n->pidfd, true, NULL);
+			zcfsd_unwatch(d, &n->pidfd_watch);
+			zcfsd_reap_release(d, n->pidfd, true, NULL);
 		}
-		clear(n);
+		clear(d, n);
 		return r;
 	}
-	n->due_ms = zcfsd_now_ms() + STANDBY_READY_TIMEOUT_MS;
+	zcfsd_deadline_at(d, &n->due, zcfsd_now_ms() + STANDBY_READY_TIMEOUT_MS, standby_late, v);
 	log_info("event=server-standby volume=%s pid=%d old_pid=%d wall_us=%lld", v->id, (int)n->pid,
 		 (int)v->srv.pid, (long long)wall_us());
 	return 0;
@@ -106,6 +108,7 @@ void zcfsd_standby_give_up(struct zcfsd *d, struct zcfsd_volume *v, const char *
 	/* It has read nothing of the connection: a kill loses nothing. */
 	(void)syscall(SYS_pidfd_send_signal, n->pidfd, SIGKILL, NULL, 0);
 	close_pipes(d, n);
+	zcfsd_deadline_cancel(d, &n->due);
 	n->dying = true;
 }
 
@@ -116,23 +119,19 @@ static void fall_back(struct zcfsd *d, struct zcfsd_volume *v, const char *why)
 	bool asked = v->standby.ready;
 
 	zcfsd_standby_give_up(d, v, why);
-	if (!asked && v->srv.pidfd >= 0 && zcfsd_server_signal_handover(v) < 0)
+	if (!asked && v->srv.pidfd >= 0 && zcfsd_server_signal_handover(d, v) < 0)
 		log_warn("event=server-handover-failed volume=%s pid=%d error=%m", v->id, (int)v->srv.pid);
 }
 
-void zcfsd_standby_event(struct zcfsd *d, int fd)
+/* Its ready pipe became readable. */
+static void standby_ready(struct zcfsd *d, void *obj, uint32_t events)
 {
-	struct zcfsd_volume *v;
+	struct zcfsd_volume *v = obj;
 	char buf[8];
 	ssize_t n;
 
-	for (v = d->volumes; v && v->standby.ready_fd != fd; v = v->next)
-		;
-	if (!v) {
-		(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
-		return;
-	}
-	n = read(fd, buf, sizeof(buf));
+	(void)events;
+	n = read(v->standby.ready_fd, buf, sizeof(buf));
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	unwatch_ready(d, &v->standby);
@@ -141,20 +140,24 @@ void zcfsd_standby_event(struct zcfsd *d, int fd)
 		return;
 	}
 	v->standby.ready = true;
+	zcfsd_deadline_cancel(d, &v->standby.due);
 	log_info("event=server-standby-ready volume=%s pid=%d exec_to_ready_ms=%.1f wall_us=%lld",
 		 v->id, (int)v->standby.pid, (double)(wall_us() - v->standby.exec_us) / 1000,
 		 (long long)wall_us());
-	if (zcfsd_server_signal_handover(v) < 0)	/* gone meanwhile: its exit promotes */
+	if (zcfsd_server_signal_handover(d, v) < 0)	/* gone meanwhile: its exit promotes */
 		log_warn("event=server-handover-failed volume=%s pid=%d error=%m", v->id, (int)v->srv.pid);
 }
 
-void zcfsd_standby_exited(struct zcfsd *d, struct zcfsd_volume *v)
+/* Its pidfd fired before it was promoted: reaped and forgotten. */
+static void standby_exited(struct zcfsd *d, void *obj, uint32_t events)
 {
+	struct zcfsd_volume *v = obj;
 	struct zcfsd_standby *n = &v->standby;
 	siginfo_t si = { 0 };
 	char how[96];
 
-	(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, n->pidfd, NULL);
+	(void)events;
+	zcfsd_unwatch(d, &n->pidfd_watch);
 	(void)waitid(P_PIDFD, (id_t)n->pidfd, &si, WEXITED | WNOHANG);
 	if (!n->dying) {
 		zcfsd_exit_describe(&si, how, sizeof(how));
@@ -162,7 +165,7 @@ void zcfsd_standby_exited(struct zcfsd *d, struct zcfsd_volume *v)
 		fall_back(d, v, "exited");
 	}
 	safe_close(n->pidfd);
-	clear(n);
+	clear(d, n);
 }
 
 bool zcfsd_standby_promote(struct zcfsd *d, struct zcfsd_volume *v)
@@ -173,6 +176,8 @@ bool zcfsd_standby_promote(struct zcfsd *d, struct zcfsd_volume *v)
 
 	if (!n->pid || n->dying || !n->ready)
 		return false;
+	/* Its pidfd is the server's now: watched as the server's (supervise.c). */
+	zcfsd_unwatch(d, &n->pidfd_watch);
 	v->srv.restarts++;
 	v->srv.pid = n->pid;
 	v->srv.pidfd = n->pidfd;
@@ -198,17 +203,12 @@ bool zcfsd_standby_promote(struct zcfsd *d, struct zcfsd_volume *v)
 		 (long long)go_us);
 	safe_close(n->go_fd);
 	unwatch_ready(d, n);
-	clear(n);
+	clear(d, n);
 	return true;
 }
 
-void zcfsd_standby_deadline(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
+/* Not ready by its deadline: given up. */
+static void standby_late(struct zcfsd *d, void *obj)
 {
-	if (zcfsd_standby_due_ms(v) && v->standby.due_ms <= now)
-		fall_back(d, v, "not-ready-in-time");
-}
-
-int64_t zcfsd_standby_due_ms(const struct zcfsd_volume *v)
-{
-	return v->standby.pid && !v->standby.ready && !v->standby.dying ? v->standby.due_ms : 0;
+	fall_back(d, obj, "not-ready-in-time");
 }

@@ -24,8 +24,9 @@ static void server_forget(struct zcfsd *d, struct zcfsd_volume *v, siginfo_t *si
 			memset(si, 0, sizeof(*si));
 		return;
 	}
-	(void)epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, v->srv.pidfd, NULL);
-	zcfsd_reap_release(v->srv.pidfd, !v->srv.adopted, si);
+	zcfsd_unwatch(d, &v->srv.pidfd_watch);
+	v->srv.on_exit = NULL;
+	zcfsd_reap_release(d, v->srv.pidfd, !v->srv.adopted, si);
 	v->srv.pidfd = -1;
 	v->srv.pid = 0;
 	zcfsd_srvlog_close(d, v);
@@ -44,7 +45,7 @@ static void stop_abort(struct zcfsd *d, struct zcfsd_volume *v)
 	if (v->fuse_fd >= 0 && zcfsd_conn_ours(v->conn, v->id))
 		(void)zcfsd_conn_abort(v->conn);
 	v->fuse_fd = safe_close(v->fuse_fd);
-	v->srv.restart_due_ms = 0;
+	zcfsd_deadline_cancel(d, &v->srv.restart);
 }
 
 static void stop_kill(struct zcfsd_volume *v, const char *why)

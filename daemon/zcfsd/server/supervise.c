@@ -62,21 +62,21 @@ int zcfsd_server_handover(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_e
 	if (!v->n_targets || v->srv.pidfd < 0 || !v->srv.pid)
 		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -ESRCH,
 				 "volume '%s' has no running server (publish it first)", v->id);
-	if (v->srv.handover_due_ms)
+	if (zcfsd_deadline_armed(&v->srv.handover))
 		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EALREADY,
 				 "volume '%s': a restart is already under way", v->id);
 	if (d->serve_can_standby && d->serve_can_resume && d->serve_can_signal_ready && !v->standby.pid) {
 		r = zcfsd_standby_start(d, v, &se);
 		if (r == 0) {
 			/* Blocks a second restart (and an upgrade) meanwhile. */
-			v->srv.handover_due_ms = zcfsd_now_ms() + STANDBY_READY_TIMEOUT_MS +
-						 HANDOVER_TIMEOUT_MS;
+			zcfsd_deadline_arm(d, &v->srv.handover,
+					   zcfsd_now_ms() + STANDBY_READY_TIMEOUT_MS + HANDOVER_TIMEOUT_MS);
 			return 0;
 		}
 		log_warn("event=standby-failed volume=%s error=\"%s\" action=handover-without-standby",
 			 v->id, se.msg);
 	}
-	r = zcfsd_server_signal_handover(v);
+	r = zcfsd_server_signal_handover(d, v);
 	if (r < 0)
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "signalling the server of '%s': %s", v->id,
 				 strerror(-r));
@@ -85,12 +85,12 @@ int zcfsd_server_handover(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_e
 
 /* A server asked to hand over that does not exit is killed: the restart
  * then takes its requests over as after a crash. */
-static void handover_deadlines(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
+static void handover_late(struct zcfsd *d, void *obj)
 {
-	if (!v->srv.handover_due_ms || v->srv.handover_due_ms > now || v->srv.pidfd < 0)
-		return;
-	zcfsd_server_stop(d, v, ZCFSD_STOP_KILL, "no-exit-after-handover");
-	v->srv.handover_due_ms = 0;
+	struct zcfsd_volume *v = obj;
+
+	if (v->srv.pidfd >= 0)
+		zcfsd_server_stop(d, v, ZCFSD_STOP_KILL, "no-exit-after-handover");
 }
 
 /* SI of the exited server PID. Not reapable yet (a ptrace tracer, such as
@@ -112,12 +112,12 @@ static void exit_status(struct zcfsd_volume *v, pid_t pid, siginfo_t *si)
 static void on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	int64_t ran = zcfsd_wall() - v->srv.started_at, seen_us = wall_us();
-	bool planned = v->srv.handover_due_ms != 0;
+	bool planned = zcfsd_deadline_armed(&v->srv.handover);
 	bool served = planned || server_served(v);
 	siginfo_t si;
 	pid_t pid = v->srv.pid;
 
-	v->srv.handover_due_ms = 0;
+	zcfsd_deadline_cancel(d, &v->srv.handover);
 	zcfsd_server_reap(d, v, &si);
 	exit_status(v, pid, &si);
 	/* Its backing ids stay for its successor (zcfsd_broker_carry). */
@@ -141,7 +141,7 @@ static void on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 		return;
 	}
 	v->srv.backoff_ms = zcfsd_restart_delay_ms(&v->srv.unserved_exits, served);
-	v->srv.restart_due_ms = zcfsd_now_ms() + v->srv.backoff_ms;
+	zcfsd_server_restart_at(d, v, zcfsd_now_ms() + v->srv.backoff_ms);
 	if (v->srv.adopted)
 		log_warn("event=server-exit volume=%s pid=%d status=unknown(adopted) ran_s=%lld restart_in_ms=%u wall_us=%lld",
 			 v->id, (int)pid, (long long)ran, v->srv.backoff_ms, (long long)seen_us);
@@ -153,19 +153,22 @@ static void on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
 			(long long)ran, v->srv.backoff_ms, planned ? " planned=yes" : "", (long long)seen_us);
 	/* A ready standby serves now; one still starting is of no use to
 	 * a restart that is due at once. */
-	if (zcfsd_standby_promote(d, v))
-		v->srv.restart_due_ms = 0;
-	else
+	if (zcfsd_standby_promote(d, v)) {
+		zcfsd_deadline_cancel(d, &v->srv.restart);
+		if (zcfsd_watch_pidfd(d, v) < 0)
+			log_warn("event=watch-failed volume=%s pid=%d", v->id, (int)v->srv.pid);
+	} else
 		zcfsd_standby_give_up(d, v, "predecessor-exited-first");
 }
 
-static void restart(struct zcfsd *d, struct zcfsd_volume *v)
+static void restart(struct zcfsd *d, void *obj)
 {
+	struct zcfsd_volume *v = obj;
 	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
 	struct zcfs_err e = { 0 };
 	int r;
 
-	v->srv.restart_due_ms = 0;
+	zcfsd_deadline_cancel(d, &v->srv.restart);
 	if (!t) {
 		log_err("event=restart-failed volume=%s reason=tenant-not-in-policy action=teardown", v->id);
 		zcfsd_volume_teardown(d, v, true);
@@ -173,7 +176,7 @@ static void restart(struct zcfsd *d, struct zcfsd_volume *v)
 		return;
 	}
 	v->srv.restarts++;
-	r = zcfsd_spawn_server(d, v, t, &e);
+	r = zcfsd_server_start(d, v, t, NULL, &e);
 	if (r == -ENOTDIR || r == -ENOENT) {
 		/* Retrying cannot help and clients would wait on a connection
 		 * nobody serves: unpublish; the operator restores the dir. */
@@ -186,7 +189,7 @@ static void restart(struct zcfsd *d, struct zcfsd_volume *v)
 	if (r < 0) {
 		log_err("event=restart-failed volume=%s error=\"%s\"", v->id, e.msg);
 		v->srv.backoff_ms = zcfsd_restart_delay_ms(&v->srv.unserved_exits, false);
-		v->srv.restart_due_ms = zcfsd_now_ms() + v->srv.backoff_ms;
+		zcfsd_server_restart_at(d, v, zcfsd_now_ms() + v->srv.backoff_ms);
 		(void)zcfsd_state_save(d);
 		return;
 	}
@@ -199,31 +202,9 @@ static void restart(struct zcfsd *d, struct zcfsd_volume *v)
 	(void)zcfsd_state_save(d);
 }
 
-static void run_due_restarts(struct zcfsd *d)
+void zcfsd_server_restart_at(struct zcfsd *d, struct zcfsd_volume *v, int64_t due_ms)
 {
-	int64_t now = zcfsd_now_ms();
-
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
-		handover_deadlines(d, v, now);
-		zcfsd_standby_deadline(d, v, now);
-		if (v->srv.restart_due_ms && v->srv.restart_due_ms <= now)
-			restart(d, v);
-	}
-}
-
-static int64_t next_restart_ms(struct zcfsd *d)
-{
-	int64_t next = 0;
-
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
-		if (v->srv.restart_due_ms && (!next || v->srv.restart_due_ms < next))
-			next = v->srv.restart_due_ms;
-		if (v->srv.handover_due_ms && (!next || v->srv.handover_due_ms < next))
-			next = v->srv.handover_due_ms;
-		if (zcfsd_standby_due_ms(v) && (!next || zcfsd_standby_due_ms(v) < next))
-			next = zcfsd_standby_due_ms(v);
-	}
-	return next;
+	zcfsd_deadline_at(d, &v->srv.restart, due_ms, restart, v);
 }
 
 /* zcfsd's end of the server's passthrough broker, parked in the server;
@@ -355,58 +336,48 @@ void zcfsd_readopt(struct zcfsd *d)
 	(void)zcfsd_state_save(d);
 }
 
-/* A server's or a standby's pidfd fired. */
-static void on_pidfd(struct zcfsd *d, int fd)
+/* V's server's pidfd fired: a long operation waiting on it takes it
+ * (server.h on_exit), else supervision. */
+static void server_exited(struct zcfsd *d, void *obj, uint32_t events)
 {
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next) {
-		if (v->standby.pidfd == fd) {
-			zcfsd_standby_exited(d, v);
-			return;
-		}
-		if (v->srv.pidfd != fd)
-			continue;
-		on_server_exit(d, v);
-		/* A restart due now saves state.json itself, after the
-		 * fork: the save's fsync stood between the exit and the
-		 * successor (9-17 ms p50, up to 98 ms under load,
-		 * bench/notes/supervision.md "Where a restart's stall goes"). */
-		if (v->srv.restart_due_ms && v->srv.restart_due_ms <= zcfsd_now_ms())
-			run_due_restarts(d);
-		else
-			(void)zcfsd_state_save(d);
+	struct zcfsd_volume *v = obj;
+
+	(void)events;
+	if (v->srv.on_exit) {
+		v->srv.on_exit(d, v);
 		return;
 	}
+	on_server_exit(d, v);
+	/* A restart due now saves state.json itself, after the fork: the
+	 * save's fsync stood between the exit and the successor (9-17 ms
+	 * p50, up to 98 ms under load, bench/notes/supervision.md "Where a
+	 * restart's stall goes"). */
+	if (zcfsd_deadline_armed(&v->srv.restart) && v->srv.restart.due_ms <= zcfsd_now_ms())
+		restart(d, v);
+	else
+		(void)zcfsd_state_save(d);
 }
 
-void zcfsd_server_event(struct zcfsd *d, uint64_t tag, int fd)
+int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v)
 {
-	if (tag == ZCFSD_EV_PIDFD)
-		on_pidfd(d, fd);
-	else if (tag == ZCFSD_EV_SRVLOG)
-		zcfsd_srvlog_event(d, fd);
-	else if (tag == ZCFSD_EV_STANDBY)
-		zcfsd_standby_event(d, fd);
-	else if (tag == ZCFSD_EV_HOLDER)
-		zcfsd_holder_event(d, fd);
+	int r = zcfsd_watch(d, &v->srv.pidfd_watch, v->srv.pidfd, EPOLLIN, server_exited, v);
+
+	/* What the rest of the folder arms by time (notify.c, holder.c). */
+	zcfsd_deadline_init(&v->srv.restart, restart, v);
+	zcfsd_deadline_init(&v->srv.handover, handover_late, v);
+	if (r == 0)
+		zcfsd_stall_arm(d);
+	return r;
 }
 
-void zcfsd_server_tick(struct zcfsd *d)
+int zcfsd_server_start(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+		       int *ready_fd, struct zcfs_err *e)
 {
-	zcfsd_srvlog_tick(d);
-	run_due_restarts(d);
-	zcfsd_check_stalls(d);
-}
+	int r = zcfsd_spawn_server_ready(d, v, t, ready_fd, e);
 
-int zcfsd_server_timeout_ms(struct zcfsd *d)
-{
-	int64_t next = next_restart_ms(d), now = zcfsd_now_ms();
-	int timeout = next ? (int)MAX(0, MIN(next - now, 60000)) : -1;
-	int st = zcfsd_stall_timeout_ms(d);
-	int lt = zcfsd_srvlog_timeout_ms(d);
-
-	if (st >= 0 && (timeout < 0 || st < timeout))
-		timeout = st;	/* hung servers are sampled */
-	if (lt >= 0 && (timeout < 0 || lt < timeout))
-		timeout = lt;	/* flooding servers' logs are watched again */
-	return timeout;
+	if (r == 0 && (r = zcfsd_watch_pidfd(d, v)) < 0) {
+		log_warn("event=watch-failed volume=%s error=%s", v->id, strerror(-r));
+		r = 0;
+	}
+	return r;
 }

@@ -12,7 +12,7 @@ int zcfsd_volume_teardown(struct zcfsd *d, struct zcfsd_volume *v, bool lazy)
 	/* Acknowledged writes the kernel still caches (writeback) reach the
 	 * storage before a busy mount's connection is aborted. */
 	if (!lazy && v->n_targets && v->srv.pid) {
-		r = zcfsd_syncfs_bounded(v->targets[0], 10000);
+		r = zcfsd_syncfs_bounded(d, v->targets[0], 10000);
 		if (r < 0)
 			log_warn("event=sync-failed volume=%s error=\"%s\"", v->id, strerror(-r));
 	}
