@@ -201,7 +201,7 @@ static int parse_options(int argc, char **argv, struct zcfsd *d, const char **so
 		case 'x': d->serve_bin = optarg; break;
 		case 'f': *foreground = true; break;
 		case 'C':
-			if (zcfsd_scope_set_mode(optarg) < 0) {
+			if (zcfsd_scope_set_mode(d, optarg) < 0) {
 				fprintf(stderr, "zcfsd: --server-scopes is auto, systemd or off\n");
 				return 2;
 			}
@@ -321,7 +321,7 @@ static void announce_ready(struct zcfsd *d)
 		 (int)getpid(), d->socket_path, d->state_dir, d->policy_path, d->policy->n_tenants,
 		 d->serve_bin, d->ncpus, (unsigned long long)uring_default_pinned_bytes(d->ncpus),
 		 d->serve_can_resume ? "yes" : "no", d->serve_can_standby ? "yes" : "no",
-		 zcfsd_scope_wanted() ? "yes" : "no");
+		 zcfsd_scope_wanted(d) ? "yes" : "no");
 	snprintf(ready, sizeof(ready), "READY=1\nMAINPID=%d\n", (int)getpid());
 	notify_status(d, ready);
 }
@@ -333,7 +333,7 @@ static int finish(struct zcfsd *d, int status, bool state_ok, char **argv)
 	bool upgrading = status == 0 && zcfsd_upgrade_due(d);
 
 	zcfsd_metrics_stop(d);
-	zcfsd_scope_done();
+	zcfsd_scope_done(d);
 	if (upgrading)
 		zcfsd_control_flush(d);
 	zcfsd_control_free(d);
@@ -374,19 +374,26 @@ int main(int argc, char **argv)
 	bool foreground = false, state_ok = false;
 	int r;
 
-	r = parse_options(argc, argv, &d, &socket_arg, &foreground);
-	if (r >= 0)
-		return r;
-	log_set_ident("zcfsd");
-	if (zcfsd_upgrade_init(&d, &upgrade_ops) < 0)
+	if (zcfsd_scope_init(&d) < 0)
 		return 1;
+	r = parse_options(argc, argv, &d, &socket_arg, &foreground);
+	if (r < 0 && zcfsd_upgrade_init(&d, &upgrade_ops) < 0)
+		r = 1;
+	if (r >= 0) {
+		zcfsd_scope_done(&d);
+		return r;
+	}
+	log_set_ident("zcfsd");
 	d.socket_path = zcfs_socket_path(socket_arg);
 	if (!d.serve_bin) {
 		serve = default_serve_bin();
 		d.serve_bin = serve;
 	}
-	if (load_policy(&d) < 0)
+	if (load_policy(&d) < 0) {
+		zcfsd_upgrade_free(&d);
+		zcfsd_scope_done(&d);
 		return 2;
+	}
 	if (start(&d, foreground, &state_ok) < 0)
 		return finish(&d, 1, state_ok, argv);
 	announce_ready(&d);

@@ -138,8 +138,11 @@ int zcfsd_unpublish_begin(struct zcfsd *d, struct zcfsd_volume *v, const char *t
 			  const struct zcfsd_answer *a, struct zcfs_err *e);
 bool zcfsd_unpublishing(const struct zcfsd_volume *v, struct zcfs_err *e);
 /* restart.c: volume.restart, the planned restart of V's server (standby
- * first, then the hand-over): 0 once asked, -errno with E. */
+ * first, then the hand-over) as a state machine in v->restart: 0 once
+ * asked (the protocol answers then), -errno with E and nothing under way.
+ * release: ended without a word (the volume unpublished or deleted, zcfsd's exit). */
 int zcfsd_volume_restart(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e);
+void zcfsd_restart_release(struct zcfsd *d, struct zcfsd_volume *v);
 
 /* At zcfsd's exit: what an operation still under way on V holds is let
  * go (no answer: the clients' connections close with zcfsd). Each

@@ -171,6 +171,7 @@ int zcfsd_volume_unpublish(struct zcfsd *d, struct zcfsd_volume *v, const char *
 	if ((size_t)i == v->n_targets)
 		return 0;	/* not published there: nothing to do */
 	if (v->n_targets == 1) {
+		zcfsd_restart_release(d, v);
 		r = zcfsd_volume_teardown(d, v, false);
 	} else {
 		r = zcfsd_target_unmount(v, target, false);
@@ -204,6 +205,7 @@ int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err
 	for (pp = &d->volumes; *pp != v; pp = &(*pp)->next)
 		;
 	*pp = v->next;
+	zcfsd_restart_release(d, v);	/* a restart left after a teardown: its deadline */
 	if (asprintf(&logpath, "%s/logs/%s.log", d->state_dir, v->id) >= 0) {
 		(void)unlink(logpath);
 		free(logpath);

@@ -62,6 +62,7 @@ static void answer(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfs_er
 void zcfsd_lifecycle_release(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	zcfsd_publish_wait_release(d, v);
+	zcfsd_restart_release(d, v);
 	if (v->unpub)
 		release(d, v);
 }
@@ -143,6 +144,7 @@ static void after_sync(struct zcfsd *d, struct zcfsd_volume *v, bool give_up)
 		answer(d, v, &e);
 		return;
 	}
+	zcfsd_restart_release(d, v);	/* a planned restart under way: over */
 	zcfsd_server_stop(d, v, ZCFSD_STOP_ABORT, NULL);
 	v->unpub->phase = ZCFSD_UNPUB_STOPPING;
 	/* Its exit ends the unpublish (server_exited), not a restart. */

@@ -67,8 +67,8 @@ const char *zcfsd_upgrade_binary(struct zcfsd *d)
 const char *zcfsd_upgrade_blocker(struct zcfsd *d)
 {
 	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
-		if ((v->n_targets && (v->srv.pid <= 0 || zcfsd_deadline_armed(&v->srv.handover))) ||
-		    v->unpub || v->standby.pid || v->pubwait)
+		if ((v->n_targets && v->srv.pid <= 0) || v->restart || v->unpub || v->standby.pid ||
+		    v->pubwait)
 			return v->id;
 	return NULL;
 }

@@ -46,6 +46,7 @@ struct zcfsd;
 struct zcfsd_volume;
 struct zcfsd_unpublish;
 struct zcfsd_publish_wait;
+struct zcfsd_restart;
 
 struct zcfsd_server {
 	pid_t pid;			/* 0: none running (stopped or waiting to restart) */
@@ -63,9 +64,6 @@ struct zcfsd_server {
 	int64_t started_ms;		/* monotonic start of this server */
 	unsigned unserved_exits;	/* consecutive exits before serving (crash loop) */
 	bool adopted;			/* not our child (taken over after a daemon restart) */
-	/* Armed: a planned restart (volume.restart) under way; the old
-	 * server is killed if it has not exited by then. */
-	struct zcfsd_deadline handover;
 	int64_t fork_us, exec_us;	/* wall_us() before its fork, after its exec (logged) */
 };
 
@@ -78,13 +76,11 @@ struct zcfsd_standby {
 	struct zcfsd_watch pidfd_watch;
 	unsigned long long starttime;
 	int ready_fd;			/* its --ready-fd's read end, watched until 'R'; -1 after */
-	struct zcfsd_watch ready_watch;
+	struct zcfsd_watch ready_watch;	/* both watched by the planned restart (lifecycle/restart.c) */
 	int go_fd;			/* the write end of its --standby-fd */
 	int log_rfd;			/* its stdout/stderr pipe: the volume's log once promoted */
 	int broker_fd;			/* zcfsd's end of its broker socket; -1: none */
 	bool ready;			/* said 'R': its predecessor was asked to hand over */
-	bool dying;			/* given up and killed: reaped when its pidfd fires */
-	struct zcfsd_deadline due;	/* given up unless ready by then */
 	int64_t fork_us, exec_us;
 };
 
@@ -173,9 +169,11 @@ struct zcfsd_volume {
 	/* The long operations under way on the volume, lifecycle/'s state
 	 * machines (their records: lifecycle/lifecycle.h): an unpublish of
 	 * the last target, a first publish waiting for its new server to say
-	 * it serves. NULL: none. The model knows only that one runs. */
+	 * it serves, a planned restart (volume.restart). NULL: none. The
+	 * model knows only that one runs. */
 	struct zcfsd_unpublish *unpub;
 	struct zcfsd_publish_wait *pubwait;
+	struct zcfsd_restart *restart;
 	struct zcfsd_volume *next;
 };
 
@@ -201,6 +199,7 @@ struct zcfsd {
 	struct zcfsd_deadline stall_sample;	/* hung servers (server/stall.c) */
 	struct zcfsd_control *control;	/* the control socket's connections (protocol/control.c) */
 	struct zcfsd_metrics *metrics;	/* the metrics listener (protocol/metrics.c) */
+	struct zcfsd_scopes *scopes;	/* the servers' systemd scopes (server/scope.c) */
 	/* Children given up on (model/reap.c), reaped when their pidfd fires. */
 	struct zcfsd_reaping {
 		int pidfd;		/* a slot is in use while its watch is on */

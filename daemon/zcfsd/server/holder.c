@@ -153,7 +153,7 @@ static int holder_start(struct zcfsd *d, struct zcfsd_volume *v, const struct po
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "ring holder of volume %s did not start: %s", v->id,
 				 msg);
 	}
-	(void)zcfsd_scope_move(pid, v->id);
+	(void)zcfsd_scope_move(d, pid, v->id);
 	r = holder_watch(d, v);
 	if (r < 0)
 		log_warn("event=watch-failed volume=%s holder=%d error=%s", v->id, (int)pid, strerror(-r));

@@ -9,11 +9,10 @@
 #include "kernel/zcfs_fuse_abi.h"
 #include "server_int.h"
 
-int zcfsd_server_signal_handover(struct zcfsd *d, struct zcfsd_volume *v)
+int zcfsd_server_signal_handover(struct zcfsd_volume *v)
 {
 	if (syscall(SYS_pidfd_send_signal, v->srv.pidfd, ZCFS_HANDOVER_SIGNAL, NULL, 0) < 0)
 		return -errno;
-	zcfsd_deadline_arm(d, &v->srv.handover, zcfsd_now_ms() + HANDOVER_TIMEOUT_MS);
 	log_info("event=server-handover volume=%s pid=%d wall_us=%lld", v->id, (int)v->srv.pid,
 		 (long long)wall_us());
 	return 0;

@@ -21,42 +21,56 @@
 #define SCOPE_BUS "unix:path=/run/systemd/private"
 #define SCOPE_TIMEOUT_USEC (2 * 1000 * 1000)
 
-static sd_bus *bus;
-static bool warned;
-static enum zcfsd_scope_mode mode = ZCFSD_SCOPES_AUTO;
+/* d->scopes: the mode, the bus while it works, whether its failure was said. */
+struct zcfsd_scopes {
+	enum zcfsd_scope_mode mode;
+	sd_bus *bus;
+	bool warned;
+};
 
-int zcfsd_scope_set_mode(const char *name)
+int zcfsd_scope_init(struct zcfsd *d)
+{
+	d->scopes = calloc(1, sizeof(*d->scopes));
+	if (!d->scopes)
+		return -ENOMEM;
+	d->scopes->mode = ZCFSD_SCOPES_AUTO;
+	return 0;
+}
+
+int zcfsd_scope_set_mode(struct zcfsd *d, const char *name)
 {
 	if (!strcmp(name, "auto"))
-		mode = ZCFSD_SCOPES_AUTO;
+		d->scopes->mode = ZCFSD_SCOPES_AUTO;
 	else if (!strcmp(name, "systemd"))
-		mode = ZCFSD_SCOPES_SYSTEMD;
+		d->scopes->mode = ZCFSD_SCOPES_SYSTEMD;
 	else if (!strcmp(name, "off"))
-		mode = ZCFSD_SCOPES_OFF;
+		d->scopes->mode = ZCFSD_SCOPES_OFF;
 	else
 		return -EINVAL;
 	return 0;
 }
 
-bool zcfsd_scope_wanted(void)
+bool zcfsd_scope_wanted(struct zcfsd *d)
 {
 	const char *id = getenv("INVOCATION_ID");
 
-	if (mode != ZCFSD_SCOPES_AUTO)
-		return mode == ZCFSD_SCOPES_SYSTEMD;
+	if (!d->scopes)
+		return false;
+	if (d->scopes->mode != ZCFSD_SCOPES_AUTO)
+		return d->scopes->mode == ZCFSD_SCOPES_SYSTEMD;
 	return id && *id && access("/run/systemd/private", F_OK) == 0;
 }
 
-static int scope_bus(sd_bus **ret)
+static int scope_bus(struct zcfsd_scopes *s, sd_bus **ret)
 {
 	sd_bus *b = NULL;
 	int r;
 
-	if (bus && sd_bus_is_open(bus) > 0) {
-		*ret = bus;
+	if (s->bus && sd_bus_is_open(s->bus) > 0) {
+		*ret = s->bus;
 		return 0;
 	}
-	bus = sd_bus_flush_close_unref(bus);
+	s->bus = sd_bus_flush_close_unref(s->bus);
 	r = sd_bus_new(&b);
 	if (r < 0)
 		return r;
@@ -67,23 +81,24 @@ static int scope_bus(sd_bus **ret)
 		sd_bus_unref(b);
 		return r;
 	}
-	*ret = bus = b;
+	*ret = s->bus = b;
 	return 0;
 }
 
-int zcfsd_scope_move(pid_t pid, const char *volume)
+int zcfsd_scope_move(struct zcfsd *d, pid_t pid, const char *volume)
 {
+	struct zcfsd_scopes *s = d->scopes;
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	sd_bus_message *m = NULL, *reply = NULL;
 	char name[64], desc[200];
 	sd_bus *b;
 	int r;
 
-	if (!zcfsd_scope_wanted())
+	if (!zcfsd_scope_wanted(d))
 		return 0;
 	snprintf(name, sizeof(name), "zcfs-serve-%d.scope", (int)pid);
 	snprintf(desc, sizeof(desc), "zcfs server of volume %s", volume);
-	r = scope_bus(&b);
+	r = scope_bus(s, &b);
 	if (r < 0)
 		goto out;
 	r = sd_bus_message_new_method_call(b, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
@@ -107,16 +122,16 @@ out:
 		/* The server stays in zcfsd's cgroup. Asked for explicitly
 		 * (a pod), that is every time an error: the volume now dies
 		 * with the pod. Else once per zcfsd. */
-		if (mode == ZCFSD_SCOPES_SYSTEMD)
+		if (s->mode == ZCFSD_SCOPES_SYSTEMD)
 			log_err("event=scope-failed volume=%s pid=%d error=\"%s\" effect=\"this server stays in zcfsd's "
 				"cgroup: it stops when zcfsd's pod or unit does\"", volume, (int)pid,
 				sd_bus_error_is_set(&err) ? err.message : strerror(-r));
-		else if (!warned)
+		else if (!s->warned)
 			log_warn("event=scope-failed volume=%s pid=%d error=\"%s\" effect=\"servers stay in zcfsd.service: "
 				 "a restart of the unit stops them\"", volume, (int)pid,
 				 sd_bus_error_is_set(&err) ? err.message : strerror(-r));
-		warned = true;
-		bus = sd_bus_flush_close_unref(bus);
+		s->warned = true;
+		s->bus = sd_bus_flush_close_unref(s->bus);
 	} else {
 		log_debug("event=scope volume=%s pid=%d unit=%s", volume, (int)pid, name);
 	}
@@ -126,7 +141,11 @@ out:
 	return r < 0 ? r : 0;
 }
 
-void zcfsd_scope_done(void)
+void zcfsd_scope_done(struct zcfsd *d)
 {
-	bus = sd_bus_flush_close_unref(bus);
+	if (!d->scopes)
+		return;
+	sd_bus_flush_close_unref(d->scopes->bus);
+	free(d->scopes);
+	d->scopes = NULL;
 }

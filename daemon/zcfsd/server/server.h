@@ -53,15 +53,29 @@ void zcfsd_exit_describe(const siginfo_t *si, char *buf, size_t len);
 int zcfsd_ready_read(int ready_fd);
 
 /* The event loop's side is watches and deadlines the folder registers
- * itself (model/loop.h): each server's, standby's and holder's pidfd,
- * a standby's ready pipe, the log pipe; restart, hand-over, standby and
- * log-rate deadlines, the stall sampler. */
-/* Planned restart (volume.restart): SIGUSR1 asks the server to hand its
- * requests over and exit (zcfs-serve hand_over), a standby started first
- * when zcfs-serve can; its exit is restarted at once, and a server still
- * running after HANDOVER_TIMEOUT_MS is killed. */
-#define HANDOVER_TIMEOUT_MS 5000
-int zcfsd_server_handover(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e);
+ * itself (model/loop.h): each server's and holder's pidfd, the log pipe;
+ * restart and log-rate deadlines, the stall sampler. */
+/* V's server exited (its pidfd fired) and a long operation that took
+ * its exit (v->srv.on_exit) hands it back: supervision's handling, PLANNED
+ * for a hand-over (no restart delay; a ready standby takes over, else a
+ * new server starts at once). */
+void zcfsd_server_exited(struct zcfsd *d, struct zcfsd_volume *v, bool planned);
+/* A planned restart's parts (its state machine: lifecycle/restart.c).
+ * notify.c: the hand-over request to V's server (SIGUSR1: zcfs-serve
+ * hands its requests over and exits). standby.c: the successor started
+ * first (--standby-fd: exec, linking, sandbox, tables and rings while the
+ * old server still serves), not watched (its pidfd and ready_fd are the
+ * caller's to watch, in v->standby's watches); its ready pipe read once
+ * it is readable: 0 'R' (ready), -EAGAIN nothing yet, -EPIPE closed,
+ * -EPROTO anything else (then unwatched and closed); its exit before
+ * promotion reaped and logged; given up: killed (reaped now or by the
+ * loop), nothing of it left. Once the old server's exit is seen a ready
+ * standby gets 'G' and serves (zcfsd_server_exited). */
+int zcfsd_server_signal_handover(struct zcfsd_volume *v);
+int zcfsd_standby_start(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e);
+int zcfsd_standby_ready_read(struct zcfsd *d, struct zcfsd_volume *v);
+void zcfsd_standby_reap(struct zcfsd *d, struct zcfsd_volume *v);
+void zcfsd_standby_give_up(struct zcfsd *d, struct zcfsd_volume *v, const char *why);
 /* After a zcfsd restart: every recorded server taken over (pidfd, fuse
  * fd, counters, log, holder, broker), or cleaned up. */
 void zcfsd_readopt(struct zcfsd *d);
@@ -76,8 +90,10 @@ int zcfsd_volume_teardown(struct zcfsd *d, struct zcfsd_volume *v, bool lazy);
  * systemd, always (a pod with the host's /run/systemd and hostPID);
  * off. set_mode: -EINVAL for another name. */
 enum zcfsd_scope_mode { ZCFSD_SCOPES_AUTO, ZCFSD_SCOPES_SYSTEMD, ZCFSD_SCOPES_OFF };
-int zcfsd_scope_set_mode(const char *name);
-bool zcfsd_scope_wanted(void);
-void zcfsd_scope_done(void);
+/* init (d->scopes, mode auto; -ENOMEM) before set_mode; done lets it go. */
+int zcfsd_scope_init(struct zcfsd *d);
+int zcfsd_scope_set_mode(struct zcfsd *d, const char *name);
+bool zcfsd_scope_wanted(struct zcfsd *d);
+void zcfsd_scope_done(struct zcfsd *d);
 
 #endif

@@ -107,26 +107,13 @@ int zcfsd_server_identity(const struct policy_tenant *t, bool sys_admin);
 unsigned zcfsd_restart_delay_ms(unsigned *unserved, bool served);
 /* V's server started again at DUE_MS (re-armed when one was pending). */
 void zcfsd_server_restart_at(struct zcfsd *d, struct zcfsd_volume *v, int64_t due_ms);
-/* notify.c: the hand-over request (SIGUSR1) to V's server, its
- * deadline set; FUSE_NOTIFY_RESEND on a connection (a successor's first
+/* notify.c: FUSE_NOTIFY_RESEND on a connection (a successor's first
  * step: what its predecessor had read is queued again). */
-int zcfsd_server_signal_handover(struct zcfsd *d, struct zcfsd_volume *v);
 int zcfsd_send_resend(int fuse_fd);
 
-/* standby.c: a planned restart starts the successor first (--standby-fd):
- * exec, linking, sandbox, tables and rings happen while the old server
- * still serves; once the successor says 'R', the old one is asked to
- * hand over, and when its exit is seen the successor gets 'G' and
- * serves at once. A standby that fails, lies or is not ready within
- * STANDBY_READY_TIMEOUT_MS is killed and the restart goes on without
- * one (hand-over, then an ordinary restart). */
-#define STANDBY_READY_TIMEOUT_MS 3000
-int zcfsd_standby_start(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e);
-/* V's server exited (seen, forgotten): a ready standby takes over; true
- * if it did. */
+/* standby.c (the rest in server.h): V's server exited (seen,
+ * forgotten): a ready standby takes over; true if it did. */
 bool zcfsd_standby_promote(struct zcfsd *d, struct zcfsd_volume *v);
-/* Kills a standby not promoted (none: nothing); its exit is reaped later. */
-void zcfsd_standby_give_up(struct zcfsd *d, struct zcfsd_volume *v, const char *why);
 
 /* stall.c: hung servers, sampled every STALL_SAMPLE_MS while a server
  * runs and the policy has a stall_timeout_ms. arm: the sampler started
@@ -157,7 +144,7 @@ void zcfsd_srvlog_close(struct zcfsd *d, struct zcfsd_volume *v);
 
 
 /* scope.c: PID into its own transient scope (server.h: the modes). */
-int zcfsd_scope_move(pid_t pid, const char *volume);
+int zcfsd_scope_move(struct zcfsd *d, pid_t pid, const char *volume);
 
 /* stop.c: the steps of zcfsd_server_stop; a server seen exiting is
  * forgotten with zcfsd_server_reap (server.h). */

@@ -205,8 +205,8 @@ static void log_start(const struct zcfsd_volume *v, const struct policy_tenant *
 }
 
 /* The child PID (PIDFD) runs zcfs-serve: V's server from now on. */
-static void spawn_record(struct zcfsd_volume *v, const struct policy_tenant *t, pid_t pid, int pidfd,
-			 uint64_t memlock)
+static void spawn_record(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
+			 pid_t pid, int pidfd, uint64_t memlock)
 {
 	v->srv.pid = pid;
 	v->srv.pidfd = pidfd;
@@ -216,7 +216,7 @@ static void spawn_record(struct zcfsd_volume *v, const struct policy_tenant *t, 
 	v->stalled = false;
 	v->stall_since_ms = 0;
 	v->srv.adopted = false;
-	(void)zcfsd_scope_move(pid, v->id);	/* logs its own failure */
+	(void)zcfsd_scope_move(d, pid, v->id);	/* logs its own failure */
 	log_start(v, t, pid, memlock, v->srv.fork_us, v->srv.exec_us, "");
 }
 
@@ -356,7 +356,7 @@ static int spawn_server_with(struct zcfsd *d, struct zcfsd_volume *v, const stru
 	}
 	v->srv.fork_us = stamps[0];
 	v->srv.exec_us = stamps[1];
-	spawn_record(v, t, pid, pidfd, memlock);
+	spawn_record(d, v, t, pid, pidfd, memlock);
 	if (ready_fd)
 		*ready_fd = TAKE_FD(ready_r);
 	return 0;
@@ -412,7 +412,7 @@ static int spawn_standby_with(struct zcfsd *d, struct zcfsd_volume *v, const str
 	n->fork_us = stamps[0];
 	n->exec_us = stamps[1];
 	n->starttime = zcfsd_proc_starttime(n->pid);
-	(void)zcfsd_scope_move(n->pid, v->id);
+	(void)zcfsd_scope_move(d, n->pid, v->id);
 	log_start(v, t, n->pid, memlock, n->fork_us, n->exec_us, " standby=yes");
 	return 0;
 }

@@ -1,10 +1,14 @@
-/* Planned restarts with the successor started first (server.h,
+/* A planned restart's successor started first (server.h,
  * docs/supervision.md "Planned restart"): the standby runs zcfs-serve
  * --resume --standby-fd up to the point where it would read the
  * connection, says 'R', and waits; its predecessor is asked to hand over
  * only then, and the standby is let go ('G') as soon as that one's exit
  * is seen. The client-visible gap is the hand-over, the exit and the
- * standby's resume, not the successor's whole start. */
+ * standby's resume, not the successor's whole start. This file is the
+ * standby's process and pipes; when each step happens is the planned
+ * restart's state machine (lifecycle/restart.c), which watches its
+ * ready pipe and pidfd (the watches live in v->standby, so a give-up
+ * here turns them off). */
 #include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -31,11 +35,11 @@ static void close_pipes(struct zcfsd *d, struct zcfsd_standby *n)
 	n->broker_fd = safe_close(n->broker_fd);
 }
 
-/* Forgotten: every watch and the deadline already off. */
+/* Forgotten: its watches off, the record empty. */
 static void clear(struct zcfsd *d, struct zcfsd_standby *n)
 {
 	zcfsd_unwatch(d, &n->pidfd_watch);
-	zcfsd_deadline_cancel(d, &n->due);
+	zcfsd_unwatch(d, &n->ready_watch);
 	*n = (struct zcfsd_standby){ .pidfd = -1, .ready_fd = -1, .go_fd = -1, .log_rfd = -1,
 				     .broker_fd = -1 };
 }
@@ -57,10 +61,6 @@ static void log_output(const struct zcfsd_volume *v, int rfd)
 		log_warn("event=standby-output volume=%s line=\"%.300s\"", v->id, line);
 }
 
-static void standby_exited(struct zcfsd *d, void *obj, uint32_t events);
-static void standby_ready(struct zcfsd *d, void *obj, uint32_t events);
-static void standby_late(struct zcfsd *d, void *obj);
-
 int zcfsd_standby_start(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e)
 {
 	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
@@ -74,24 +74,15 @@ int zcfsd_standby_start(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err
 		return zcfs_fail(e, ZCFS_UNAVAILABLE, -EBUSY,
 				 "volume '%s': the last standby is still exiting", v->id);
 	r = zcfsd_spawn_standby(d, v, t, e);
-	if (r == 0) {
-		r = zcfsd_watch(d, &n->pidfd_watch, n->pidfd, EPOLLIN, standby_exited, v);
-		if (r == 0)
-			r = zcfsd_watch(d, &n->ready_watch, n->ready_fd, EPOLLIN, standby_ready, v);
-		if (r < 0)
-			zcfs_fail(e, ZCFS_INTERNAL, r, "epoll: %s", strerror(-r));
-	}
 	if (r < 0) {
 		close_pipes(d, n);
 		if (n->pidfd >= 0) {
 			(void)syscall(SYS_pidfd_send_signal, n->pidfd, SIGKILL, NULL, 0);
-			zcfsd_unwatch(d, &n->pidfd_watch);
 			zcfsd_reap_release(d, n->pidfd, true, NULL);
 		}
 		clear(d, n);
 		return r;
 	}
-	zcfsd_deadline_at(d, &n->due, zcfsd_now_ms() + STANDBY_READY_TIMEOUT_MS, standby_late, v);
 	log_info("event=server-standby volume=%s pid=%d old_pid=%d wall_us=%lld", v->id, (int)n->pid,
 		 (int)v->srv.pid, (long long)wall_us());
 	return 0;
@@ -101,69 +92,48 @@ void zcfsd_standby_give_up(struct zcfsd *d, struct zcfsd_volume *v, const char *
 {
 	struct zcfsd_standby *n = &v->standby;
 
-	if (!n->pid || n->dying)
+	if (!n->pid)
 		return;
 	log_warn("event=standby-given-up volume=%s pid=%d reason=%s", v->id, (int)n->pid, why);
 	log_output(v, n->log_rfd);
-	/* It has read nothing of the connection: a kill loses nothing. */
+	/* It has read nothing of the connection: a kill loses nothing. It
+	 * is reaped now or, still exiting, by the loop (model/reap.c). */
 	(void)syscall(SYS_pidfd_send_signal, n->pidfd, SIGKILL, NULL, 0);
 	close_pipes(d, n);
-	zcfsd_deadline_cancel(d, &n->due);
-	n->dying = true;
+	zcfsd_unwatch(d, &n->pidfd_watch);
+	zcfsd_reap_release(d, n->pidfd, true, NULL);
+	clear(d, n);
 }
 
-/* Given up before its predecessor was asked: that one is asked now, and
- * the restart goes on the way it does without a standby. */
-static void fall_back(struct zcfsd *d, struct zcfsd_volume *v, const char *why)
+int zcfsd_standby_ready_read(struct zcfsd *d, struct zcfsd_volume *v)
 {
-	bool asked = v->standby.ready;
-
-	zcfsd_standby_give_up(d, v, why);
-	if (!asked && v->srv.pidfd >= 0 && zcfsd_server_signal_handover(d, v) < 0)
-		log_warn("event=server-handover-failed volume=%s pid=%d error=%m", v->id, (int)v->srv.pid);
-}
-
-/* Its ready pipe became readable. */
-static void standby_ready(struct zcfsd *d, void *obj, uint32_t events)
-{
-	struct zcfsd_volume *v = obj;
 	char buf[8];
-	ssize_t n;
+	ssize_t n = read(v->standby.ready_fd, buf, sizeof(buf));
 
-	(void)events;
-	n = read(v->standby.ready_fd, buf, sizeof(buf));
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
+		return -EAGAIN;
 	unwatch_ready(d, &v->standby);
-	if (n != 1 || buf[0] != 'R') {
-		fall_back(d, v, n == 0 ? "closed-ready-pipe" : "bad-ready-byte");
-		return;
-	}
+	if (n != 1 || buf[0] != 'R')
+		return n == 0 ? -EPIPE : -EPROTO;
 	v->standby.ready = true;
-	zcfsd_deadline_cancel(d, &v->standby.due);
 	log_info("event=server-standby-ready volume=%s pid=%d exec_to_ready_ms=%.1f wall_us=%lld",
 		 v->id, (int)v->standby.pid, (double)(wall_us() - v->standby.exec_us) / 1000,
 		 (long long)wall_us());
-	if (zcfsd_server_signal_handover(d, v) < 0)	/* gone meanwhile: its exit promotes */
-		log_warn("event=server-handover-failed volume=%s pid=%d error=%m", v->id, (int)v->srv.pid);
+	return 0;
 }
 
-/* Its pidfd fired before it was promoted: reaped and forgotten. */
-static void standby_exited(struct zcfsd *d, void *obj, uint32_t events)
+void zcfsd_standby_reap(struct zcfsd *d, struct zcfsd_volume *v)
 {
-	struct zcfsd_volume *v = obj;
 	struct zcfsd_standby *n = &v->standby;
 	siginfo_t si = { 0 };
 	char how[96];
 
-	(void)events;
 	zcfsd_unwatch(d, &n->pidfd_watch);
 	(void)waitid(P_PIDFD, (id_t)n->pidfd, &si, WEXITED | WNOHANG);
-	if (!n->dying) {
-		zcfsd_exit_describe(&si, how, sizeof(how));
-		log_warn("event=standby-exit volume=%s pid=%d how=\"%s\"", v->id, (int)n->pid, how);
-		fall_back(d, v, "exited");
-	}
+	zcfsd_exit_describe(&si, how, sizeof(how));
+	log_warn("event=standby-exit volume=%s pid=%d how=\"%s\"", v->id, (int)n->pid, how);
+	log_output(v, n->log_rfd);
+	close_pipes(d, n);
 	safe_close(n->pidfd);
 	clear(d, n);
 }
@@ -174,7 +144,7 @@ bool zcfsd_standby_promote(struct zcfsd *d, struct zcfsd_volume *v)
 	int64_t go_us;
 	int r;
 
-	if (!n->pid || n->dying || !n->ready)
+	if (!n->pid || !n->ready)
 		return false;
 	/* Its pidfd is the server's now: watched as the server's (supervise.c). */
 	zcfsd_unwatch(d, &n->pidfd_watch);
@@ -205,10 +175,4 @@ bool zcfsd_standby_promote(struct zcfsd *d, struct zcfsd_volume *v)
 	unwatch_ready(d, n);
 	clear(d, n);
 	return true;
-}
-
-/* Not ready by its deadline: given up. */
-static void standby_late(struct zcfsd *d, void *obj)
-{
-	fall_back(d, obj, "not-ready-in-time");
 }

@@ -52,47 +52,6 @@ static bool conn_aborted(int fuse_fd)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLNVAL));
 }
 
-/* With a zcfs-serve that can stand by, the successor starts first
- * (standby.c) and the hand-over is asked for once it is ready. */
-int zcfsd_server_handover(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e)
-{
-	struct zcfs_err se = { 0 };
-	int r;
-
-	if (!v->n_targets || v->srv.pidfd < 0 || !v->srv.pid)
-		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -ESRCH,
-				 "volume '%s' has no running server (publish it first)", v->id);
-	if (zcfsd_deadline_armed(&v->srv.handover))
-		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EALREADY,
-				 "volume '%s': a restart is already under way", v->id);
-	if (d->serve_can_standby && d->serve_can_resume && d->serve_can_signal_ready && !v->standby.pid) {
-		r = zcfsd_standby_start(d, v, &se);
-		if (r == 0) {
-			/* Blocks a second restart (and an upgrade) meanwhile. */
-			zcfsd_deadline_arm(d, &v->srv.handover,
-					   zcfsd_now_ms() + STANDBY_READY_TIMEOUT_MS + HANDOVER_TIMEOUT_MS);
-			return 0;
-		}
-		log_warn("event=standby-failed volume=%s error=\"%s\" action=handover-without-standby",
-			 v->id, se.msg);
-	}
-	r = zcfsd_server_signal_handover(d, v);
-	if (r < 0)
-		return zcfs_fail(e, ZCFS_INTERNAL, r, "signalling the server of '%s': %s", v->id,
-				 strerror(-r));
-	return 0;
-}
-
-/* A server asked to hand over that does not exit is killed: the restart
- * then takes its requests over as after a crash. */
-static void handover_late(struct zcfsd *d, void *obj)
-{
-	struct zcfsd_volume *v = obj;
-
-	if (v->srv.pidfd >= 0)
-		zcfsd_server_stop(d, v, ZCFSD_STOP_KILL, "no-exit-after-handover");
-}
-
 /* SI of the exited server PID. Not reapable yet (a ptrace tracer, such as
  * a debugger or an attacker's injector, reaps it first; SI is zeroed):
  * its status from /proc, so a seccomp kill is not logged as signal=0. */
@@ -109,15 +68,12 @@ static void exit_status(struct zcfsd_volume *v, pid_t pid, siginfo_t *si)
 		v->seccomp_kills++;
 }
 
-static void on_server_exit(struct zcfsd *d, struct zcfsd_volume *v)
+static void on_server_exit(struct zcfsd *d, struct zcfsd_volume *v, bool planned)
 {
 	int64_t ran = zcfsd_wall() - v->srv.started_at, seen_us = wall_us();
-	bool planned = zcfsd_deadline_armed(&v->srv.handover);
 	bool served = planned || server_served(v);
 	siginfo_t si;
 	pid_t pid = v->srv.pid;
-
-	zcfsd_deadline_cancel(d, &v->srv.handover);
 	zcfsd_server_reap(d, v, &si);
 	exit_status(v, pid, &si);
 	/* Its backing ids stay for its successor (zcfsd_broker_carry). */
@@ -343,11 +299,15 @@ static void server_exited(struct zcfsd *d, void *obj, uint32_t events)
 	struct zcfsd_volume *v = obj;
 
 	(void)events;
-	if (v->srv.on_exit) {
+	if (v->srv.on_exit)
 		v->srv.on_exit(d, v);
-		return;
-	}
-	on_server_exit(d, v);
+	else
+		zcfsd_server_exited(d, v, false);
+}
+
+void zcfsd_server_exited(struct zcfsd *d, struct zcfsd_volume *v, bool planned)
+{
+	on_server_exit(d, v, planned);
 	/* A restart due now saves state.json itself, after the fork: the
 	 * save's fsync stood between the exit and the successor (9-17 ms
 	 * p50, up to 98 ms under load, bench/notes/supervision.md "Where a
@@ -362,9 +322,8 @@ int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	int r = zcfsd_watch(d, &v->srv.pidfd_watch, v->srv.pidfd, EPOLLIN, server_exited, v);
 
-	/* What the rest of the folder arms by time (notify.c, holder.c). */
+	/* What the rest of the folder arms by time (holder.c). */
 	zcfsd_deadline_init(&v->srv.restart, restart, v);
-	zcfsd_deadline_init(&v->srv.handover, handover_late, v);
 	if (r == 0)
 		zcfsd_stall_arm(d);
 	return r;
