@@ -201,7 +201,7 @@ static int parse_options(int argc, char **argv, struct zcfsd *d, const char **so
 		case 'x': d->serve_bin = optarg; break;
 		case 'f': *foreground = true; break;
 		case 'C':
-			if (zcfsd_scope_set_mode(d, optarg) < 0) {
+			if (zcfsd_scope_init(d, optarg) < 0) {
 				fprintf(stderr, "zcfsd: --server-scopes is auto, systemd or off\n");
 				return 2;
 			}
@@ -374,10 +374,9 @@ int main(int argc, char **argv)
 	bool foreground = false, state_ok = false;
 	int r;
 
-	if (zcfsd_scope_init(&d) < 0)
-		return 1;
 	r = parse_options(argc, argv, &d, &socket_arg, &foreground);
-	if (r < 0 && zcfsd_upgrade_init(&d, &upgrade_ops) < 0)
+	if (r < 0 && ((!d.scopes && zcfsd_scope_init(&d, "auto") < 0) ||
+		      zcfsd_upgrade_init(&d, &upgrade_ops) < 0))
 		r = 1;
 	if (r >= 0) {
 		zcfsd_scope_done(&d);

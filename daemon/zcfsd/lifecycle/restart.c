@@ -91,12 +91,8 @@ static void standby_ready(struct zcfsd *d, void *obj, uint32_t events)
 /* Its exit before its promotion. */
 static void standby_exited(struct zcfsd *d, void *obj, uint32_t events)
 {
-	struct zcfsd_volume *v = obj;
-
 	(void)events;
-	zcfsd_standby_reap(d, v);
-	if (v->restart && v->restart->phase == RESTART_STANDBY && v->srv.pidfd >= 0)
-		(void)ask(d, v);
+	fall_back(d, obj, "exited");
 }
 
 static void standby_late(struct zcfsd *d, void *obj)

@@ -28,25 +28,21 @@ struct zcfsd_scopes {
 	bool warned;
 };
 
-int zcfsd_scope_init(struct zcfsd *d)
+int zcfsd_scope_init(struct zcfsd *d, const char *name)
 {
-	d->scopes = calloc(1, sizeof(*d->scopes));
-	if (!d->scopes)
-		return -ENOMEM;
-	d->scopes->mode = ZCFSD_SCOPES_AUTO;
-	return 0;
-}
+	enum zcfsd_scope_mode mode;
 
-int zcfsd_scope_set_mode(struct zcfsd *d, const char *name)
-{
 	if (!strcmp(name, "auto"))
-		d->scopes->mode = ZCFSD_SCOPES_AUTO;
+		mode = ZCFSD_SCOPES_AUTO;
 	else if (!strcmp(name, "systemd"))
-		d->scopes->mode = ZCFSD_SCOPES_SYSTEMD;
+		mode = ZCFSD_SCOPES_SYSTEMD;
 	else if (!strcmp(name, "off"))
-		d->scopes->mode = ZCFSD_SCOPES_OFF;
+		mode = ZCFSD_SCOPES_OFF;
 	else
 		return -EINVAL;
+	if (!d->scopes && !(d->scopes = calloc(1, sizeof(*d->scopes))))
+		return -ENOMEM;
+	d->scopes->mode = mode;
 	return 0;
 }
 

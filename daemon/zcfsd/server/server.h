@@ -67,14 +67,13 @@ void zcfsd_server_exited(struct zcfsd *d, struct zcfsd_volume *v, bool planned);
  * old server still serves), not watched (its pidfd and ready_fd are the
  * caller's to watch, in v->standby's watches); its ready pipe read once
  * it is readable: 0 'R' (ready), -EAGAIN nothing yet, -EPIPE closed,
- * -EPROTO anything else (then unwatched and closed); its exit before
- * promotion reaped and logged; given up: killed (reaped now or by the
- * loop), nothing of it left. Once the old server's exit is seen a ready
+ * -EPROTO anything else (then unwatched and closed); given up (also
+ * once it exited before its promotion: how, logged): killed, reaped now
+ * or by the loop, nothing of it left. Once the old server's exit is seen a ready
  * standby gets 'G' and serves (zcfsd_server_exited). */
 int zcfsd_server_signal_handover(struct zcfsd_volume *v);
 int zcfsd_standby_start(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e);
 int zcfsd_standby_ready_read(struct zcfsd *d, struct zcfsd_volume *v);
-void zcfsd_standby_reap(struct zcfsd *d, struct zcfsd_volume *v);
 void zcfsd_standby_give_up(struct zcfsd *d, struct zcfsd_volume *v, const char *why);
 /* After a zcfsd restart: every recorded server taken over (pidfd, fuse
  * fd, counters, log, holder, broker), or cleaned up. */
@@ -88,11 +87,10 @@ int zcfsd_volume_teardown(struct zcfsd *d, struct zcfsd_volume *v, bool lazy);
  * restart of zcfsd.service, or the end of zcfsd's pod, leaves it
  * running. Mode (--server-scopes): auto, under a systemd service only;
  * systemd, always (a pod with the host's /run/systemd and hostPID);
- * off. set_mode: -EINVAL for another name. */
+ * off. init: d->scopes in mode NAME (again: the mode changed); -EINVAL
+ * for another name, -ENOMEM. done lets it go. */
 enum zcfsd_scope_mode { ZCFSD_SCOPES_AUTO, ZCFSD_SCOPES_SYSTEMD, ZCFSD_SCOPES_OFF };
-/* init (d->scopes, mode auto; -ENOMEM) before set_mode; done lets it go. */
-int zcfsd_scope_init(struct zcfsd *d);
-int zcfsd_scope_set_mode(struct zcfsd *d, const char *name);
+int zcfsd_scope_init(struct zcfsd *d, const char *name);
 bool zcfsd_scope_wanted(struct zcfsd *d);
 void zcfsd_scope_done(struct zcfsd *d);
 

@@ -88,12 +88,25 @@ int zcfsd_standby_start(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err
 	return 0;
 }
 
+/* Exited already (before its promotion): how, logged. */
+static void log_exit(const struct zcfsd_volume *v)
+{
+	siginfo_t si = { 0 };
+	char how[96];
+
+	if (waitid(P_PIDFD, (id_t)v->standby.pidfd, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || !si.si_pid)
+		return;
+	zcfsd_exit_describe(&si, how, sizeof(how));
+	log_warn("event=standby-exit volume=%s pid=%d how=\"%s\"", v->id, (int)v->standby.pid, how);
+}
+
 void zcfsd_standby_give_up(struct zcfsd *d, struct zcfsd_volume *v, const char *why)
 {
 	struct zcfsd_standby *n = &v->standby;
 
 	if (!n->pid)
 		return;
+	log_exit(v);
 	log_warn("event=standby-given-up volume=%s pid=%d reason=%s", v->id, (int)n->pid, why);
 	log_output(v, n->log_rfd);
 	/* It has read nothing of the connection: a kill loses nothing. It
@@ -120,22 +133,6 @@ int zcfsd_standby_ready_read(struct zcfsd *d, struct zcfsd_volume *v)
 		 v->id, (int)v->standby.pid, (double)(wall_us() - v->standby.exec_us) / 1000,
 		 (long long)wall_us());
 	return 0;
-}
-
-void zcfsd_standby_reap(struct zcfsd *d, struct zcfsd_volume *v)
-{
-	struct zcfsd_standby *n = &v->standby;
-	siginfo_t si = { 0 };
-	char how[96];
-
-	zcfsd_unwatch(d, &n->pidfd_watch);
-	(void)waitid(P_PIDFD, (id_t)n->pidfd, &si, WEXITED | WNOHANG);
-	zcfsd_exit_describe(&si, how, sizeof(how));
-	log_warn("event=standby-exit volume=%s pid=%d how=\"%s\"", v->id, (int)n->pid, how);
-	log_output(v, n->log_rfd);
-	close_pipes(d, n);
-	safe_close(n->pidfd);
-	clear(d, n);
 }
 
 bool zcfsd_standby_promote(struct zcfsd *d, struct zcfsd_volume *v)
