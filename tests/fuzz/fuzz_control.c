@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include "common/log.h"
+#include "daemon/zcfsd/model/loop.h"
 #include "daemon/zcfsd/protocol/protocol.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -140,8 +141,7 @@ static void setup_once(void)
 	d.ncpus = 2;
 	if (policy_load(d.policy_path, &d.policy, &errs) < 0)
 		abort();
-	d.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (d.epoll_fd < 0 || zcfsd_control_listen(&d, zcfsd_dispatch) < 0)
+	if (zcfsd_loop_open(&d.loop) < 0 || zcfsd_control_listen(&d, zcfsd_dispatch) < 0)
 		abort();
 }
 
@@ -171,30 +171,30 @@ static void tune_daemon_end(int fd)
 	cl.daemon_fd = fd;
 }
 
-/* Rounds of zcfsd's event loop without blocking, reading the answers
- * after each, until nothing is ready: no event, and no request already
- * read that waits for its turn (zcfsd answers a few per client per
- * round; zcfsd_control_timeout_ms() is 0 while some wait). */
+/* Rounds of zcfsd's event loop (zcfsd_loop_once's steps) without
+ * blocking, reading the answers after each, until nothing is ready: no
+ * event, and no deadline due (a client's requests read and waiting for
+ * their turn are a deadline due now). */
 static void pump(void)
 {
 	struct epoll_event evs[8];
 	int n;
 
-	while ((n = epoll_wait(d.epoll_fd, evs, 8, 0)) > 0 || zcfsd_control_timeout_ms() == 0) {
-		zcfsd_control_tick(&d);
+	while ((n = epoll_wait(d.loop.epoll_fd, evs, 8, 0)) > 0 || zcfsd_loop_timeout_ms(&d) == 0) {
+		d.loop.batch = evs;
+		d.loop.batch_n = n > 0 ? n : 0;
 		for (int i = 0; i < n; i++) {
-			uint64_t tag = evs[i].data.u64 & ~0xffffffffULL;
-			int fd = (int)(uint32_t)evs[i].data.u64;
+			struct zcfsd_watch *w = evs[i].data.ptr;
 
-			if (tag == ZCFSD_EV_LISTEN) {
-				zcfsd_control_accept(&d);
-			} else if (tag == ZCFSD_EV_CLIENT) {
-				tune_daemon_end(fd);
-				zcfsd_control_client_event(&d, fd, evs[i].events);
-			} else {
-				abort();	/* nothing else may be registered: no server was started */
-			}
+			if (!w)
+				continue;	/* turned off earlier in this batch */
+			if (w->fd != d.listen_fd)
+				tune_daemon_end(w->fd);
+			w->fn(&d, w->obj, evs[i].events);
 		}
+		d.loop.batch_n = 0;
+		d.loop.batch = NULL;
+		zcfsd_loop_run_due(&d, zcfsd_now_ms());
 		read_answers();
 	}
 }

@@ -68,7 +68,7 @@ static void check_volumes(struct zcfsd *d)
 			if (!path_is_normalized_absolute(v->targets[i]))
 				abort();
 		/* The loader only reads: no fd, no pidfd, nothing scheduled. */
-		if (v->fuse_fd != -1 || v->srv.pidfd != -1 || v->srv.restart_due_ms || v->srv.pid < 0)
+		if (v->fuse_fd != -1 || v->srv.pidfd != -1 || zcfsd_deadline_armed(&v->srv.restart) || v->srv.pid < 0)
 			abort();
 	}
 }
@@ -91,7 +91,7 @@ static char *slurp(const char *p)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct zcfsd d = { .policy = &policy, .listen_fd = -1, .signal_fd = -1, .epoll_fd = -1 };
+	struct zcfsd d = { .policy = &policy, .listen_fd = -1, .signal_fd = -1, .loop.epoll_fd = -1 };
 	char *first, *second;
 	int fd, r;
 
