@@ -56,6 +56,14 @@ log()  { echo "# $*"; }
 require_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
 require_fuse() { [ -c /dev/fuse ] || skip "no /dev/fuse"; }
 require_cmd()  { command -v "$1" >/dev/null 2>&1 || skip "command $1 not installed"; }
+# A statically linked busybox (a container image's whole userland) into BUSYBOX.
+require_static_busybox() {
+	BUSYBOX=$(command -v busybox || true)
+	[ -x /bin/busybox ] && BUSYBOX=/bin/busybox
+	[ -n "$BUSYBOX" ] || skip "busybox-static not installed"
+	ldd "$BUSYBOX" 2>&1 | grep -q 'not a dynamic' ||
+		skip "$BUSYBOX is not statically linked (install busybox-static)"
+}
 
 # check DESC CMD...: one counted assertion (prints ok/not ok, keeps going).
 check() {

@@ -21,11 +21,7 @@
 zcfsd_require dockerd containerd runc
 DOCKER=/usr/bin/docker
 [ -x "$DOCKER" ] || DOCKER=$(command -v docker) || skip "docker CLI not installed"
-BUSYBOX=$(command -v busybox || true)
-[ -x /bin/busybox ] && BUSYBOX=/bin/busybox
-[ -n "$BUSYBOX" ] || skip "busybox-static not installed"
-ldd "$BUSYBOX" 2>&1 | grep -q 'not a dynamic' ||
-	skip "$BUSYBOX is not statically linked (install busybox-static)"
+require_static_busybox
 [ -x "$ZCFS_BIN/zcfs-volume-plugin" ] || fail "$ZCFS_BIN/zcfs-volume-plugin not built"
 
 zcfsd_env 64M true

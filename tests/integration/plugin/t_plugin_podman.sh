@@ -15,11 +15,7 @@
 . "$(dirname "$0")/../../lib.sh"
 . "$(dirname "$0")/../helpers/zcfsd_lib.sh"
 zcfsd_require curl podman runc setpriv
-BUSYBOX=$(command -v busybox || true)
-[ -x /bin/busybox ] && BUSYBOX=/bin/busybox
-[ -n "$BUSYBOX" ] || skip "busybox-static not installed"
-ldd "$BUSYBOX" 2>&1 | grep -q 'not a dynamic' ||
-	skip "$BUSYBOX is not statically linked (install busybox-static)"
+require_static_busybox
 [ -x "$ZCFS_BIN/zcfs-volume-plugin" ] || fail "$ZCFS_BIN/zcfs-volume-plugin not built"
 
 zcfsd_env 64M true
