@@ -345,3 +345,30 @@ restart_tenant() {	# NAME UID DATA_PATHS
 	  "storage_root": "%s", "allowed_target_prefixes": ["%s"], "data_paths": %s}' \
 		"$1" "$2" "$2" "$STORE/$1" "$TGT" "$3"
 }
+
+# zcfsd_start_hostile: zcfsd started with a zcfs-serve wrapper that
+# misbehaves around its ready byte as $W/mode says (good, garbage, exit3,
+# sigsys, close, silent; good for --help and restarts): for the tests of
+# zcfsd's publish wait. Starts in mode good.
+zcfsd_start_hostile() {
+	cat >"$W/serve-hostile" <<SH
+#!/usr/bin/env bash
+mode=\$(cat "$W/mode" 2>/dev/null || echo good)
+case " \$* " in *" --ready-fd="*) ;; *) mode=good ;; esac   # --help, restarts
+args=()
+for a in "\$@"; do [ "\$a" = --ready-fd=10 ] || args+=("\$a"); done
+case \$mode in
+good)	exec "$ZCFS_BIN/zcfs-serve" "\$@" ;;
+garbage) printf X >&10; exec "$ZCFS_BIN/zcfs-serve" "\$@" ;;
+exit3)	exit 3 ;;
+sigsys)	kill -SYS \$\$ ;;
+close)	exec 10>&-; exec "$ZCFS_BIN/zcfs-serve" "\${args[@]}" ;;
+silent)	exec 20>&10 10>&-; exec "$ZCFS_BIN/zcfs-serve" "\${args[@]}" ;;
+esac
+exit 99
+SH
+	chmod 755 "$W/serve-hostile"
+	echo good >"$W/mode"
+	chmod 644 "$W/mode"
+	zcfsd_start --serve "$W/serve-hostile"
+}

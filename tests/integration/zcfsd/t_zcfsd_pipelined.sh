@@ -17,22 +17,7 @@
 zcfsd_require
 
 zcfsd_env 64M true
-cat >"$W/serve-hostile" <<SH
-#!/usr/bin/env bash
-mode=\$(cat "$W/mode" 2>/dev/null || echo good)
-case " \$* " in *" --ready-fd="*) ;; *) mode=good ;; esac   # --help, restarts
-args=()
-for a in "\$@"; do [ "\$a" = --ready-fd=10 ] || args+=("\$a"); done
-case \$mode in
-good)	exec "$ZCFS_BIN/zcfs-serve" "\$@" ;;
-close)	exec 10>&-; exec "$ZCFS_BIN/zcfs-serve" "\${args[@]}" ;;
-esac
-exit 99
-SH
-chmod 755 "$W/serve-hostile"
-echo good >"$W/mode"
-chmod 644 "$W/mode"
-zcfsd_start --serve "$W/serve-hostile"
+zcfsd_start_hostile
 
 # pipeline METHOD1 PARAMS1 METHOD2 PARAMS2: both lines in one write; prints
 # each answer's error code (OK when none), one per line.

@@ -16,26 +16,7 @@ zcfsd_require
 ROUNDS=${ROUNDS:-3}
 
 zcfsd_env 64M true
-cat >"$W/serve-hostile" <<SH
-#!/usr/bin/env bash
-mode=\$(cat "$W/mode" 2>/dev/null || echo good)
-case " \$* " in *" --ready-fd="*) ;; *) mode=good ;; esac   # --help, restarts
-args=()
-for a in "\$@"; do [ "\$a" = --ready-fd=10 ] || args+=("\$a"); done
-case \$mode in
-good)	exec "$ZCFS_BIN/zcfs-serve" "\$@" ;;
-garbage) printf X >&10; exec "$ZCFS_BIN/zcfs-serve" "\$@" ;;
-exit3)	exit 3 ;;
-sigsys)	kill -SYS \$\$ ;;
-close)	exec 10>&-; exec "$ZCFS_BIN/zcfs-serve" "\${args[@]}" ;;
-silent)	exec 20>&10 10>&-; exec "$ZCFS_BIN/zcfs-serve" "\${args[@]}" ;;
-esac
-exit 99
-SH
-chmod 755 "$W/serve-hostile"
-echo good >"$W/mode"
-chmod 644 "$W/mode"
-zcfsd_start --serve "$W/serve-hostile"
+zcfsd_start_hostile
 grep -q 'ready-fd' <("$ZCFS_BIN/zcfs-serve" --help) || fail "zcfs-serve has no --ready-fd"
 
 ctl volume create v1 --transport "$ZCFS_TRANSPORT" >/dev/null || fail "create v1"
