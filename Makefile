@@ -26,6 +26,8 @@
 #                        KERNEL= KMODS=: a kernel already fetched, no fetch)
 #   make projquota-guest-test  project-quota volumes in that guest: fsx and
 #                        pjdfstest whole on XFS / ext4 (passthrough, server)
+#   make kernel-pjdfstest [PATHS="zerocopy bufpool"]  pjdfstest whole on
+#                        zcfs-serve's pool / zero-copy mounts in that guest
 #   V=1                  print full command lines
 
 CC       ?= cc
@@ -131,7 +133,7 @@ FUZZ_CFLAGS  := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOU
 	-D_FILE_OFFSET_BITS=64 -I. $(PKG_CFLAGS) -pthread
 
 .PHONY: image docker-plugin all man unit-bin deps install check check-root check-unit check-integration check-asan check-tsan ci bench conformance conformance-ci clean lint fuzz fuzz-replay \
-	kernel kernel-test kernel-guest-test kernel-test-full projquota-guest-test bench-projquota
+	kernel kernel-test kernel-guest-test kernel-test-full kernel-pjdfstest projquota-guest-test bench-projquota
 all: $(PROGS) $(ITEST_BIN) $(BENCH_BIN)
 
 deps:
@@ -436,6 +438,13 @@ kernel-guest-test: $(PROGS) $(ITEST_BIN)
 kernel-test-full: $(PROGS) $(ITEST_BIN)
 	$(Q)ZCFS_BIN=$(abspath $(BIN)) ZCFS_TESTBIN=$(abspath $(BUILD)/tests/integration) \
 		KERNEL_TEST_SET=full scripts/kernel-guest-test.sh
+
+# pjdfstest whole on zcfs-serve's pool paths in that guest
+# (scripts/kernel-pjdfstest.sh; PATHS="zerocopy bufpool uring-stock",
+# SUITES="pjdfstest fsx"; hours under TCG, one guest CPU). 77 without a kernel.
+kernel-pjdfstest: $(PROGS) $(ITEST_BIN)
+	$(Q)ZCFS_BIN=$(abspath $(BIN)) ZCFS_TESTBIN=$(abspath $(BUILD)/tests/integration) \
+		PATHS="$(PATHS)" SUITES="$(SUITES)" scripts/kernel-pjdfstest.sh
 
 # Sized volumes whose size a project quota enforces (XFS prjquota, ext4
 # project) in that guest: t_zcfsd_projquota, fsx and pjdfstest whole on

@@ -51,3 +51,35 @@ guest_suite() {
 	fi
 	exit "$rc"
 }
+# suite_conformance SUITE PATH OUT PROVE_ARGS: inside: one external suite
+# (tests/conformance/SUITE.sh: fsx or pjdfstest, whole) on one data path of
+# mount_path.sh; results in OUT/SUITE-PATH (summary, run.log, prove.out),
+# counted by suite_res as "SUITE:PATH"
+suite_conformance() {
+	local s=$1 p=$2 d=$3/$1-$2 rc start top
+	start=$(date +%s)
+	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	rm -rf "$d"; mkdir -p "$d"
+	PROVE_ARGS=$4 "$top/tests/conformance/$s.sh" "$p" "$d" >"$d/run.log" 2>&1
+	rc=$?
+	[ "$rc" = 0 ] && grep -q '^failed 0$' "$d/summary" 2>/dev/null || { [ "$rc" = 77 ] || rc=1; }
+	grep -E '^(# volume|passed|failed|fail |error)' "$d/summary" 2>/dev/null | sed 's/^/# /'
+	[ "$rc" = 0 ] || tail -n 5 "$d/run.log" | sed 's/^/#   /'
+	suite_res "$s:$p" "$rc" "($(( $(date +%s) - start ))s)"
+}
+# suite_build_conformance CASES NAME: outside: builds the suites that CASES
+# ("pjdfstest:PATH fsx:PATH ...") need on the host (the guest's root is
+# read-only) unless PJDFSTEST_DIR / XFSTESTS_DIR name built ones, and
+# exports those; exit 77 when one cannot be built
+suite_build_conformance() {
+	local s line top
+	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	for s in pjdfstest xfstests; do
+		# fsx is xfstests' (ltp/fsx)
+		grep -qE "$([ $s = xfstests ] && echo '(^| )fsx:' || echo "(^| )$s:")" <<<"$1" || continue
+		case $s in pjdfstest) [ -n "${PJDFSTEST_DIR:-}" ] && continue;; xfstests) [ -n "${XFSTESTS_DIR:-}" ] && continue;; esac
+		line=$("$top/tests/conformance/build-suites.sh" "$top/build/conformance" "$s" | tail -n 1) || {
+			echo "$2: cannot build $s: $line"; exit 77; }
+		case $s in pjdfstest) export PJDFSTEST_DIR=${line#* };; xfstests) export XFSTESTS_DIR=${line#* };; esac
+	done
+}

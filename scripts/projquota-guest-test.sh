@@ -44,30 +44,14 @@ if [ "${1:-}" = --inside ]; then
 				"$here/tests/run-integration.sh" >"$out/projquota.out" 2>&1
 			rc=$?
 			suite_res "$c" "$rc" "($(grep -E '^integration: ' "$out/projquota.out" | tail -n 1), $(( $(date +%s) - start ))s)";;
-		fsx|pjdfstest)
-			d=$out/$s-$p
-			rm -rf "$d"; mkdir -p "$d"
-			PROVE_ARGS=${PQ_PROVE_ARGS--j4} "$here/tests/conformance/$s.sh" "$p" "$d" >"$d/run.log" 2>&1
-			rc=$?
-			[ "$rc" = 0 ] && grep -q '^failed 0$' "$d/summary" 2>/dev/null || { [ "$rc" = 77 ] || rc=1; }
-			grep -E '^(# volume|passed|failed|fail |error)' "$d/summary" 2>/dev/null | sed 's/^/# /'
-			[ "$rc" = 0 ] || tail -n 5 "$d/run.log" | sed 's/^/#   /'
-			suite_res "$c" "$rc" "($(( $(date +%s) - start ))s)";;
+		fsx|pjdfstest) suite_conformance "$s" "$p" "$out" "${PQ_PROVE_ARGS--j4}";;
 		*) suite_res "$c" 2 "(unknown case)";;
 		esac
 	done
 	suite_end projquota-guest-test
 fi
 
-# the suites are built here, on the host (the guest's root is read-only)
-for s in pjdfstest xfstests; do
-	# fsx is xfstests' (ltp/fsx)
-	grep -qE "$([ $s = xfstests ] && echo '(^| )fsx:' || echo "(^| )$s:")" <<<"$cases" || continue
-	case $s in pjdfstest) [ -n "${PJDFSTEST_DIR:-}" ] && continue;; xfstests) [ -n "${XFSTESTS_DIR:-}" ] && continue;; esac
-	line=$("$here/tests/conformance/build-suites.sh" "$here/build/conformance" "$s" | tail -n 1) || {
-		echo "projquota-guest-test: cannot build $s: $line"; exit 77; }
-	case $s in pjdfstest) export PJDFSTEST_DIR=${line#* };; xfstests) export XFSTESTS_DIR=${line#* };; esac
-done
+suite_build_conformance "$cases" projquota-guest-test
 out=${PQ_OUT:-$here/build/projquota-guest-test}
 export PQ_CASES=$cases PQ_PROVE_ARGS=${PQ_PROVE_ARGS--j4}
 guest_suite projquota-guest-test "$out" "${PQ_TIMEOUT:-14400}" --modules xfs,loop,quota_v2 --mem 4096 \
