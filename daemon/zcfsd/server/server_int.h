@@ -141,6 +141,11 @@ int zcfsd_srvlog_take(struct zcfsd *d, struct zcfsd_volume *v, int rfd);
 void zcfsd_srvlog_adopt(struct zcfsd *d, struct zcfsd_volume *v, int pidfd);
 /* Drains what is left and stops watching (the server is gone). */
 void zcfsd_srvlog_close(struct zcfsd *d, struct zcfsd_volume *v);
+/* read(2) of a server's log pipe that never waits: its read end is
+ * parked in the server, the same open file as zcfsd's, so O_NONBLOCK is
+ * the server's to clear (RWF_NOWAIT is per call). -1 and errno EAGAIN
+ * when empty. */
+ssize_t zcfsd_srvlog_read(int fd, void *buf, size_t len);
 
 
 /* scope.c: PID into its own transient scope (server.h: the modes). */

@@ -203,6 +203,13 @@ static void unmute(struct zcfsd *d, void *obj)
 		watch(d, v, true);
 }
 
+ssize_t zcfsd_srvlog_read(int fd, void *buf, size_t len)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+	return preadv2(fd, &iov, 1, -1, RWF_NOWAIT);
+}
+
 /* Reads what is there, within the per-wakeup and per-second budgets.
  * Returns 0 at EOF (no writer left), 1 otherwise. */
 static int drain(struct zcfsd *d, struct zcfsd_volume *v, size_t budget)
@@ -215,7 +222,7 @@ static int drain(struct zcfsd *d, struct zcfsd_volume *v, size_t budget)
 		v->log.read_this_second = 0;
 	}
 	while (budget) {
-		ssize_t n = read(v->log.rfd, buf, MIN(sizeof(buf), budget));
+		ssize_t n = zcfsd_srvlog_read(v->log.rfd, buf, MIN(sizeof(buf), budget));
 		if (n == 0)
 			return 0;
 		if (n < 0)

@@ -53,7 +53,7 @@ static void log_output(const struct zcfsd_volume *v, int rfd)
 
 	if (rfd < 0)
 		return;
-	n = read(rfd, buf, sizeof(buf) - 1);
+	n = zcfsd_srvlog_read(rfd, buf, sizeof(buf) - 1);	/* it may be alive still */
 	if (n <= 0)
 		return;
 	buf[n] = '\0';

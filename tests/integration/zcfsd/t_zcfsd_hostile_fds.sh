@@ -6,10 +6,13 @@
 #  1. ftruncate/fallocate of its stats memfd (fd 5), which zcfsd maps:
 #     refused (EPERM, sealed); a metrics scrape then works, zcfsd lives
 #     (before: ftruncate to 0 made zcfsd die of SIGBUS at the scrape);
-#  2. fd 5 replaced by a backing file that looks like the counters, zcfsd
+#  2. fd 9 (the log pipe's read end, the same open file as zcfsd's)
+#     made blocking and a line written: zcfsd's drain does not block on
+#     the empty pipe (before: zcfsd hung in read(2) for good);
+#  3. fd 5 replaced by a backing file that looks like the counters, zcfsd
 #     restarted: the re-adopting zcfsd does not map it (unsealed), so the
 #     server truncating that file later cannot crash the scrape;
-#  3. fd 3 (the fuse fd zcfsd takes back) replaced by a full pipe, zcfsd
+#  4. fd 3 (the fuse fd zcfsd takes back) replaced by a full pipe, zcfsd
 #     restarted: the volume is not re-adopted on that fd (it is cleaned
 #     up), zcfsd keeps answering.
 # Runtime: about 10 s.
@@ -38,7 +41,18 @@ check "server: ftruncate(5, 0), ftruncate(5, 1 MiB) and fallocate(5, 1 MiB) refu
 check "a metrics scrape works after it" scrape
 check "zcfsd is alive" alive
 
-# 2. fd 5 forged to a backing file holding what the counters' header holds
+# 2. fd 9, the log pipe's read end parked in it, is the same open file
+# as zcfsd's: its O_NONBLOCK cleared there is cleared for zcfsd's read
+# too; then a line on its stderr, read and the pipe found empty: zcfsd's
+# drain must not block in read(2) for the next (before: it did, for good)
+out=$(inj "$P" fcntl:9,3 fcntl:9,4,0 fcntl:9,3 write:2,@64,64)
+check "server: fd 9 made blocking, 64 bytes on its stderr ($out)" \
+	eval "[[ '$out' == *'fcntl = 0 fcntl = 0 write = 64 ' ]]"
+sleep 0.3
+check "zcfsd answers status after it" timeout 5 "$ZCFS_BIN/zcfsctl" --socket "$SOCK" status
+check "zcfsd is alive" alive
+
+# 3. fd 5 forged to a backing file holding what the counters' header holds
 { printf 'sfcz\001\000\000\000'; head -c 4088 /dev/zero; } >"$TGT/a/fake-stats"
 sync
 F=$(find "$STORE" -name fake-stats | head -n 1)
@@ -54,7 +68,7 @@ check "server: truncating that file works ($out)" eval "[[ '$out' == 'ftruncate 
 check "a metrics scrape still works" scrape
 check "zcfsd is alive" alive
 
-# 3. fd 3 forged to a full pipe
+# 4. fd 3 forged to a full pipe
 out=$(inj "$P" pipe2:@8,2048 'fcntl:$0,1031,4096' 'write:$0,@4096,4096' 'fcntl:$0,4,1' close:3 \
 	'fcntl:$0,1030,3')
 check "server: fd 3 is now a full, blocking pipe of its own ($out)" eval "[[ '$out' == *'write = 4096 '*'fcntl = 3 ' ]]"
