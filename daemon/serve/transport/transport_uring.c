@@ -247,14 +247,23 @@ static const char *pool_word(const struct uring_ext_plan *p)
 /* A successor (--resume) on a connection whose queues a predecessor set
  * up: the kernel keeps their form (zero-copy, the pool and its address)
  * and refuses stock entries on a pool queue, so the recorded form is
- * taken over rather than decided again. True when there was one. */
-static bool adopt_recorded(const struct zcfs_session *se, struct uring_transport *t, unsigned *pool_bufs)
+ * taken over rather than decided again. 1 when there was one, 0 when not,
+ * -EPROTO when the memfd records a form this mapping cannot hold. */
+static int adopt_recorded(const struct zcfs_session *se, struct uring_transport *t, unsigned *pool_bufs)
 {
 	struct uring_ext_plan *p = &t->plan;
-	unsigned f, n;
+	unsigned f = 0, n = 0;
+	int r;
 
-	if (!se->opts->resume || !t->rm || !t->rm->recovering || !ringmem_get_ext(t->rm, &f, &n))
-		return false;
+	if (!se->opts->resume || !t->rm || !t->rm->recovering)
+		return 0;
+	r = ringmem_get_ext(t->rm, &f, &n);
+	if (r < 0)
+		log_err("--ring-memfd records queues of a form it cannot hold: pool of %u buffers (flags "
+			"0x%x), room for %u per queue: not serving this connection", n, f,
+			ringmem_pool_room(t->rm));
+	if (r <= 0)
+		return r;
 	memset(p, 0, sizeof(*p));
 	p->adopted = true;
 	p->pool = f & RINGMEM_EXT_POOL;
@@ -263,7 +272,7 @@ static bool adopt_recorded(const struct zcfs_session *se, struct uring_transport
 	snprintf(p->pool_reason, sizeof(p->pool_reason), "%s", "resumed");
 	snprintf(p->zc_reason, sizeof(p->zc_reason), "%s", "resumed");
 	*pool_bufs = n;
-	return true;
+	return 1;
 }
 
 /* The first server of a connection: what its queues will be, for every
@@ -300,10 +309,11 @@ static int plan_extensions(struct zcfs_session *se, struct uring_transport *t, b
 		.memlock_ok = zerocopy_memlock_allows((uint64_t)t->g.nr_queues *
 						      bufpool_bytes(pool_bufs, t->g.payload_size)),
 	};
-	int r = 0;
+	int r = ring_on ? adopt_recorded(se, t, &pool_bufs) : 0;
 
-	if (!(ring_on && adopt_recorded(se, t, &pool_bufs)))
-		r = uring_ext_decide(o->buffer_pool, o->zero_copy, &f, &t->plan);
+	if (r < 0)
+		return r;	/* logged: a successor must not lay out what cannot fit */
+	r = r ? 0 : uring_ext_decide(o->buffer_pool, o->zero_copy, &f, &t->plan);
 	if (r == 0 && ring_on && !o->resume)
 		record_plan(t, pool_bufs);
 	if (r < 0) {

@@ -236,16 +236,30 @@ void ringmem_set_ext(struct ringmem *rm, unsigned flags, unsigned pool_bufs)
 	atomic_store(&h->ext_flags, flags | RINGMEM_EXT_RECORDED);
 }
 
-bool ringmem_get_ext(const struct ringmem *rm, unsigned *flags, unsigned *pool_bufs)
+unsigned ringmem_pool_room(const struct ringmem *rm)
 {
 	const struct ringmem_header *h = rm->base;
-	unsigned f = atomic_load(&h->ext_flags);
+	size_t hdrs = (size_t)rm->depth * h->header_size;
+
+	/* map_existing checked these against this server's geometry. */
+	if (!h->payload_size || rm->queue_bytes < hdrs)
+		return 0;
+	return (unsigned)MIN((rm->queue_bytes - hdrs) / h->payload_size, (size_t)UINT32_MAX);
+}
+
+int ringmem_get_ext(const struct ringmem *rm, unsigned *flags, unsigned *pool_bufs)
+{
+	const struct ringmem_header *h = rm->base;
+	unsigned f = atomic_load(&h->ext_flags), n = h->pool_bufs;
 
 	if (!(f & RINGMEM_EXT_RECORDED))
-		return false;
-	*flags = f;
-	*pool_bufs = h->pool_bufs;
-	return true;
+		return 0;
+	*flags = f;		/* also when refused: for the caller's log line */
+	*pool_bufs = n;
+	if ((f & RINGMEM_EXT_POOL) ? n == 0 || n > ringmem_pool_room(rm)
+				   : n != 0 || (f & (RINGMEM_EXT_REGISTERED | RINGMEM_EXT_ZERO_COPY)))
+		return -EPROTO;
+	return 1;
 }
 
 void ringmem_mark_replying(void *in_out)

@@ -104,8 +104,16 @@ uint64_t ringmem_kick_unique(struct ringmem *rm);
 #define RINGMEM_EXT_REGISTERED 4u
 #define RINGMEM_EXT_ZERO_COPY 8u
 void ringmem_set_ext(struct ringmem *rm, unsigned flags, unsigned pool_bufs);
-/* False when no server of this connection recorded one. */
-bool ringmem_get_ext(const struct ringmem *rm, unsigned *flags, unsigned *pool_bufs);
+/* 1 with the recorded form, 0 when no server of this connection recorded
+ * one, -EPROTO when what the memfd says cannot be (a pool of no buffers or
+ * of more than ringmem_pool_room: laid out from the recorded count, it
+ * would run past the queue's region into the next queue's headers or
+ * past the mapping; zero-copy or a registered pool without a pool). The
+ * memfd is the tenant's to write (a holder, an earlier server): nothing in
+ * it is trusted without a bound. */
+int ringmem_get_ext(const struct ringmem *rm, unsigned *flags, unsigned *pool_bufs) _must_check_;
+/* Pool buffers one queue's region holds after its headers. */
+unsigned ringmem_pool_room(const struct ringmem *rm);
 
 /* A request a dead server's entry held (its commit id not marked done):
  * how far that server got, read from the header's in_out bytes. The
