@@ -86,19 +86,20 @@ static uint64_t size_of_range(int64_t req_b, int64_t lim_b)
 	return s && s < 4096 ? 4096 : s;
 }
 
-/* An existing volume answers the same request again; another size or
- * tenant is ALREADY_EXISTS. */
-static int check_same(const char *name, json_object *vol, const struct csi_publish_req *p,
-		      int64_t req_b, int64_t lim_b, struct zcfs_err *e)
+/* An existing volume answers the same request again when it is TENANT's
+ * (the resolved one: with no parameters.tenant, the node's only tenant);
+ * another size or tenant is ALREADY_EXISTS. */
+static int check_same(const char *name, json_object *vol, const char *tenant, int64_t req_b,
+		      int64_t lim_b, struct zcfs_err *e)
 {
 	json_object *sz = NULL;
 	uint64_t size;
 
 	json_object_object_get_ex(vol, "size", &sz);
 	size = (uint64_t)json_object_get_int64(sz);
-	if (p->tenant && strcmp(zclient_volume_str(vol, "tenant"), p->tenant))
-		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST, "volume '%s' exists for tenant '%s'", name,
-				 zclient_volume_str(vol, "tenant"));
+	if (strcmp(zclient_volume_str(vol, "tenant"), tenant))
+		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST, "volume '%s' exists for tenant '%s', not '%s'",
+				 name, zclient_volume_str(vol, "tenant"), tenant);
 	if ((req_b && size != 0 && size < (uint64_t)req_b) || (lim_b && (size == 0 || size > (uint64_t)lim_b)))
 		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
 				 "volume '%s' exists with size %" PRIu64 ", outside capacity_range %" PRId64 "..%" PRId64,
@@ -106,17 +107,13 @@ static int check_same(const char *name, json_object *vol, const struct csi_publi
 	return 0;
 }
 
-/* Room for a new volume of SIZE: the tenant's volume count and capacity
+/* Room for a new volume of SIZE: tenant T's volume count and capacity
  * (tenant.list), as GetCapacity reports them. */
-static int check_room(struct csi_ctx *c, const struct csi_publish_req *p, uint64_t size, struct zcfs_err *e)
+static int check_room(struct csi_ctx *c, json_object *t, uint64_t size, struct zcfs_err *e)
 {
-	_cleanup_json_ json_object *t = NULL;
 	json_object *x;
 	int64_t vols = 0, maxv = 0, avail = INT64_MAX;
-	int r = csi_tenant_get(c, p->tenant, &t, e);
 
-	if (r < 0)
-		return r;
 	if (json_object_object_get_ex(t, "volumes", &x))
 		vols = json_object_get_int64(x);
 	if (json_object_object_get_ex(t, "max_volumes", &x))
@@ -192,7 +189,7 @@ static int parse_create(struct csi_ctx *c, json_object *req, const char **name, 
 
 int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, struct zcfs_err *e)
 {
-	_cleanup_json_ json_object *vol = NULL, *empty = json_object_new_object();
+	_cleanup_json_ json_object *vol = NULL, *t = NULL, *empty = json_object_new_object();
 	struct csi_publish_req p;
 	json_object *params;
 	const char *name;
@@ -206,13 +203,19 @@ int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, s
 		r = csi_volume_id_of(c, name, id, sizeof(id), e);
 	if (r < 0)
 		return r;
+	/* The tenant first, then the name within it: a same-named volume of
+	 * another tenant is not this request's to answer with. */
+	r = csi_tenant_get(c, p.tenant, &t, e);
+	if (r < 0)
+		return r;
+	p.tenant = zclient_volume_str(t, "name");	/* created for the tenant checked */
 	lock = csi_record_lock(c, name, e);
 	if (lock < 0)
 		return lock;
 	r = zclient_volume_get(c->socket, name, &vol, e);
 	if (r == 0)
-		r = check_same(name, vol, &p, req_b, lim_b, e);
-	else if (r == -ENOENT && (r = check_room(c, &p, size_of_range(req_b, lim_b), e)) == 0)
+		r = check_same(name, vol, zclient_volume_str(t, "name"), req_b, lim_b, e);
+	else if (r == -ENOENT && (r = check_room(c, t, size_of_range(req_b, lim_b), e)) == 0)
 		r = csi_zcfsd_create(c, name, &p, size_of_range(req_b, lim_b), &vol, e);
 	csi_record_unlock(c, name, lock);
 	if (r < 0)

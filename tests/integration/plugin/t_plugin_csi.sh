@@ -7,7 +7,9 @@
 # them), SINGLE_NODE_SINGLE_WRITER, ephemeral inline volumes (created on
 # publish, deleted with their storage on unpublish), NodeGetVolumeStats
 # usage and volume_condition (stopped and restarting server), zcfsd down
-# (UNAVAILABLE), the tenant's max_volumes (RESOURCE_EXHAUSTED), and hostile
+# (UNAVAILABLE), the tenant's max_volumes (RESOURCE_EXHAUSTED), CreateVolume
+# scoped to the caller's tenant (another tenant's same-named volume is
+# never the answer), and hostile
 # requests (malformed, oversized, unknown fields, ../ ids, paths outside
 # the tenant's prefixes).
 . "$(dirname "$0")/../../lib.sh"
@@ -178,6 +180,19 @@ check "v9 was not left behind" bash -c "! $ZCFS_BIN/zcfsctl --socket $SOCK volum
 expect_nochange ALREADY_EXISTS "v1 for another tenant" NodePublishVolume "$(pubreq v1 "$TGT/pod9" false SINGLE_NODE_WRITER '{"tenant":"t2"}')"
 expect_nochange ALREADY_EXISTS "persistent v1 as an ephemeral volume" NodePublishVolume \
 	"$(pubreq v1 "$TGT/pod9" false SINGLE_NODE_WRITER '{"csi.storage.k8s.io/ephemeral":"true"}')"
+
+log "CreateVolume: a same-named volume of another tenant is not the caller's"
+createreq() { jq -nc --arg n "$1" --argjson p "${2:-null}" \
+	'{name: $n, volume_capabilities: [{mount: {}, access_mode: {mode: "SINGLE_NODE_WRITER"}}]}
+	 + (if $p then {parameters: $p} else {} end)'; }
+ctl volume create shared --tenant t2 --transport devfuse >/dev/null || fail "create shared"
+expect_nochange INVALID_ARGUMENT "no parameters.tenant on a two-tenant node, t2's 'shared' exists" \
+	CreateVolume "$(createreq shared)"
+check "... the message asks for the tenant" jqe '.error.message | test("tenant is required")' <<<"$OUT"
+expect_nochange ALREADY_EXISTS "tenant t1 asks for t2's 'shared'" CreateVolume "$(createreq shared '{"tenant":"t1"}')"
+check "tenant t2 asks for its own 'shared': OK (idempotent)" expect OK CreateVolume "$(createreq shared '{"tenant":"t2"}')"
+check "... answered with its id" jqe '.volume.volume_id == "shared@node-under-test"' <<<"$OUT"
+ctl volume delete shared >/dev/null || fail "delete shared"
 
 log "zcfsd down: UNAVAILABLE, records unchanged"
 CSISOCK=$DOWN expect_nochange UNAVAILABLE "publish a new volume" NodePublishVolume "$(pubreq v9 "$TGT/pod9/m")"
