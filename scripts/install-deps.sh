@@ -18,6 +18,10 @@ PKGS+=(qemu-system-x86 kmod)
 # t_plugin_docker: a real dockerd (its own data root, vfs, no bridge) and
 # the managed plugin; Debian's docker.io brings containerd and runc
 PKGS+=(docker.io)
+# t_deploy renders deploy/kubernetes with kubectl's kustomize: Debian's
+# kubectl 1.20 (8 MB), unless a kubectl is already there (Google's
+# kubectl package owns the same /usr/bin/kubectl)
+command -v kubectl >/dev/null 2>&1 || PKGS+=(kubernetes-client)
 # t_acl (setfacl/getfacl), prove (t_posix's TAP runs)
 PKGS+=(acl perl)
 # make man (scdoc renders docs/man/*.scd), t_man (man --warnings, groff),

@@ -96,7 +96,8 @@ else
 	    if not docs:
 	        sys.exit(f"{path}: no documents")
 	    for d in docs:
-	        for k in ("apiVersion", "kind", "metadata"):
+	        # a Kustomization has no metadata (kubectl 1.20's kustomize refuses it)
+	        for k in ("apiVersion", "kind") + (("metadata",) if d.get("kind") != "Kustomization" else ()):
 	            if k not in d:
 	                sys.exit(f"{path}: document without {k}")
 	        if d["kind"] == "ConfigMap":
@@ -230,17 +231,47 @@ else
 fi
 
 log "kustomize: render the install and validate it against the Kubernetes API schemas"
-# kubectl's built-in kustomize renders deploy/kubernetes (the base) and
-# its overlays; npm's kubernetes-models (the API's OpenAPI schemas, ajv)
-# validates every object: types, enums, required fields (not unknown
-# fields). Installed once into build/npm-k8s.
-if ! command -v kubectl >/dev/null; then
-	log "kubectl not installed: the kustomization is not rendered"
+# Every kustomize at hand renders deploy/kubernetes (the base) and its
+# overlays: kubectl's own (Debian 12's kubernetes-client is 1.20, whose
+# kustomize v2.0.3 refuses fields newer ones take, e.g. labels:), a
+# standalone kustomize, and ZCFS_KUBECTL (more kubectl binaries, e.g. an
+# extracted kubernetes-client next to a newer one). They must agree.
+# npm's kubernetes-models (the API's OpenAPI schemas, ajv) then validates
+# every object: types, enums, required fields (not unknown fields).
+# Installed once into build/npm-k8s.
+renderers=()
+for k in $(command -v kubectl) ${ZCFS_KUBECTL:-}; do
+	[ -x "$k" ] && renderers+=("$k kustomize")
+done
+command -v kustomize >/dev/null && renderers+=("$(command -v kustomize) build")
+if [ ${#renderers[@]} -eq 0 ]; then
+	log "no kubectl or kustomize installed (make deps installs kubernetes-client): the kustomization is not rendered"
 else
-	check "kubectl kustomize deploy/kubernetes renders" bash -c "kubectl kustomize '$D/kubernetes' >'$W/rendered.yaml'"
-	for o in "$D"/overlays/*/; do
-		check "overlay $(basename "$o") renders" bash -c "kubectl kustomize '$o' >'$W/overlay-$(basename "$o").yaml'"
+	n=0
+	for r in "${renderers[@]}"; do
+		n=$((n + 1))
+		ver=$(${r% *} version --client 2>/dev/null | grep -oE 'v[0-9]+\.[0-9]+\.[0-9]+' | head -n 1)
+		check "${r% *} ($ver): deploy/kubernetes renders" bash -c "$r '$D/kubernetes' >'$W/rendered-$n.yaml' 2>'$W/render-$n.err'" ||
+			sed 's/^/# /' "$W/render-$n.err"
+		for o in "$D"/overlays/*/; do
+			check "${r% *} ($ver): overlay $(basename "$o") renders" bash -c "$r '$o' >'$W/overlay-$(basename "$o")-$n.yaml' 2>'$W/render-$n.err'" ||
+				sed 's/^/# /' "$W/render-$n.err"
+		done
 	done
+	cp "$W/rendered-1.yaml" "$W/rendered.yaml"
+	if [ -n "$PY" ] && [ $n -gt 1 ]; then
+		for f in "$W"/rendered-*.yaml "$W"/overlay-*-*.yaml; do
+			"$PY" -c 'import json, sys, yaml; print(json.dumps(sorted((d for d in yaml.safe_load_all(open(sys.argv[1])) if d),
+				key=lambda d: (d["kind"], d["metadata"]["name"])), sort_keys=True))' "$f" >"$f.json"
+		done
+		for i in $(seq 2 $n); do
+			check "${renderers[$((i - 1))]% *} renders the base as ${renderers[0]% *} does" cmp -s "$W/rendered-1.yaml.json" "$W/rendered-$i.yaml.json"
+			for o in "$D"/overlays/*/; do
+				o=$(basename "$o")
+				check "... and overlay $o" cmp -s "$W/overlay-$o-1.yaml.json" "$W/overlay-$o-$i.yaml.json"
+			done
+		done
+	fi
 	NPMD=$top/build/npm-k8s
 	if [ ! -d "$NPMD/node_modules/kubernetes-models" ] && command -v npm >/dev/null; then
 		mkdir -p "$NPMD"
@@ -262,6 +293,8 @@ else
 		"$PY" -c 'import json, sys, yaml; print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d]))' \
 			"$W/rendered.yaml" >"$W/rendered.json"
 		R='.[] | select(.kind == "DaemonSet") | .spec.template.spec'
+		check "every rendered object is labelled app.kubernetes.io/version=$version" \
+			jqe --arg v "$version" 'all(.[]; .metadata.labels["app.kubernetes.io/version"] == $v)' "$W/rendered.json"
 		check "rendered: Namespace, CSIDriver, RBAC, ConfigMap, PriorityClass, DaemonSet, NetworkPolicy, StorageClass" \
 			test "$(jq -r '[.[].kind] | unique | join(" ")' "$W/rendered.json")" = "CSIDriver ClusterRole ClusterRoleBinding ConfigMap DaemonSet Namespace NetworkPolicy PriorityClass Role RoleBinding ServiceAccount StorageClass"
 		sc='.[] | select(.kind == "StorageClass")'
