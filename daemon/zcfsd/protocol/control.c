@@ -27,6 +27,7 @@
 #include "common/parse.h"
 #include "common/json_strict.h"
 #include "common/listen_unix.h"
+#include "common/opmetrics.h"
 #include "protocol.h"
 #include "metrics.h"
 
@@ -42,7 +43,7 @@ struct client {
 	uid_t uid;
 	int64_t wait_since_ms;	/* connect, or the last answer taken: idle since */
 	int64_t req_since_ms;	/* first byte of the unfinished request; 0: none */
-	int64_t handled_us;	/* when the request being answered was taken */
+	int64_t handled_us;	/* request taken, CLOCK_MONOTONIC: a clock step is no duration */
 	int64_t out_since_ms;	/* the answer waiting in out; 0: none */
 	size_t len;		/* request bytes in buf */
 	char *out;
@@ -397,7 +398,7 @@ static char *answer_line(const struct client *c, const char *method, json_object
 	json_object *resp = json_object_new_object();
 	char *s;
 
-	zcfsd_op_record(method, e->code, wall_us() - c->handled_us);
+	zcfsd_op_record(method, e->code, opmetrics_now_us() - c->handled_us);
 	if (e->code == ZCFS_OK) {
 		json_object_object_add(resp, "result", result ? result : json_object_new_object());
 	} else {
@@ -435,7 +436,7 @@ static char *handle_request(struct zcfsd *d, struct client *c, const char *line,
 	char why[96], *s;
 
 	c->asked = true;
-	c->handled_us = wall_us();
+	c->handled_us = opmetrics_now_us();
 
 	/* Duplicate keys, "\u0000" in a string, trailing data: refused, so a
 	 * request cannot mean something else to zcfsd than to its sender. */
