@@ -94,7 +94,6 @@ struct zcfsd_holder {
 	unsigned long long starttime;
 	unsigned rings;			/* ring fds it holds (one per queue) */
 	bool adopted;			/* not our child (taken over after a zcfsd restart) */
-	bool dying;			/* killed by us: reaped when its pidfd fires */
 };
 
 struct zcfsd_volume {

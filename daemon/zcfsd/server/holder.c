@@ -104,7 +104,6 @@ static void holder_reap(struct zcfsd *d, struct zcfsd_volume *v)
 	v->holder.pidfd = -1;
 	v->holder.pid = 0;
 	v->holder.rings = 0;
-	v->holder.dying = false;
 }
 
 static int holder_start(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
@@ -116,8 +115,8 @@ static int holder_start(struct zcfsd *d, struct zcfsd_volume *v, const struct po
 	int p[2], r;
 	pid_t pid;
 
-	/* One killed at an unpublish whose exit was not seen yet: reaped
-	 * now (SIGKILLed, it is gone in moments), not overwritten. */
+	/* One still recorded (its rings could not be taken): killed and
+	 * reaped (now, or by the loop), not overwritten. */
 	if (v->holder.pidfd >= 0) {
 		(void)syscall(SYS_pidfd_send_signal, v->holder.pidfd, SIGKILL, NULL, 0);
 		holder_reap(d, v);
@@ -195,7 +194,7 @@ int zcfsd_holder_rings(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 	int r = -ESRCH;
 
 	*n = 0;
-	if (v->holder.pid && !v->holder.dying) {
+	if (v->holder.pid) {
 		r = holder_take_rings(v, fds);
 		if (r == -ESRCH)
 			holder_gone(d, v);
@@ -213,14 +212,17 @@ int zcfsd_holder_rings(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
 	return 0;
 }
 
+/* Killed and forgotten at once, its exit the reaper's (model/reap.c):
+ * nothing of it stays in V, which a volume.delete may free before the
+ * exit is seen (a watch of it left on was a zombie, or an event for
+ * freed memory). */
 void zcfsd_holder_stop(struct zcfsd *d, struct zcfsd_volume *v)
 {
-	(void)d;
-	if (!v->holder.pid || v->holder.dying)
+	if (!v->holder.pid)
 		return;
 	log_info("event=holder-stop volume=%s pid=%d", v->id, (int)v->holder.pid);
 	(void)syscall(SYS_pidfd_send_signal, v->holder.pidfd, SIGKILL, NULL, 0);
-	v->holder.dying = true;	/* reaped when its pidfd fires */
+	holder_reap(d, v);
 }
 
 /* Its death ended its rings and every command in them: the server cannot
@@ -230,16 +232,16 @@ static void holder_exited(struct zcfsd *d, void *obj, uint32_t events)
 {
 	struct zcfsd_volume *v = obj;
 	siginfo_t si = { 0 };
-	bool dying = v->holder.dying;
 
 	(void)events;
 	if (!v->holder.adopted)
 		(void)waitid(P_PIDFD, (id_t)v->holder.pidfd, &si, WEXITED | WNOHANG | WNOWAIT);
-	log_warn("event=holder-exit volume=%s pid=%d %s=%d planned=%s%s", v->id, (int)v->holder.pid,
-		 si.si_code == CLD_EXITED ? "status" : "signal", si.si_status, dying ? "yes" : "no",
-		 !dying && v->srv.pid ? " action=restart-server" : "");
+	/* planned=no always: one zcfsd stops is the reaper's (holder_stop) */
+	log_warn("event=holder-exit volume=%s pid=%d %s=%d planned=no%s", v->id, (int)v->holder.pid,
+		 si.si_code == CLD_EXITED ? "status" : "signal", si.si_status,
+		 v->srv.pid ? " action=restart-server" : "");
 	holder_reap(d, v);
-	if (dying || !v->n_targets)
+	if (!v->n_targets)
 		return;
 	if (v->srv.pidfd >= 0 && v->srv.pid)
 		(void)syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0);
