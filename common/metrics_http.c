@@ -1,5 +1,6 @@
 /* Prometheus endpoints over libmicrohttpd (metrics_http.h). */
 #include <arpa/inet.h>
+#include <stdatomic.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -151,9 +152,16 @@ struct MHD_Daemon *metrics_http_daemon(unsigned flags, int fd, MHD_AccessHandler
 
 struct metrics_http {
 	struct MHD_Daemon *mhd;
-	struct metrics_http_ops ops;
+	struct opmetrics *ops;
+	atomic_bool ready;
 	char *sock_path;
 };
+
+static int write_ops(void *cls, FILE *f)
+{
+	opmetrics_write(cls, f);
+	return ferror(f) ? -EIO : 0;
+}
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *upload,
@@ -165,19 +173,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	(void)version;
 	(void)upload;
 	(void)con_cls;
-	if (metrics_http_route(c, url, method, upload_size, !h->ops.ready || h->ops.ready(h->ops.cls), &ret))
+	if (metrics_http_route(c, url, method, upload_size, atomic_load(&h->ready), &ret))
 		return ret;
-	return metrics_http_exposition(c, h->ops.write, h->ops.cls, true);
+	return metrics_http_exposition(c, write_ops, h->ops, true);
 }
 
-int metrics_http_start(const char *spec, const struct metrics_http_ops *ops, struct metrics_http **ret)
+int metrics_http_start(const char *spec, struct opmetrics *ops, struct metrics_http **ret)
 {
-	struct metrics_http *h = calloc(1, sizeof(*h));
+	struct metrics_http *h;
 	int fd = -1, r;
 
+	*ret = NULL;
+	if (!spec)
+		return 0;
+	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
-	h->ops = *ops;
+	h->ops = ops;
 	if (spec[0] == '/') {
 		/* the series name no tenant or volume: root and the group */
 		fd = listen_unix(spec, 16, 0660, LISTEN_UNIX_NONBLOCK);
@@ -199,6 +211,12 @@ int metrics_http_start(const char *spec, const struct metrics_http_ops *ops, str
 	log_info("event=metrics-listening socket=%s", spec);
 	*ret = h;
 	return 0;
+}
+
+void metrics_http_ready(struct metrics_http *h, bool on)
+{
+	if (h)
+		atomic_store(&h->ready, on);
 }
 
 void metrics_http_stop(struct metrics_http *h)

@@ -37,19 +37,17 @@ enum MHD_Result metrics_http_exposition(struct MHD_Connection *c, int (*write)(v
  * zcfsd's loop, a thread of its own for the plugins); NULL on failure. */
 struct MHD_Daemon *metrics_http_daemon(unsigned flags, int fd, MHD_AccessHandlerCallback on_request, void *cls);
 
-/* A plugin's endpoint: GET /metrics writes what WRITE writes (then the
- * process_* families), /readyz asks READY. */
-struct metrics_http_ops {
-	int (*write)(void *cls, FILE *f);
-	bool (*ready)(void *cls);
-	void *cls;
-};
+/* A plugin's endpoint (zcfs-csi serve, zcfs-volume-plugin: --metrics):
+ * GET /metrics writes OPS's two families, then the process_* ones;
+ * /readyz is 200 between metrics_http_ready(h, true) and (false).
+ * Listens on SPEC: an absolute unix socket path (mode 0660, a stale
+ * socket replaced, never another file) or a TCP address, and serves from
+ * a thread of its own until metrics_http_stop. SPEC NULL: nothing starts,
+ * *ret is NULL, and the other two calls take that NULL. */
+struct opmetrics;
 struct metrics_http;
-/* Listens on SPEC: an absolute unix socket path (mode 0660, a stale socket
- * replaced, never another file) or a TCP address, and serves from a thread
- * of its own until metrics_http_stop. */
-int metrics_http_start(const char *spec, const struct metrics_http_ops *ops, struct metrics_http **ret)
-	_must_check_;
+int metrics_http_start(const char *spec, struct opmetrics *ops, struct metrics_http **ret) _must_check_;
+void metrics_http_ready(struct metrics_http *h, bool on);
 void metrics_http_stop(struct metrics_http *h);
 
 #endif

@@ -58,13 +58,11 @@ int csi_grpc_decode(const struct csi_grpc_method *m, const uint8_t *buf, size_t 
 /* The gRPC status code of a zcfs/CSI error code. */
 int csi_grpc_status(enum zcfs_code code);
 
-/* The --metrics endpoint (csi_metrics.c): SPEC NULL starts nothing;
- * a call of M (NULL: unknown) answered with gRPC STATUS, begun at START_US
- * (opmetrics_now_us); /readyz says 200 between serving(true) and (false). */
-int csi_metrics_start(const char *spec) _must_check_;
+/* The gRPC call metrics (csi_metrics.c) that --metrics serves
+ * (common/metrics_http.h); a call of M (NULL: unknown) answered with gRPC
+ * STATUS, begun at START_US (opmetrics_now_us). */
+struct opmetrics *csi_metrics(void);
 void csi_metrics_record(const struct csi_grpc_method *m, int status, int64_t start_us);
-void csi_metrics_serving(bool on);
-void csi_metrics_stop(void);
 
 /* Runs the server until SIGTERM/SIGINT; returns the exit status. */
 int csi_serve(struct csi_ctx *c, const struct csi_serve_opts *o);

@@ -1,11 +1,9 @@
-/* zcfs-csi serve's Prometheus endpoint (--metrics): every gRPC call
- * counted and timed by method and gRPC status code (common/opmetrics.c),
- * /healthz, and /readyz while the CSI socket serves. */
+/* zcfs-csi serve's request metrics: every gRPC call counted and timed by
+ * method and gRPC status code (common/opmetrics.c), served with /healthz
+ * and /readyz by common/metrics_http.c (--metrics). */
 #include <grpc/status.h>
-#include <stdatomic.h>
 #include "csi_grpc.h"
 #include "csi_method_list.h"
-#include "common/metrics_http.h"
 #include "common/opmetrics.h"
 
 #define NAME(service, method, prefix, handler, inline_ok) #method,
@@ -18,43 +16,15 @@ static const char *const codes[] = { "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGU
 				     "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED" };
 static struct opmetrics ops = OPMETRICS_INIT("zcfs_csi", "gRPC calls zcfs-csi answered", methods, codes,
 					     ARRAY_SIZE(codes));
-static atomic_bool serving;
-static struct metrics_http *http;
+
+struct opmetrics *csi_metrics(void)
+{
+	return &ops;
+}
 
 void csi_metrics_record(const struct csi_grpc_method *m, int status, int64_t start_us)
 {
 	/* an unknown method counts as "other": its path is the client's */
 	opmetrics_record(&ops, m ? m->name : NULL, status >= 0 ? (unsigned)status : GRPC_STATUS_UNKNOWN,
 			 opmetrics_now_us() - start_us);
-}
-
-static int write_metrics(void *cls, FILE *f)
-{
-	(void)cls;
-	opmetrics_write(&ops, f);
-	return ferror(f) ? -EIO : 0;
-}
-
-static bool ready(void *cls)
-{
-	(void)cls;
-	return atomic_load(&serving);
-}
-
-int csi_metrics_start(const char *spec)
-{
-	const struct metrics_http_ops o = { .write = write_metrics, .ready = ready };
-
-	return spec ? metrics_http_start(spec, &o, &http) : 0;
-}
-
-void csi_metrics_serving(bool on)
-{
-	atomic_store(&serving, on);
-}
-
-void csi_metrics_stop(void)
-{
-	metrics_http_stop(http);
-	http = NULL;
 }

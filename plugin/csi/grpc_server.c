@@ -19,6 +19,7 @@
 #include <time.h>
 #include "csi_grpc.h"
 #include "common/log.h"
+#include "common/metrics_http.h"
 #include "common/opmetrics.h"
 
 enum call_state { CALL_REQUESTED, CALL_RECEIVED, CALL_SENT };
@@ -46,6 +47,7 @@ struct server {
 	const struct csi_serve_opts *o;
 	grpc_completion_queue *cq;
 	grpc_server *csi, *reg;
+	struct metrics_http *metrics;	/* --metrics, or NULL */
 	atomic_int inflight;		/* calls between RECEIVED and freed */
 	int shutdowns_pending;
 	bool stopping;
@@ -377,7 +379,7 @@ static void serve_loop(struct server *s, int sfd)
 			struct signalfd_siginfo si;
 			if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 				log_info("event=stopping signal=%u inflight=%d", si.ssi_signo, atomic_load(&s->inflight));
-				csi_metrics_serving(false);
+				metrics_http_ready(s->metrics, false);
 				start_shutdown(s);
 				clock_gettime(CLOCK_MONOTONIC, &stop_at);
 			}
@@ -441,7 +443,7 @@ int csi_serve(struct csi_ctx *ctx, const struct csi_serve_opts *o)
 	grpc_init();
 	s.cq = grpc_completion_queue_create_for_next(NULL);
 	/* first, so a probe sees 'starting' until the CSI socket serves */
-	if (csi_metrics_start(o->metrics) < 0) {
+	if (metrics_http_start(o->metrics, csi_metrics(), &s.metrics) < 0) {
 		log_err("event=serve-error metrics=%s error=\"cannot listen there\"", o->metrics);
 		rc = 1;
 		goto out;
@@ -456,13 +458,13 @@ int csi_serve(struct csi_ctx *ctx, const struct csi_serve_opts *o)
 	 * uid: the endpoint's group may connect too */
 	if (o->socket_gid >= 0 && (chown(path, (uid_t)-1, (gid_t)o->socket_gid) < 0 || chmod(path, 0660) < 0))
 		log_err("event=socket-group-failed path=%s gid=%d error=\"%s\"", path, o->socket_gid, strerror(errno));
-	csi_metrics_serving(true);
+	metrics_http_ready(s.metrics, true);
 	log_info("event=serving endpoint=unix:%s registration=%s kubelet_endpoint=%s zcfsd=%s node_id=%s",
 		 path, rpath ? rpath : "-", o->kubelet_endpoint, ctx->socket, ctx->node_id ? ctx->node_id : "-");
 	serve_loop(&s, sfd);
 	log_info("event=stopped");
 out:
-	csi_metrics_stop();
+	metrics_http_stop(s.metrics);
 	if (s.csi)
 		grpc_server_destroy(s.csi);
 	if (s.reg)

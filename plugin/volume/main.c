@@ -151,6 +151,7 @@ int main(int argc, char **argv)
 			 .root = VP_DEFAULT_MOUNT_ROOT, .budget_ms = VP_ZCFSD_BUDGET_MS,
 			 .docker_root = getenv("ZCFS_DOCKER_DATA_ROOT") };
 	struct MHD_Daemon *d = NULL;
+	struct metrics_http *mh = NULL;	/* --metrics, or NULL */
 	struct zcfs_err e = { 0 };
 	struct vp v;
 	sigset_t mask;
@@ -185,20 +186,20 @@ int main(int argc, char **argv)
 		vp_done(&v);
 		return 1;
 	}
-	r = vp_metrics_start(c.metrics);
+	r = metrics_http_start(c.metrics, vp_metrics(), &mh);
 	if (r < 0)
 		zcfs_fail(&e, ZCFS_INVALID_ARGUMENT, r, "cannot listen for metrics on %s: %s", c.metrics, strerror(-r));
 	else
 		r = vp_http_start(&v, fd, &d, &e);
 	if (r < 0) {
 		log_err("event=start-failed %s", e.msg);
-		vp_metrics_stop();
+		metrics_http_stop(mh);
 		(void)unlink(c.listen_path);
 		safe_close(fd);
 		vp_done(&v);
 		return 1;
 	}
-	vp_metrics_serving(true);
+	metrics_http_ready(mh, true);
 	log_info("event=start version=%s listen=%s zcfsd=%s state=%s mount_root=%s host_mount_root=%s "
 		 "zcfsd_timeout_ms=%u volumes=%d", ZCFS_VERSION, c.listen_path, v.socket, c.state, c.root,
 		 v.host_mount_root ? v.host_mount_root : c.root, c.budget_ms,
@@ -215,9 +216,9 @@ int main(int argc, char **argv)
 	}
 	log_info("event=stop signal=%d", sig);
 	(void)sd_notify(0, "STOPPING=1");
-	vp_metrics_serving(false);
+	metrics_http_ready(mh, false);
 	vp_http_stop(d);
-	vp_metrics_stop();
+	metrics_http_stop(mh);
 	(void)unlink(c.listen_path);
 	safe_close(fd);
 	vp_done(&v);

@@ -73,13 +73,11 @@ bool vp_entry_del_id(json_object *entry, const char *id);
  * NULL past the last. */
 const char *vp_endpoint_path(size_t i);
 
-/* The --metrics endpoint (vp_metrics.c): SPEC NULL starts nothing; one
- * request of ENDPOINT answered with CODE, begun at START_US
- * (opmetrics_now_us; vp_http.c records every request); /readyz says 200 between serving(true) and (false). */
-int vp_metrics_start(const char *spec) _must_check_;
+/* The request metrics (vp_metrics.c) that --metrics serves
+ * (common/metrics_http.h); one request of ENDPOINT answered with CODE,
+ * begun at START_US (opmetrics_now_us; vp_http.c records every request). */
+struct opmetrics *vp_metrics(void);
 void vp_metrics_record(const char *endpoint, enum zcfs_code code, int64_t start_us);
-void vp_metrics_serving(bool on);
-void vp_metrics_stop(void);
 
 /* The host's path of MOUNT_ROOT, Docker's propagatedMount of this managed
  * plugin: DATA_ROOT/plugins/ID/propagated-mount, ID from MOUNTINFO's
