@@ -1,6 +1,7 @@
 /* The one openat2(2) wrapper: opens that refuse symlinks (and /proc
  * magic links) or stay beneath a directory, where a swapped path
- * component must not lead elsewhere. */
+ * component must not lead elsewhere. A walk that must not enter a FUSE
+ * file system either: common/walk_nofuse.h. */
 #ifndef ZCFS_OPENAT2_H
 #define ZCFS_OPENAT2_H
 
@@ -15,10 +16,5 @@ int openat2_fd(int dirfd, const char *path, uint64_t flags, uint64_t resolve) _m
 /* PATH (from the cwd, or absolute) opened with FLAGS, refusing any symlink
  * and magic link on the way: -ELOOP. */
 int open_nofollow(const char *path, uint64_t flags) _must_check_;
-
-/* rmdir of PATH's last component in its parent, the parent resolved with
- * no symlink and no magic link on the way (-ELOOP if there is one): 0 or
- * -errno. A symlink as the last component is not followed (-ENOTDIR). */
-int rmdir_nofollow(const char *path) _must_check_;
 
 #endif

@@ -10,21 +10,24 @@
 #include <sys/statvfs.h>
 #include "csi.h"
 #include "common/log.h"
-#include "common/openat2.h"
+#include "common/walk_nofuse.h"
 #include "plugin/common/plugin_json.h"
 #include "plugin/common/zclient.h"
 
 /* Removes the target directory this plugin made, resolved without any
  * symlink: a tenant who can write a parent may have swapped a component
  * for a symlink since, and rmdir(target) would then remove a directory
- * elsewhere as root. Whatever cannot be removed that way stays, logged. */
+ * elsewhere as root. Nor is a name looked up in a FUSE directory on the
+ * way (its server could hold the plugin up). Whatever cannot be removed
+ * that way stays, logged. */
 static void remove_target_dir(const char *target)
 {
 	int r = rmdir_nofollow(target);
 
 	if (r < 0 && r != -ENOENT)
 		log_warn("event=target-left target=\"%s\" reason=\"%s\"", target,
-			 r == -ELOOP ? "a symlink on the way" : strerror(-r));
+			 r == -ELOOP ? "a symlink on the way" : r == -EXDEV ? "a FUSE mount on the way" :
+			 strerror(-r));
 }
 
 static void undo_create(struct csi_ctx *c, const char *id, bool created)

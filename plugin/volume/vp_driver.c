@@ -10,8 +10,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "plugin/common/plugin_json.h"
+#include "common/log.h"
 #include "common/names.h"
 #include "common/parse.h"
+#include "common/walk_nofuse.h"
 #include "plugin/common/statefile.h"
 #include "vp.h"
 #include "plugin/common/zclient.h"
@@ -195,8 +197,11 @@ static int do_remove(struct vp *v, struct req *q, json_object **resp, struct zcf
 	r = vp_registry_save(v, e);
 	if (r < 0)
 		return r;
-	if (mp)
-		(void)rmdir(mp);	/* the directory zcfsd created to mount on */
+	/* The directory zcfsd created to mount on; its parents walked
+	 * without symlinks or FUSE directories, like zcfs-csi's targets. */
+	r = mp ? rmdir_nofollow(mp) : 0;
+	if (r < 0)
+		log_debug("event=mountpoint-left mountpoint=%s error=\"%s\"", mp, strerror(-r));
 	*resp = ok_empty();
 	return 0;
 }

@@ -146,6 +146,11 @@ int zcfsd_unpublish_target_index(const struct zcfsd_volume *v, const char *targe
 
 int zcfsd_unpublish_failed(const struct zcfsd_volume *v, const char *target, int r, struct zcfs_err *e)
 {
+	if (r == -EXDEV)
+		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, r,
+				 "target '%s' of volume '%s' is below a FUSE mount that zcfsd looks nothing "
+				 "up in (its server could make zcfsd wait; the log's event=unmount-refused "
+				 "names it); it stays published: unmount that, then retry", target, v->id);
 	return zcfs_fail(e, r == -ENOTUNIQ ? ZCFS_FAILED_PRECONDITION : ZCFS_UNAVAILABLE, r,
 			  "target '%s' of volume '%s' could not be unmounted (%s); it stays "
 			  "published, retry", target, v->id,

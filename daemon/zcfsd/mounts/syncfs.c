@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "common/log.h"
+#include "common/walk_nofuse.h"
 #include "mounts.h"
 
 int zcfsd_syncfs_start(const char *target, int *pidfd)
@@ -24,7 +25,11 @@ int zcfsd_syncfs_start(const char *target, int *pidfd)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		int dfd = open(target, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* Only the volume's own root is opened (its server is asked):
+		 * nothing on the way, so a FUSE mount over it fails at once. */
+		const char *leaf = NULL;
+		int pfd = nofuse_open_parent(target, &leaf, NULL, 0);
+		int dfd = pfd < 0 ? -1 : openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		_exit(dfd >= 0 && syncfs(dfd) == 0 ? 0 : 1);
 	}
 	fd = pidfd_open(pid, 0);

@@ -9,10 +9,10 @@
 #include "common/bdi.h"
 #include "common/log.h"
 #include "common/names.h"
-#include "common/openat2.h"
 #include "common/max_read.h"
 #include "common/mountinfo.h"
 #include "common/parse.h"
+#include "common/walk_nofuse.h"
 #include "mounts.h"
 
 /* Control characters would split log lines and the status table; a
@@ -65,35 +65,44 @@ static enum zcfs_code race_code(int r)
 		ZCFS_UNAVAILABLE : ZCFS_INTERNAL;
 }
 
+/* A walk of TARGET that failed with R: a symlink or a FUSE directory on
+ * the way (HIT: which mount) is the caller's to change. */
+static int walk_fail(const char *target, int r, const char *hit, struct zcfs_err *e)
+{
+	if (r == -ELOOP)
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, r, "target '%s' contains a symlink", target);
+	if (r == -EXDEV)
+		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, r,
+				 "target '%s' is below a FUSE mount (%s): zcfsd looks nothing up in a FUSE "
+				 "file system, whose server could make it wait; unmount it or use another "
+				 "target", target, hit);
+	if (r == -ENOTDIR)
+		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, r, "target '%s' is not a directory", target);
+	return zcfs_fail(e, race_code(r), r, "target '%s': %s", target, strerror(-r));
+}
+
 /* O_PATH fd of the target directory; creates the last component when
- * only it is missing (*created tells the caller to remove it on error). */
+ * only it is missing (*created tells the caller to remove it on error).
+ * Walked from / without symlinks and without looking a name up in a FUSE
+ * directory (common/walk_nofuse.h); the target itself may be a mount of one. */
 int zcfsd_target_open(const char *target, bool *created, struct zcfs_err *e)
 {
-	_cleanup_free_ char *parent = NULL;
 	_cleanup_close_ int pfd = -1;
-	const char *leaf;
+	char hit[4200] = "";
+	const char *leaf = NULL;
 	int fd;
 
 	*created = false;
-	fd = open_nofollow(target, O_PATH | O_DIRECTORY);
+	fd = nofuse_open(target, O_PATH | O_DIRECTORY, hit, sizeof(hit));
 	if (fd >= 0)
 		return fd;
-	if (fd == -ELOOP || fd == -EXDEV)
-		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, fd, "target '%s' contains a symlink", target);
-	if (fd == -ENOTDIR)
-		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, fd, "target '%s' is not a directory", target);
 	if (fd != -ENOENT)
-		return zcfs_fail(e, race_code(fd), fd, "target '%s': %s", target, strerror(-fd));
-	parent = strdup(target);
-	if (!parent)
-		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
-	leaf = strrchr(target, '/') + 1;
-	parent[leaf - target - 1 > 0 ? leaf - target - 1 : 1] = '\0';
-	pfd = open_nofollow(parent, O_PATH | O_DIRECTORY);
-	if (pfd == -ELOOP || pfd == -EXDEV)
-		return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, pfd, "target '%s' contains a symlink", target);
+		return walk_fail(target, fd, hit, e);
+	pfd = nofuse_open_parent(target, &leaf, hit, sizeof(hit));
+	if (pfd == -ENOENT)
+		return zcfs_fail(e, ZCFS_NOT_FOUND, pfd, "target's parent of %s: %s", target, strerror(-pfd));
 	if (pfd < 0)
-		return zcfs_fail(e, ZCFS_NOT_FOUND, pfd, "target's parent %s: %s", parent, strerror(-pfd));
+		return walk_fail(target, pfd, hit, e);
 	if (mkdirat(pfd, leaf, 0750) < 0)
 		return zcfs_fail(e, race_code(-errno), -errno, "mkdir %s: %m", target);
 	*created = true;
@@ -115,7 +124,8 @@ void zcfsd_target_remove_created(const char *target)
 
 	if (r < 0 && r != -ENOENT)
 		log_warn("event=target-left target=\"%s\" reason=\"%s\"", target,
-			 r == -ELOOP || r == -EXDEV ? "a symlink on the way" : strerror(-r));
+			 r == -ELOOP ? "a symlink on the way" : r == -EXDEV ? "a FUSE mount on the way" :
+			 strerror(-r));
 }
 
 static int fd_path(int fd, char *buf, size_t len)
@@ -174,7 +184,7 @@ int zcfsd_mount_fuse(struct zcfsd *d, struct zcfsd_volume *v, int tfd, const cha
 	 * later bind: a read-only first target is a per-mount flag. Nobody
 	 * has the target before publish returns, so setting it now is safe. */
 	if (ro && !v->read_only) {
-		mfd = open_nofollow(target, O_PATH | O_DIRECTORY);
+		mfd = nofuse_open(target, O_PATH | O_DIRECTORY, NULL, 0);
 		r = mfd < 0 ? mfd : set_mount_ro(mfd, true);
 		if (r < 0) {
 			(void)umount2(tpath, MNT_DETACH);
@@ -192,10 +202,15 @@ int zcfsd_mount_bind(struct zcfsd_volume *v, int tfd, const char *target, bool r
 		       struct zcfs_err *e)
 {
 	_cleanup_close_ int sfd = -1, tree = -1;
+	char hit[4200] = "";
 	unsigned conn;
 	int r;
 
-	sfd = open_nofollow(v->targets[0], O_PATH | O_DIRECTORY);
+	sfd = nofuse_open(v->targets[0], O_PATH | O_DIRECTORY, hit, sizeof(hit));
+	if (sfd == -EXDEV)
+		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, sfd,
+				 "volume '%s' is mounted at %s, below a FUSE mount (%s) zcfsd looks nothing "
+				 "up in; unmount that first", v->id, v->targets[0], hit);
 	if (sfd < 0 || zcfsd_mount_conn_at(v->targets[0], &conn) < 0 || conn != v->conn)
 		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -ENOENT,
 				 "volume '%s' is recorded at %s but no longer mounted there (unmounted behind "

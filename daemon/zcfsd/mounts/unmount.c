@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "common/log.h"
-#include "common/openat2.h"
+#include "common/walk_nofuse.h"
 #include "common/mountinfo.h"
 #include "mounts.h"
 
@@ -117,19 +117,17 @@ static int mount_of_conn(unsigned conn, int dfd, const char *name, int flags, in
 	return (int)stx.stx_mnt_id;
 }
 
-/* PATH's parent opened without a symlink on the way; *leaf in PATH. */
-static int open_parent(const char *path, const char **leaf)
+/* PATH's parent opened without a symlink on the way and without looking
+ * a name up in a FUSE directory (common/walk_nofuse.h); *leaf in PATH. */
+static int open_parent(const char *path, const char **leaf, const char *volume)
 {
-	_cleanup_free_ char *dir = NULL;
-	const char *slash = strrchr(path, '/');
+	char hit[4200] = "";
+	int r = nofuse_open_parent(path, leaf, hit, sizeof(hit));
 
-	if (!slash || !slash[1] || !strcmp(slash + 1, ".") || !strcmp(slash + 1, ".."))
-		return -EINVAL;
-	dir = strndup(path, slash == path ? 1 : (size_t)(slash - path));
-	if (!dir)
-		return -ENOMEM;
-	*leaf = slash + 1;
-	return open_nofollow(dir, O_PATH | O_DIRECTORY);
+	if (r == -EXDEV)
+		log_warn("event=unmount-refused volume=%s target=%s reason=\"below a FUSE mount: %s\"",
+			 VNAME(volume), path, hit);
+	return r;
 }
 
 /* Lazily detaches mount ID at PFD/LEAF through an fd that pins it. */
@@ -159,7 +157,7 @@ static int unmount_at(unsigned conn, const char *path, int want_id, bool lazy, c
 	char at[96 + NAME_MAX];
 	int id;
 
-	pfd = open_parent(path, &leaf);
+	pfd = open_parent(path, &leaf, volume);
 	if (pfd < 0)
 		return pfd;
 	id = mount_of_conn(conn, pfd, leaf, AT_SYMLINK_NOFOLLOW, want_id, volume);
@@ -262,7 +260,7 @@ int zcfsd_conn_pin(unsigned conn, const char *volume)
 		_cleanup_close_ int pfd = -1, fd = -1;
 		const char *leaf = NULL;
 
-		pfd = open_parent(m[i].path, &leaf);
+		pfd = open_parent(m[i].path, &leaf, volume);
 		if (pfd < 0)
 			continue;
 		fd = RET_NERRNO(open_tree(pfd, leaf, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW));
