@@ -29,6 +29,15 @@ void zcfsd_ringfd_adopt(struct zcfsd_volume *v, int pidfd)
 	zcfsd_ringfd_release(v);
 	if (fd < 0)
 		return;		/* a devfuse server, or one from before ring memfds */
+	/* Whatever the server has at that number: a /dev/fuse server's own
+	 * fd there (its epoll), or what a compromised one put there, was
+	 * kept for the connection's life and handed to every successor as
+	 * its ring memfd. Only a memfd: F_GET_SEALS answers for shmem files
+	 * alone, without touching the file. */
+	if (fcntl(fd, F_GET_SEALS) < 0) {
+		close(fd);
+		return;
+	}
 	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
 	v->ring_fd = fd;
 }

@@ -8,8 +8,9 @@
 # buffered) run on the volume and `zcfsctl status` is called every 50 ms.
 # Required: no client error, the server never restarted (same pid), every
 # status call answered (the longest printed), zcfsd's pid the same and
-# its binary the new file, and after the upgrades a killed server is
-# restarted by the new image and reaped (no zombie).
+# its binary the new file, no fd of the server's kept but what zcfsd
+# takes back (one epoll, its own), and after the upgrades a killed server
+# is restarted by the new image and reaped (no zombie).
 # Runtime: ~40 s per transport.
 . "$(dirname "$0")/../../lib.sh"
 . "$(dirname "$0")/../helpers/zcfsd_lib.sh"
@@ -82,6 +83,11 @@ check "... keeping its pid" test "$ZCFSD_PID" = "$pid0" -a -d "/proc/$pid0"
 check "... running the new binary" bash -c "readlink /proc/$pid0/exe | grep -qx '$W/bin/zcfsd'"
 check "... taking the control socket across every exec" test "$(grep -c 'event=listen-inherited' "$W/zcfsd.log")" = "$UPGRADES"
 check "every status call answered ($calls calls, $status_fail failed, longest ${status_max} ms)" test "$status_fail" = 0
+# Re-adoption takes fd 8 of a server as its ring memfd: on /dev/fuse that
+# number is the server's own epoll, which zcfsd kept (and gave to its
+# successors) before it took memfds only.
+epolls() { find /proc/"$pid0"/fd -lname 'anon_inode:*eventpoll*' | wc -l; }
+check "zcfsd holds one epoll fd, its own ($(epolls))" test "$(epolls)" = 1
 check "the server ran on: same pid, no restart" test "$(server_pid "$id")" = "$srv0" -a "$(vol_field "$id" restarts)" = 0
 check "probe: no client error or mismatch" \
 	test "$probe_err" -eq 0 -a "$rc_probe" -le 1 -a "$(grep -c 'probe: rounds=' "$W/probe.out")" = 1
