@@ -8,6 +8,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include "common/log.h"
@@ -27,16 +28,21 @@ static bool log_this(uint64_t n)
 	return n == 1;
 }
 
+/* The volume's storage directory, never a mount on it (a tenant's FUSE
+ * mount there would answer every lookup of the broker): statx DONT_SYNC,
+ * mask 0, answered by the VFS. */
 static int storage_open(const char *storage, dev_t *dev, int *ret)
 {
 	_cleanup_close_ int fd = open_nofollow(storage, O_PATH | O_DIRECTORY);
-	struct stat st;
+	struct statx st;
 
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0)
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, 0, &st) < 0)
 		return -errno;
-	*dev = st.st_dev;
+	if (st.stx_attributes & st.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
+		return -EXDEV;
+	*dev = makedev(st.stx_dev_major, st.stx_dev_minor);
 	*ret = TAKE_FD(fd);
 	return 0;
 }

@@ -202,6 +202,10 @@ int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err
 				 v->targets[0]);
 	if (t) {
 		r = zcfsd_storage_delete(t, v->id);
+		if (r == -EXDEV)
+			return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, r,
+					 "removing %s/%s: another file system is mounted on it or in it; "
+					 "unmount that, then retry", t->storage_root, v->id);
 		if (r < 0)
 			return zcfs_fail(e, ZCFS_INTERNAL, r, "removing %s/%s: %s", t->storage_root, v->id,
 					 strerror(-r));

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include "common/fileio.h"
 #include "common/openat2.h"
@@ -47,6 +48,19 @@ static int check_tenant_traverse(const struct policy_tenant *t, struct zcfs_err 
 	}
 }
 
+/* The storage directory NAME in RFD is no mount point: the tenant owns
+ * it and could mount its own FUSE file system there, and every open or
+ * stat of that would be a request to its server. Mask 0 and DONT_SYNC:
+ * the VFS answers (common/walk_nofuse.c says why). */
+static int check_not_mount(int rfd, const char *name)
+{
+	struct statx s;
+
+	if (statx(rfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT, 0, &s) < 0)
+		return -errno;
+	return s.stx_attributes & s.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT ? -EXDEV : 0;
+}
+
 /* STORAGE_ROOT/ID, owned by the tenant, 0700. The root itself is kept
  * root:TENANT_GID 0710: the tenant's servers reach their volumes, no
  * other host user reaches anything below it, whatever modes clients give
@@ -76,6 +90,11 @@ int zcfsd_storage_ensure(const struct policy_tenant *t, const char *id, bool *cr
 		*created = true;
 	else if (errno != EEXIST)
 		return zcfs_fail(e, ZCFS_INTERNAL, -errno, "mkdir %s/%s: %m", t->storage_root, id);
+	r = check_not_mount(rfd, id);
+	if (r < 0)
+		return zcfs_fail(e, r == -EXDEV ? ZCFS_FAILED_PRECONDITION : ZCFS_INTERNAL, r,
+				 "storage %s/%s: %s", t->storage_root, id,
+				 r == -EXDEV ? "a file system is mounted on it; unmount it" : strerror(-r));
 	vfd = RET_NERRNO(openat(rfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 	if (vfd < 0 || fchown(vfd, t->uid, t->gid) < 0 || fchmod(vfd, 0700) < 0) {
 		r = vfd < 0 ? vfd : -errno;
@@ -93,8 +112,13 @@ int zcfsd_storage_open(const struct policy_tenant *t, const char *id)
 {
 	_cleanup_close_ int rfd = open_nofollow(t->storage_root, O_PATH | O_DIRECTORY);
 
+	int r;
+
 	if (rfd < 0)
 		return rfd;
+	r = check_not_mount(rfd, id);
+	if (r < 0)
+		return r;
 	return RET_NERRNO(openat(rfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 }
 
@@ -106,20 +130,23 @@ void zcfsd_storage_remove_dir(const struct policy_tenant *t, const char *id)
 		(void)rmdir(p);
 }
 
-/* rm -rf below DFD without following symlinks or crossing mounts. */
+/* rm -rf below DFD without following symlinks or crossing mounts. The
+ * stat is DONT_SYNC: a mount on NAME (a tenant's FUSE mount on its
+ * storage directory) is told by its device without asking its server. */
 static int rm_rf_at(int dfd, const char *name, dev_t dev)
 {
 	_cleanup_closedir_ DIR *dir = NULL;
 	struct dirent *de;
-	struct stat st;
+	struct statx st;
 	int fd, r = 0;
 
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (statx(dfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT, STATX_TYPE,
+		  &st) < 0)
 		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISDIR(st.st_mode))
-		return RET_NERRNO(unlinkat(dfd, name, 0));
-	if (st.st_dev != dev)
+	if (makedev(st.stx_dev_major, st.stx_dev_minor) != dev)
 		return -EXDEV;
+	if (!S_ISDIR(st.stx_mode))
+		return RET_NERRNO(unlinkat(dfd, name, 0));
 	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

@@ -9,7 +9,9 @@
 # status answers meanwhile, and nothing changed (the volume stays
 # published until the mount is gone, then unpublishes). The same for a
 # target below one of zcfsd's own volumes whose server the tenant stopped
-# (it runs as the tenant's uid), and for a FUSE mount without allow_other.
+# (it runs as the tenant's uid), for a FUSE mount without allow_other,
+# and for publish and delete of a volume whose storage directory (the
+# tenant's) the tenant mounted its stopped FUSE file system on.
 # Before, every one of these made zcfsd's loop wait on the stopped server
 # for good (status never answered). Targets through tmpfs and overlay
 # (kubelet-like paths) and a second target of a volume still publish.
@@ -147,5 +149,24 @@ check "a second target through an overlay" ctlq volume publish v1 "$TGT/ovl/pods
 check "the volume answers at its second target" bash -c "echo hi >'$TGT/ovl/pods/p2/m/f' && test \"\$(cat '$TGT/tmpfs/pods/p1/volumes/m/f')\" = hi"
 check "unpublish through the overlay" ctlq volume unpublish v1 "$TGT/ovl/pods/p2/m"
 check "unpublish through the tmpfs" ctlq volume unpublish v1 "$TGT/tmpfs/pods/p1/volumes/m"
+# 6. The tenant's stopped FUSE mount on its own storage directory (it owns
+# it): publish and delete answer, refused, without asking that server.
+create_publish_or_fail v6 "$TGT/v6"
+ctlq volume unpublish v6 "$TGT/v6"
+tenant_fuse "$STORE/t1/v6" allow
+refused_any() {
+	timed_call "$2" "$3"
+	log "$1: $(code) after $MS ms: $(jq -r '.error.message // empty' <<<"$OUT" 2>/dev/null | cut -c1-200)"
+	check "$1: refused" test "$(code)" != OK -a "$(code)" != UNPARSEABLE
+	check "$1: answered within 5 s" test "$MS" -lt 5000
+	check "$1: status answers" status_answers
+	status_answers || { show_zcfsd_log; fail "zcfsd stopped answering"; }
+}
+refused_any "publish with a FUSE mount on the storage directory" volume.publish "$(pub v6 "$TGT/v6")"
+refused_any "delete with a FUSE mount on the storage directory" volume.delete '{"id":"v6"}'
+check "v6 is still there" ctlq volume get v6
+kill -CONT "$LAST_STUCK"; kill -KILL "$LAST_STUCK"; wait "$LAST_STUCK" 2>/dev/null
+umount -l "$STORE/t1/v6"
+check "once it is gone, v6 deletes" ctlq volume delete v6
 check "status answers at the end" status_answers
 finish
