@@ -10,8 +10,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "common/log.h"
 #include "common/openat2.h"
+#include "common/parse.h"
 #include "daemon/zcfsd/mounts/mounts.h"
 #include "daemon/zcfsd/mounts/projquota.h"
 #include "daemon/zcfsd/state/state.h"
@@ -40,46 +42,83 @@ static int dir_empty(int dfd, bool *empty)
 	return 0;
 }
 
-/* An id no volume of this zcfsd has and nobody uses on FS. */
-static uint32_t alloc_id(struct zcfsd *d, const struct zcfsd_pq_fs *fs)
-{
-	_cleanup_free_ uint32_t *used = NULL;
-	uint32_t id = 0, from = ZCFSD_PROJID_MIN;
-	size_t n = 0, cap = 0;
+/* The file system and state side of zcfsd_projid_claim for V's DFD. */
+struct claim_ctx {
+	struct zcfsd *d;
+	struct zcfsd_volume *v;
+	const struct zcfsd_pq_fs *fs;
+	int dfd;
+};
 
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
-		cap++;
-	used = calloc(cap ? cap : 1, sizeof(*used));
-	if (!used)
-		return 0;
-	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
-		if (v->projid)
-			used[n++] = v->projid;
-	for (int tries = 0; tries < 256; tries++) {
-		id = zcfsd_projid_pick(used, n, from);
-		if (!id || !zcfsd_pq_id_busy(fs, id))
-			return id;
-		from = id + 1;
-	}
-	return 0;
+static bool claim_busy(void *p, uint32_t id)
+{
+	return zcfsd_pq_id_busy(((struct claim_ctx *)p)->fs, id);
 }
 
-/* A project id for V, in state.json before anything is set on disk. */
-static int new_id(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfsd_pq_fs *fs)
+static int claim_record(void *p, uint32_t id)
 {
+	struct claim_ctx *c = p;
 	int r;
 
-	v->projid = alloc_id(d, fs);
-	if (!v->projid) {
+	c->v->projid = id;
+	r = zcfsd_state_save(c->d);
+	if (r < 0)
+		snprintf(c->v->size_why, sizeof(c->v->size_why), "saving state: %s", strerror(-r));
+	/* t_zcfsd_projquota: two zcfsd between the pick and the setting */
+	const char *delay = getenv("ZCFSD_TEST_PROJID_DELAY_MS");
+	uint64_t ms;
+
+	if (r == 0 && delay && parse_u64(delay, 0, 5000, &ms) == 0)
+		usleep((useconds_t)ms * 1000);
+	return r;
+}
+
+static int claim_assign(void *p, uint32_t id)
+{
+	struct claim_ctx *c = p;
+
+	return zcfsd_pq_assign(c->dfd, id);
+}
+
+static int claim_charged(void *p, uint32_t id, uint64_t *inodes)
+{
+	struct zcfsd_pq_usage u;
+	int r = zcfsd_pq_get(((struct claim_ctx *)p)->fs, id, &u);
+
+	*inodes = r == 0 ? u.inodes_used : 0;
+	return r == -ENOENT || r == -ESRCH ? 0 : r;
+}
+
+/* A project id for V no volume of this zcfsd has and no other claimant
+ * (another zcfsd of this node or of a node sharing the file system)
+ * holds, in state.json before it is set on the directory DFD. */
+static int new_id(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfsd_pq_fs *fs, int dfd)
+{
+	struct claim_ctx c = { .d = d, .v = v, .fs = fs, .dfd = dfd };
+	const struct zcfsd_projid_ops ops = { .ctx = &c, .busy = claim_busy, .record = claim_record,
+					      .assign = claim_assign, .charged = claim_charged };
+	_cleanup_free_ uint32_t *used = NULL;
+	uint32_t id = 0;
+	size_t n = 0, cap = 1;
+	int r;
+
+	for (struct zcfsd_volume *o = d->volumes; o; o = o->next)
+		cap++;
+	used = calloc(cap, sizeof(*used));
+	if (!used)
+		return -ENOMEM;
+	for (struct zcfsd_volume *o = d->volumes; o; o = o->next)
+		if (o->projid && o != v)
+			used[n++] = o->projid;
+	/* two zcfsd that collided retry on different strides */
+	r = zcfsd_projid_claim(used, n, 1 + (uint32_t)getpid() % 16, &ops, &id);
+	if (r == -ENOSPC)
 		snprintf(v->size_why, sizeof(v->size_why), "no free project id in 0x%x..0x%x",
 			 ZCFSD_PROJID_MIN, ZCFSD_PROJID_MAX);
-		return -ENOSPC;
-	}
-	r = zcfsd_state_save(d);
-	if (r < 0) {
-		snprintf(v->size_why, sizeof(v->size_why), "saving state: %s", strerror(-r));
+	else if (r < 0 && !v->size_why[0])
+		snprintf(v->size_why, sizeof(v->size_why), "claiming a project id: %s", strerror(-r));
+	if (r < 0)
 		v->projid = 0;
-	}
 	return r;
 }
 
@@ -110,7 +149,7 @@ static int project_on(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfs
 				 "it had a project quota, which the server counts");
 			return r < 0 ? r : -ENOTEMPTY;
 		}
-		r = new_id(d, v, fs);
+		r = new_id(d, v, fs, dfd);
 		if (r < 0)
 			return r;
 	}

@@ -23,6 +23,31 @@
  * (any order), or 0 when there is none. */
 uint32_t zcfsd_projid_pick(const uint32_t *used, size_t n, uint32_t from);
 
+/* Claiming a project id on a file system that other zcfsd instances (other
+ * state dirs on this node, other nodes on shared storage) claim from too:
+ * an id free at the pick may be taken before it is set, so the id is set
+ * on the volume's (empty) directory first and kept only if that
+ * directory is the one inode charged to it; else it is taken off again
+ * and the next one tried. Two claims of one id cannot both keep it: the
+ * later check sees both directories. The file system is the one place
+ * every claimant shares; no lock file to agree on. */
+struct zcfsd_projid_ops {
+	void *ctx;
+	/* whether anyone uses ID on the file system (usage or limits) */
+	bool (*busy)(void *ctx, uint32_t id);
+	/* ID recorded (state.json) before it is set on disk; -errno */
+	int (*record)(void *ctx, uint32_t id);
+	/* ID (0: none) set on the volume's directory; -errno */
+	int (*assign)(void *ctx, uint32_t id);
+	/* the inodes charged to ID; -errno */
+	int (*charged)(void *ctx, uint32_t id, uint64_t *inodes);
+};
+/* An id not in USED[0..N) (this zcfsd's own), claimed as above, in *ID;
+ * STRIDE (>= 1) spaces out the retries of two claimants that collided.
+ * -ENOSPC when the range is spent, else -errno of an op. */
+int zcfsd_projid_claim(const uint32_t *used, size_t n, uint32_t stride,
+		       const struct zcfsd_projid_ops *ops, uint32_t *id);
+
 /* Hard limits for a volume of SIZE bytes: blocks in 512-byte units
  * (XFS's basic blocks, rounded up), in 1 KiB units (the generic quota's
  * QIF_DQBLKSIZE, rounded up), and inodes: one per 4 KiB of size (a file

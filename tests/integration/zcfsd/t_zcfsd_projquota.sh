@@ -15,7 +15,8 @@
 #   the new size;
 # - zcfsd killed between a volume's project id and its limits: the limits
 #   are found again at its restart (same id);
-# - delete removes the project's limits.
+# - delete removes the project's limits;
+# - two zcfsd on one file system, creating at once: no project id twice.
 # Exit 77 on a kernel without project quotas (this project's CI host:
 # CONFIG_XFS_QUOTA, CONFIG_QFMT_V2); run it in the 7.3 guest:
 #   scripts/guest.sh --modules xfs,loop,quota_v2 -- tests/integration/zcfsd/t_zcfsd_projquota.sh
@@ -197,6 +198,53 @@ sys.exit(1)"
 	for v in $a $b; do ctlq volume unpublish "$v" "$TGT/$v"; ctlq volume delete "$v"; done
 }
 
+# Two zcfsd (state dirs and policies of their own) on one file system
+# create and publish sized volumes at the same time, each holding an id
+# 300 ms between choosing and setting it: every volume gets an id of its
+# own (its directory carries it) and its own limit. Before the claim was
+# checked on the file system both zcfsd picked the same ids.
+two_daemons() {	# TYPE ROOT
+	local type=$1 root=$2 i ids dirs
+	local W2=$W/z2 SOCK2=$W/z2/zcfsd.sock
+	mkdir -p "$W2"
+	sed "s|\"name\": \"pt\"|\"name\": \"pt2\"|; s|$root/pt\"|$root/pt2\"|; s|$root/srv\"|$root/srv2\"|" "$POLICY" >"$W2/policy.json"
+	zcfsd_kill9
+	ZCFSD_TEST_PROJID_DELAY_MS=300 zcfsd_start
+	ZCFSD_TEST_PROJID_DELAY_MS=300 "$ZCFS_BIN/zcfsd" --policy "$W2/policy.json" --state-dir "$W2/state" \
+		--socket "$SOCK2" --serve "$ZCFS_BIN/zcfs-serve" --foreground 2>>"$W2/zcfsd.log" &
+	Z2=$!
+	_zcfs_pids+=("$Z2")
+	wait_for "the second zcfsd answers" 10 bash -c "'$ZCFS_BIN/zcfsctl' --socket '$SOCK2' status >/dev/null 2>&1"
+	for i in 1 2 3 4; do
+		( ctlq volume create "d1$type$i" --tenant pt --size 8M --transport "$ZCFS_TRANSPORT" &&
+		  ctlq volume publish "d1$type$i" "$TGT/d1$type$i" ) &
+		( "$ZCFS_BIN/zcfsctl" --socket "$SOCK2" volume create "d2$type$i" --tenant pt2 --size 16M \
+			--transport "$ZCFS_TRANSPORT" >/dev/null &&
+		  "$ZCFS_BIN/zcfsctl" --socket "$SOCK2" volume publish "d2$type$i" "$TGT/d2$type$i" >/dev/null ) &
+	done
+	wait_jobs() { local j; for j in $(jobs -p); do [ "$j" = "$Z2" ] || [ "$j" = "$ZCFSD_PID" ] || wait "$j"; done; }
+	wait_jobs
+	ids=$(for i in 1 2 3 4; do
+		echo "d1$type$i $(vol_field "d1$type$i" project_id)"
+		echo "d2$type$i $("$ZCFS_BIN/zcfsctl" --socket "$SOCK2" volume get "d2$type$i" | jq -r .volume.project_id)"
+	done)
+	log "$type: project ids: $(tr '\n' ' ' <<<"$ids")"
+	check "$type: 8 volumes of two zcfsd, all with a project id" test "$(awk '$2 > 0' <<<"$ids" | wc -l)" = 8
+	check "$type: no project id twice" test "$(awk '{print $2}' <<<"$ids" | sort -u | wc -l)" = 8
+	dirs=$(for i in 1 2 3 4; do lsattr -pd "$root/pt/d1$type$i" "$root/pt2/d2$type$i"; done 2>/dev/null | awk '{print $1}' | sort -u | wc -l)
+	check "$type: 8 storage directories, 8 project ids on them" test "$dirs" = 8
+	check "$type: each volume has its own limit (8M / 16M)" bash -c \
+		"[ \$(df --output=size -k '$TGT/d1${type}1' | tail -n 1) = 8192 ] && [ \$(df --output=size -k '$TGT/d2${type}1' | tail -n 1) = 16384 ]"
+	for i in 1 2 3 4; do
+		ctlq volume unpublish "d1$type$i" "$TGT/d1$type$i"; ctlq volume delete "d1$type$i"
+		"$ZCFS_BIN/zcfsctl" --socket "$SOCK2" volume unpublish "d2$type$i" "$TGT/d2$type$i" >/dev/null
+		"$ZCFS_BIN/zcfsctl" --socket "$SOCK2" volume delete "d2$type$i" >/dev/null
+	done
+	kill -KILL "$Z2" 2>/dev/null; wait "$Z2" 2>/dev/null
+	zcfsd_kill9
+	zcfsd_start
+}
+
 crash_between() {	# TYPE ROOT
 	local type=$1 root=$2 v=k$1 id
 	zcfsd_kill9
@@ -229,6 +277,7 @@ for type in $PROJQUOTA_FS; do
 	big_volume "$type" "$W/root-$type"
 	server_paths "$type" "$W/root-$type"
 	two_volumes "$type" "$W/root-$type"
+	two_daemons "$type" "$W/root-$type"
 	crash_between "$type" "$W/root-$type"
 	zcfsd_kill9
 	backing_fs_umount "$W/root-$type"
