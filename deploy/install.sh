@@ -32,7 +32,7 @@ sbindir=/sbin
 mandir_from=$top/build/man
 DESTDIR=${DESTDIR:-}
 
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--prefix) prefix=$2; shift 2;;
@@ -85,7 +85,16 @@ install -d -m 0755 "$DESTDIR/etc/zcfs/policy.d"
 if compgen -G "$DESTDIR/etc/zcfs/policy.d/*.json" >/dev/null; then
 	say "/etc/zcfs/policy.d already has a policy: kept"
 else
-	inst 0644 "$top/policy/examples/default.json" /etc/zcfs/policy.d/default.json
+	# the example, with zcfsd's metrics on a unix socket of the unit's
+	# RuntimeDirectory (docs/security.md, "Metrics endpoint")
+	install -d "$DESTDIR/etc/zcfs/policy.d"
+	sed 's|^  "defaults": .*|&\n  "metrics": {"listen": "/run/zcfs/metrics.sock"},|' \
+		"$top/policy/examples/default.json" >"$DESTDIR/etc/zcfs/policy.d/.default.json.tmp"
+	grep -q '"/run/zcfs/metrics.sock"' "$DESTDIR/etc/zcfs/policy.d/.default.json.tmp" ||
+		{ echo "install.sh: policy/examples/default.json has no \"defaults\" line to add metrics after" >&2; exit 1; }
+	chmod 0644 "$DESTDIR/etc/zcfs/policy.d/.default.json.tmp"
+	mv -f "$DESTDIR/etc/zcfs/policy.d/.default.json.tmp" "$DESTDIR/etc/zcfs/policy.d/default.json"
+	say /etc/zcfs/policy.d/default.json
 fi
 install -d -m 0711 "$DESTDIR/var/lib/zcfs"
 

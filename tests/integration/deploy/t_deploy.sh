@@ -118,8 +118,11 @@ else
 	                    sys.exit(f"{path}: {c['name']} mounts undefined volume {m['name']}")
 	                mounts.append({"path": m["mountPath"], "prop": m.get("mountPropagation", ""),
 	                               "volume": vols[m["name"]]})
+	            http = {p: c[p]["httpGet"] for p in ("livenessProbe", "readinessProbe", "startupProbe")
+	                    if p in c and "httpGet" in c[p]}
+	            ports = {pt.get("name", ""): pt["containerPort"] for pt in c.get("ports", [])}
 	            print(json.dumps({"file": path, "kind": d["kind"], "name": c["name"], "argv": argv,
-	                              "probes": probes, "mounts": mounts, "image": c.get("image", ""),
+	                              "probes": probes, "http": http, "ports": ports, "mounts": mounts, "image": c.get("image", ""),
 	                              "update": spec.get("updateStrategy", {}).get("type", ""),
 	                              "hostPID": pod.get("hostPID", False),
 	                              "privileged": c.get("securityContext", {}).get("privileged", False)}))
@@ -168,7 +171,20 @@ else
 		jqe '.argv as $a | $a[($a | index("--registration-socket")) + 1] as $r | any(.mounts[];
 			.volume.hostPath.path == "/var/lib/kubelet/plugins_registry" and $r == .path + "/csi.zcfs.io-reg.sock")' <<<"$csi_c"
 	check "the CSI plugin is not privileged (zcfsd makes the mounts)" jqe '.privileged == false' <<<"$csi_c"
-	check "the CSI plugin's liveness probe is the CSI Probe" jqe 'any(.probes[]; .[-1] == "Probe")' <<<"$csi_c"
+	# the probes on the metrics listeners (--metrics, metrics.listen)
+	cport=$(jq -r '.argv[] | select(startswith("--metrics=")) | sub(".*:"; "")' <<<"$csi_c")
+	check "csi-plugin: serve --metrics=0.0.0.0:${cport:-?}, exposed as port csi-metrics" \
+		jqe --arg p "$cport" '(.argv | index("--metrics=0.0.0.0:" + $p)) and (.ports["csi-metrics"] | tostring) == $p' <<<"$csi_c"
+	check "csi-plugin: readiness GET /readyz on csi-metrics" \
+		jqe '.http.readinessProbe.path == "/readyz" and .http.readinessProbe.port == "csi-metrics"' <<<"$csi_c"
+	hport=$(jq -r 'select(.name == "liveness-probe") | .argv[] | select(startswith("--health-port=")) | sub(".*="; "")' "$W/containers.jsonl")
+	check "csi-plugin: liveness GET /healthz on port healthz, the livenessprobe sidecar's --health-port (${hport:-?}: the CSI Probe over gRPC)" \
+		jqe --arg p "$hport" '.http.livenessProbe.path == "/healthz" and .http.livenessProbe.port == "healthz" and (.ports.healthz | tostring) == $p' <<<"$csi_c"
+	check "zcfsd: startup and readiness GET /readyz, liveness GET /healthz, on its port metrics" \
+		jqe '.http.startupProbe.path == "/readyz" and .http.readinessProbe.path == "/readyz" and .http.livenessProbe.path == "/healthz" and
+			([.http[].port] | unique) == ["metrics"]' <<<"$zcfsd_c"
+	check "the probes' paths are the listeners' (common/metrics_http.c serves /healthz and /readyz)" \
+		bash -c "grep -q '\"/healthz\"' '$top/common/metrics_http.c' && grep -q '\"/readyz\"' '$top/common/metrics_http.c'"
 	"$PY" -c 'import json, sys, yaml; print(json.dumps([d for f in sys.argv[1:] for d in yaml.safe_load_all(open(f)) if d]))' \
 		"$D"/kubernetes/*.yaml >"$W/docs.json"
 	ds='.[] | select(.kind == "DaemonSet") | .spec.template'
@@ -191,10 +207,10 @@ else
 		jqe --arg p "$mport" "$ds | (.metadata.annotations[\"prometheus.io/port\"] == \$p) and
 			any(.spec.containers[]; .name == \"zcfsd\" and any(.ports[]; (.containerPort | tostring) == \$p))" "$W/docs.json"
 	# A TCP scraper sees every tenant: only labelled namespaces may reach the metrics port.
-	check "metrics: a NetworkPolicy admits only zcfs.io/metrics-scraper namespaces to zcfsd's pods, on port ${mport:-?} alone" \
-		jqe --arg p "$mport" "[.[] | select(.kind == \"NetworkPolicy\" and .spec.podSelector.matchLabels[\"app.kubernetes.io/name\"] == \"zcfsd\")] |
+	check "metrics: a NetworkPolicy admits only zcfs.io/metrics-scraper namespaces to zcfsd's pods, on ports ${mport:-?} and ${cport:-?} alone" \
+		jqe --arg p "$mport" --arg c "$cport" "[.[] | select(.kind == \"NetworkPolicy\" and .spec.podSelector.matchLabels[\"app.kubernetes.io/name\"] == \"zcfsd\")] |
 			length == 1 and (.[0].spec.policyTypes == [\"Ingress\"]) and (.[0].metadata.namespace == \"$ns\") and
-			([.[0].spec.ingress[] | (.ports | map(.port | tostring) == [\$p]) and
+			([.[0].spec.ingress[] | (.ports | map(.port | tostring) == [\$p, \$c]) and
 				(.from | map(.namespaceSelector.matchLabels[\"zcfs.io/metrics-scraper\"] == \"true\" and (has(\"ipBlock\") | not)) | all)] | all)" "$W/docs.json"
 	cp -r "$D/kubernetes" "$W/k8s-alt"
 	check "kubelet-dir.sh rewrites the kubelet root in one go" "$W/k8s-alt/kubelet-dir.sh" /var/snap/k8s/kubelet
@@ -214,7 +230,6 @@ else
 	check "/dev/fuse from the host" jqe 'any(.mounts[]; .path == "/dev/fuse" and .volume.hostPath.type == "CharDevice")' <<<"$zcfsd_c"
 	check "/run/zcfs is the host's (the FlexVolume driver runs on the host)" \
 		jqe 'any(.mounts[]; .path == "/run/zcfs" and .volume.hostPath.path == "/run/zcfs")' <<<"$zcfsd_c"
-	check "liveness runs zcfs-csi Probe" jqe 'any(.probes[]; .[0] == "/usr/local/bin/zcfs-csi" and .[-1] == "Probe")' <<<"$zcfsd_c"
 	check "the socket zcfsd serves is the one the driver defaults to" bash -c \
 		"jq -e '.argv | index(\"/run/zcfs/zcfsd.sock\")' <<<'$zcfsd_c' >/dev/null && $ZCFS_BIN/zcfs-csi --help | grep -q /run/zcfs/zcfsd.sock"
 	inst_c=$(jq -c 'select(.name == "install-flexvolume")' "$W/containers.jsonl")
@@ -371,6 +386,9 @@ for p in zcfsd zcfs-serve zcfsctl zcfs-csi zcfs-volume-plugin; do
 	check "$p installed and runs" bash -c "'$R/opt/zcfs/bin/$p' --help >/dev/null 2>&1"
 done
 check "policy installed and valid" "$ZCFS_BIN/zcfsctl" policy check "$R/etc/zcfs/policy.d"
+check "... zcfsd's metrics on /run/zcfs/metrics.sock (zcfsd.service's RuntimeDirectory)" bash -c \
+	"jq -e '.metrics.listen == \"/run/zcfs/metrics.sock\"' '$R/etc/zcfs/policy.d/default.json' >/dev/null &&
+	grep -qx 'RuntimeDirectory=zcfs' '$R/etc/systemd/system/zcfsd.service'"
 check "every path install.sh reports exists under DESTDIR" bash -c \
 	"sed -n 's/^install: \(\/[^ ]*\)$/\1/p' '$W/install.log' | while read -r p; do test -e '$R'\$p || exit 1; done"
 for u in zcfsd zcfs-volume-plugin; do
@@ -425,6 +443,9 @@ check "volume plugin default socket known ($sock)" test -n "$sock"
 check "Docker spec points at the plugin's socket" test "$(cat "$R/etc/docker/plugins/zcfs.spec")" = "unix://$sock"
 check "Podman drop-in declares the plugin's socket" grep -qx "zcfs = \"$sock\"" "$R/etc/containers/containers.conf.d/zcfs.conf"
 check "volume plugin unit listens there" grep -q -- "--listen $sock " "$R/etc/systemd/system/zcfs-volume-plugin.service"
+vpm=$(sed -n 's/^ExecStart=.* --metrics \([^ ]*\).*/\1/p' "$PU")
+check "volume plugin unit: --metrics on a unix socket ($vpm) in a RuntimeDirectory= of its own" bash -c \
+	"case '$vpm' in /run/*/*) ;; *) exit 1;; esac && grep -qE '^RuntimeDirectory=.*( |=)$(basename "$(dirname "$vpm")")( |\$)' '$PU'"
 F=$R/usr/libexec/kubernetes/kubelet-plugins/volume/exec/zcfs.io~zcfs/zcfs
 check "FlexVolume driver installed" test -x "$F"
 check "FlexVolume driver answers init (one JSON object, attach false)" bash -c \

@@ -8,7 +8,9 @@
 # open file, a writer) across `systemctl restart zcfsd` with no systemd
 # warning, Restart=always after a kill, reload, stop leaving the servers,
 # re-adoption, and the hardened zcfs-volume-plugin unit serving Docker's
-# API (Create, Mount, Get, Unmount, Remove) with zcfsd mounting.
+# API (Create, Mount, Get, Unmount, Remove) with zcfsd mounting; zcfsd's
+# metrics socket (the installed policy's /run/zcfs/metrics.sock) and the
+# plugin's (--metrics in its unit) answer /readyz, /healthz and /metrics.
 . "$(dirname "$0")/../../lib.sh"
 require_root
 require_fuse
@@ -53,9 +55,11 @@ cat >"$U/zt-driver.service" <<-EOF
 	TimeoutStartSec=200
 EOF
 ln -s /dev/null "$U/systemd-firstboot.service"
-cat >"$R/etc/zcfs/policy.d/default.json" <<-EOF
+# the installed policy's metrics.listen kept (the unit's RuntimeDirectory)
+cat >"$R/etc/zcfs/policy.d/default.json.new" <<-EOF
 	{
 	  "defaults": {"queue_depth": 4, "max_write": "128K", "transport": "$T"},
+	  "metrics": $(jq -c .metrics "$R/etc/zcfs/policy.d/default.json"),
 	  "tenants": [
 	    {"name": "zt", "uid": 2001, "gid": 2001, "memlock_budget": "64M", "max_volumes": 8,
 	     "default_quota": "1G", "storage_root": "/var/lib/zcfs/volumes/zt",
@@ -64,6 +68,7 @@ cat >"$R/etc/zcfs/policy.d/default.json" <<-EOF
 	  ]
 	}
 EOF
+mv "$R/etc/zcfs/policy.d/default.json.new" "$R/etc/zcfs/policy.d/default.json"
 "$ZCFS_BIN/zcfsctl" policy check "$R/etc/zcfs/policy.d" >/dev/null || fail "test policy invalid"
 
 log "booting systemd in a container (systemd-nspawn --volatile=yes -D /)"

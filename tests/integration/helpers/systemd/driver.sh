@@ -53,6 +53,14 @@ else
 	res "# OOMScoreAdjust=-900 not checked: no CAP_SYS_RESOURCE here to lower oom_score_adj"
 fi
 check "the control socket answers" ctl status
+# metrics.listen of the installed policy: the unit's RuntimeDirectory
+MS=/run/zcfs/metrics.sock
+mget() { curl -sf --max-time 10 --unix-socket "$1" "http://metrics$2"; }
+check "zcfsd's metrics socket $MS: GET /readyz 200" mget "$MS" /readyz
+check "... GET /healthz 200" mget "$MS" /healthz
+check "... GET /metrics has zcfs_build_info" \
+	bash -c "curl -sf --max-time 10 --unix-socket $MS http://metrics/metrics | grep -q '^zcfs_build_info{'"
+check "... made 0660 (root and the admin group)" test "$(stat -c %a "$MS")" = 660
 # a mount namespace of its own would hide the volumes from the host
 check "zcfsd runs in the host's mount namespace" test "$(readlink /proc/"$(prop zcfsd.service MainPID)"/ns/mnt)" = "$(readlink /proc/1/ns/mnt)"
 score=$(systemd-analyze security zcfsd.service 2>/dev/null | sed -n 's/.*Overall exposure level for zcfsd.service: \([0-9.]*\).*/\1/p')
@@ -214,6 +222,11 @@ check "VolumeDriver.Get has CreatedAt" bash -c "curl -sf --unix-socket $S -X POS
 check "VolumeDriver.Unmount p1" post VolumeDriver.Unmount '{"Name":"p1","ID":"c1"}'
 check "VolumeDriver.Remove p1" post VolumeDriver.Remove '{"Name":"p1"}'
 check "the plugin's registry is in its StateDirectory" test -f /var/lib/zcfs/volume-plugin/volumes.json
+VM=/run/zcfs-volume-plugin/metrics.sock
+check "the plugin's --metrics socket $VM: GET /readyz 200 while it serves" mget "$VM" /readyz
+check "... GET /healthz 200" mget "$VM" /healthz
+check "... /metrics counted the calls above (VolumeDriver.Create OK)" \
+	bash -c "curl -sf --max-time 10 --unix-socket $VM http://metrics/metrics | grep -q '^zcfs_volume_plugin_requests_total{method=\"VolumeDriver.Create\",code=\"OK\"} [1-9]'"
 pw=$(warnings -u zcfs-volume-plugin.service)
 res "# warnings of zcfs-volume-plugin.service: ${pw:-none}"
 check "no warning from the plugin's unit" test -z "$pw"
