@@ -3,11 +3,13 @@
 # example policy (never over an existing one), systemd units, the Podman
 # plugin declaration, the Docker plugin spec, mount(8)'s helper
 # mount.fuse.zcfs (so `mount -t fuse.zcfs SRC DIR -o ...` and fstab lines
-# work) and, with --flexvolume, the FlexVolume driver for a kubelet on
-# this node.
+# work), the Docker managed plugin's tree (PREFIX/lib/zcfs/docker-plugin:
+# config.json and rootfs, what `make docker-plugin` makes) and, with
+# --flexvolume, the FlexVolume driver for a kubelet on this node.
 #
 #   deploy/install.sh [--prefix DIR] [--bindir DIR] [--from DIR] [--flexvolume]
-#                     [--flexvolume-dir DIR] [--no-systemd] [--sbindir DIR] [--man DIR]
+#                     [--flexvolume-dir DIR] [--no-systemd] [--no-docker-plugin]
+#                     [--sbindir DIR] [--man DIR]
 #   DESTDIR=/tmp/root deploy/install.sh ...   stage into a root (packaging, tests)
 #
 # --prefix   install prefix (default /usr/local); binaries in PREFIX/bin
@@ -17,7 +19,12 @@
 #            of this tree): NAME.5 and NAME.8 go to PREFIX/share/man/man5, man8
 # Idempotent: re-running replaces binaries and units, keeps the policy.
 # Afterwards (not done here): systemctl daemon-reload && systemctl enable
-# --now zcfsd zcfs-volume-plugin.
+# --now zcfsd zcfs-volume-plugin. The managed plugin is installed, not
+# created: `docker plugin create` registers it in the running dockerd
+# (nothing to stage under DESTDIR), its ID then belongs in the policy's
+# allowed_target_prefixes before `docker plugin enable`, and it is an
+# alternative to the zcfs.spec plugin (the same driver name, zcfs): the
+# operator picks one. install.sh prints the commands.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,6 +35,7 @@ from=$top/bin
 flex=no
 flexdir=/usr/libexec/kubernetes/kubelet-plugins/volume/exec
 systemd=yes
+dplugin=yes
 sbindir=/sbin
 mandir_from=$top/build/man
 DESTDIR=${DESTDIR:-}
@@ -45,6 +53,7 @@ while [ $# -gt 0 ]; do
 	--flexvolume-dir) flex=yes; flexdir=$2; shift 2;;
 	--flexvolume-dir=*) flex=yes; flexdir=${1#*=}; shift;;
 	--no-systemd) systemd=no; shift;;
+	--no-docker-plugin) dplugin=no; shift;;
 	--sbindir) sbindir=$2; shift 2;;
 	--sbindir=*) sbindir=${1#*=}; shift;;
 	--man) mandir_from=$2; shift 2;;
@@ -115,6 +124,18 @@ for src in "$top"/docs/man/*.scd; do
 	[ -f "$mandir_from/$page" ] || { echo "install.sh: $mandir_from/$page missing: run make man" >&2; exit 1; }
 	inst 0644 "$mandir_from/$page" "$prefix/share/man/man${page##*.}/$page"
 done
+if [ $dplugin = yes ]; then
+	# the tree `docker plugin create` takes (scripts/make-docker-plugin.sh)
+	pdir=$prefix/lib/zcfs/docker-plugin
+	ZCFS_BIN=$from "$top/scripts/make-docker-plugin.sh" "$DESTDIR$pdir" >/dev/null
+	say "$pdir/config.json"
+	say "$pdir/rootfs/usr/local/bin/zcfs-volume-plugin"
+	say "Docker managed plugin (instead of the zcfs.spec one: remove /etc/docker/plugins/zcfs.spec):"
+	say "  docker plugin create zcfs $pdir"
+	say "  then add /var/lib/docker/plugins/\$(docker plugin inspect -f '{{.Id}}' zcfs)/propagated-mount to the"
+	say "  tenant's allowed_target_prefixes, zcfsctl policy reload, docker plugin enable zcfs"
+	say "  (docs/orchestrators.md, \"Docker managed plugin\")"
+fi
 if [ $flex = yes ]; then
 	# kubelet watches this directory and calls `init` on the new driver
 	# zcfs-flexvolume: statically linked, it runs with any host libc

@@ -26,7 +26,7 @@ else
 	trap 'rm -rf "$root"' EXIT
 fi
 mkdir -p "$root"/{bin,etc,tmp,run,var/lib}
-DESTDIR=$root "$top/deploy/install.sh" --prefix /usr/local --from "$top/bin" --no-systemd >/dev/null
+DESTDIR=$root "$top/deploy/install.sh" --prefix /usr/local --from "$top/bin" --no-systemd --no-docker-plugin >/dev/null
 # every library a binary loads, at the path the loader looks for it
 for b in "$root"/usr/local/bin/*; do
 	file -L "$b" | grep -q 'dynamically linked' || continue

@@ -58,11 +58,12 @@ while read -r src; do
 	check "COPY source $src exists in the tree" test -e "$top/$src"
 done < <(sed -n 's/^COPY \([^ ]*\) .*/\1/p' "$CF")
 run=$(sed -n 's/^RUN \/tmp\/zcfs\/deploy\/install.sh \(.*\) &&.*/\1/p' "$CF")
-check "the image runs install.sh --prefix /usr/local --no-systemd" bash -c \
-	"grep -q -- '--prefix /usr/local' <<<'$run' && grep -q -- '--no-systemd' <<<'$run'"
+check "the image runs install.sh --prefix /usr/local --no-systemd --no-docker-plugin" bash -c \
+	"grep -q -- '--prefix /usr/local' <<<'$run' && grep -q -- '--no-systemd' <<<'$run' && grep -q -- '--no-docker-plugin' <<<'$run'"
 # what that RUN installs, staged here with the same options
 check "install.sh as the Containerfile runs it (into a DESTDIR)" env DESTDIR="$W/image" \
-	"$D/install.sh" --prefix /usr/local --from "$ZCFS_BIN" --no-systemd >/dev/null
+	"$D/install.sh" --prefix /usr/local --from "$ZCFS_BIN" --no-systemd --no-docker-plugin >/dev/null
+check "... no Docker managed plugin in the image" test ! -e "$W/image/usr/local/lib/zcfs/docker-plugin"
 while read -r p; do
 	check "image has $p (the manifests run it)" test -x "$W/image$p"
 done < <(grep -ho '/usr/local/bin/[a-z-]*' "$D"/kubernetes/*.yaml | sort -u)
@@ -389,6 +390,21 @@ check "policy installed and valid" "$ZCFS_BIN/zcfsctl" policy check "$R/etc/zcfs
 check "... zcfsd's metrics on /run/zcfs/metrics.sock (zcfsd.service's RuntimeDirectory)" bash -c \
 	"jq -e '.metrics.listen == \"/run/zcfs/metrics.sock\"' '$R/etc/zcfs/policy.d/default.json' >/dev/null &&
 	grep -qx 'RuntimeDirectory=zcfs' '$R/etc/systemd/system/zcfsd.service'"
+# the Docker managed plugin: installed, not created (install.sh says why)
+P=$R/opt/zcfs/lib/zcfs/docker-plugin
+check "Docker managed plugin: config.json is deploy/docker/config.json" cmp -s "$P/config.json" "$D/docker/config.json"
+check "... its rootfs holds the plugin at config.json's entrypoint" \
+	test -x "$P/rootfs$(jq -r '.entrypoint[0]' "$P/config.json")"
+if [ "$(id -u)" = 0 ]; then
+	check "... which runs in that rootfs alone (chroot: every library it loads is there)" \
+		bash -c "chroot '$P/rootfs' /usr/local/bin/zcfs-volume-plugin --help >/dev/null"
+fi
+check "... and propagatedMount, the socket's directory and the mount points exist in it" bash -c \
+	"for d in \$(jq -r '.propagatedMount, (.mounts[].destination)' '$P/config.json') /run/docker/plugins; do test -d '$P/rootfs'\$d || exit 1; done"
+check "install.sh prints the docker plugin create command for it" \
+	grep -qx "install:   docker plugin create zcfs /opt/zcfs/lib/zcfs/docker-plugin" "$W/install.log"
+check "install.sh --no-docker-plugin leaves it out" bash -c \
+	"DESTDIR='$W/nodp' '$D/install.sh' --prefix /opt/zcfs --from '$ZCFS_BIN' --no-docker-plugin >/dev/null && test ! -e '$W/nodp/opt/zcfs/lib/zcfs'"
 check "every path install.sh reports exists under DESTDIR" bash -c \
 	"sed -n 's/^install: \(\/[^ ]*\)$/\1/p' '$W/install.log' | while read -r p; do test -e '$R'\$p || exit 1; done"
 for u in zcfsd zcfs-volume-plugin; do

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The Docker managed plugin against a real dockerd: `make docker-plugin`'s
-# tree (scripts/make-docker-plugin.sh: deploy/docker/config.json and a
-# rootfs of zcfs-volume-plugin and its libraries) through `docker plugin
+# The Docker managed plugin against a real dockerd: the tree deploy/install.sh
+# installs (PREFIX/lib/zcfs/docker-plugin, made by
+# scripts/make-docker-plugin.sh as `make docker-plugin` makes it:
+# deploy/docker/config.json and a rootfs of zcfs-volume-plugin and its
+# libraries), with the command install.sh prints, through `docker plugin
 # create`, `set` (zcfsd's socket directory, dockerd's data root) and
 # `enable`; `docker volume create -d zcfs`; a `docker run` is refused by
 # zcfsd (naming the host path) until the tenant's allowed_target_prefixes
@@ -90,9 +92,12 @@ if ! dk run --rm --network none zcfs-bbx:1 /bin/true >/dev/null 2>"$W/run.err"; 
 fi
 
 log "the managed plugin"
-ZCFS_BIN=$ZCFS_BIN "$(dirname "$0")/../../../scripts/make-docker-plugin.sh" "$W/plugin" >/dev/null ||
-	fail "make-docker-plugin.sh"
-check "docker plugin create zcfs (config.json + rootfs)" dk plugin create zcfs "$W/plugin"
+DESTDIR=$W/inst "$(dirname "$0")/../../../deploy/install.sh" --prefix /usr/local --from "$ZCFS_BIN" \
+	--no-systemd >"$W/install.log" || fail "install.sh"
+pcmd=$(sed -n 's/^install: *docker plugin create zcfs \(\/[^ ]*\)$/\1/p' "$W/install.log")
+check "install.sh installed the managed plugin and prints its docker plugin create ($pcmd)" \
+	test "$pcmd" = /usr/local/lib/zcfs/docker-plugin -a -f "$W/inst$pcmd/config.json"
+check "docker plugin create zcfs (install.sh's config.json + rootfs)" dk plugin create zcfs "$W/inst$pcmd"
 check "docker plugin set: zcfsd's socket directory, dockerd's data root" dk plugin set zcfs \
 	zcfsd.source="$W/run" ZCFS_DOCKER_DATA_ROOT="$DROOT"
 check "docker plugin enable zcfs" dk plugin enable zcfs
