@@ -146,8 +146,7 @@ static const struct zcfsd_upgrade_ops upgrade_ops = {
 };
 
 /* Every fd event goes to its watch's owner, every deadline to its own
- * (model/loop.c); the upgrade is stepped once per round, since any event
- * may end what holds it back. */
+ * (model/loop.c), the upgrade's steps too (d->changed, lifecycle/upgrade.c). */
 static int run(struct zcfsd *d)
 {
 	while (!d->quit) {
@@ -155,7 +154,6 @@ static int run(struct zcfsd *d)
 
 		if (r < 0)
 			return r;
-		zcfsd_upgrade_tick(d);
 		if (!d->quit)
 			notify_status(d, NULL);
 	}

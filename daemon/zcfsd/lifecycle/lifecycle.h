@@ -166,18 +166,17 @@ struct zcfsd_upgrade_ops {
 	void (*due)(struct zcfsd *d);
 };
 /* init records the path at start (before the file can be replaced);
- * request marks it wanted (-errno when that binary cannot be run); tick,
- * once per round of the loop: its steps (blocked while a published
- * volume has no running server, a hand-over, a standby, a publish or an
- * unpublish is under way: zcfsd's dup would then be all that holds a
- * connection, and the exec would close it); due: decided; exec returns
- * only on failure. */
+ * request marks it wanted (-errno when that binary cannot be run) and
+ * binds d->changed to its step, run again at each zcfsd_changed (blocked
+ * while a published volume has no running server, a hand-over, a
+ * standby, a publish or an unpublish is under way: zcfsd's dup would then
+ * be all that holds a connection, and the exec would close it); due:
+ * decided; exec returns only on failure. */
 int zcfsd_upgrade_init(struct zcfsd *d, const struct zcfsd_upgrade_ops *ops);
 void zcfsd_upgrade_free(struct zcfsd *d);
 const char *zcfsd_upgrade_binary(struct zcfsd *d);
 const char *zcfsd_upgrade_blocker(struct zcfsd *d);
 int zcfsd_upgrade_request(struct zcfsd *d, const char *via, struct zcfs_err *e);
-void zcfsd_upgrade_tick(struct zcfsd *d);
 bool zcfsd_upgrade_due(struct zcfsd *d);
 int zcfsd_upgrade_exec(struct zcfsd *d, char **argv);
 

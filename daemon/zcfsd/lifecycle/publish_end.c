@@ -23,6 +23,7 @@ void zcfsd_publish_undo_first(struct zcfsd *d, struct zcfsd_volume *v, bool crea
 		if (created_target)
 			zcfsd_target_remove_created(v->targets[0]);
 		zcfsd_volume_remove_target(v, 0);
+		zcfsd_changed(d);
 	}
 	v->fuse_fd = safe_close(v->fuse_fd);
 	zcfsd_ringfd_release(v);	/* the next publish is a new connection */

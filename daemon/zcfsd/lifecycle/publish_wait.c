@@ -44,6 +44,7 @@ static void release(struct zcfsd *d, struct zcfsd_volume *v)
 		v->srv.on_exit = NULL;
 	free(w);
 	v->pubwait = NULL;
+	zcfsd_changed(d);
 }
 
 void zcfsd_publish_wait_release(struct zcfsd *d, struct zcfsd_volume *v)
@@ -99,6 +100,7 @@ int zcfsd_publish_wait_begin(struct zcfsd *d, struct zcfsd_volume *v,
 	w->ready_watch = (struct zcfsd_watch){ 0 };
 	w->due = (struct zcfsd_deadline){ 0 };
 	v->pubwait = w;
+	zcfsd_changed(d);
 
 	w->started_ms = now;
 	zcfsd_deadline_at(d, &w->due, now + (w->ready_fd >= 0 ? ZCFSD_READY_TIMEOUT_MS : LEGACY_EXIT_WAIT_MS),

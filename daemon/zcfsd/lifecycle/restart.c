@@ -41,6 +41,7 @@ void zcfsd_restart_release(struct zcfsd *d, struct zcfsd_volume *v)
 		v->srv.on_exit = NULL;
 	free(v->restart);
 	v->restart = NULL;
+	zcfsd_changed(d);
 }
 
 /* The old server killed: supervision takes its exit as after a crash. */
@@ -144,6 +145,7 @@ int zcfsd_volume_restart(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_er
 		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	v->restart->old_pid = v->srv.pid;
 	v->srv.on_exit = old_exited;
+	zcfsd_changed(d);
 	if (d->serve_can_standby && d->serve_can_resume && d->serve_can_signal_ready && !v->standby.pid) {
 		r = standby_begin(d, v, &se);
 		if (r == 0)

@@ -45,6 +45,7 @@ static void release(struct zcfsd *d, struct zcfsd_volume *v)
 	free(u->target);
 	free(u);
 	v->unpub = NULL;
+	zcfsd_changed(d);
 }
 
 /* Over before its answer: a request the client pipelined behind it
@@ -86,6 +87,7 @@ int zcfsd_unpublish_begin(struct zcfsd *d, struct zcfsd_volume *v, const char *t
 		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	}
 	v->unpub->sync_pidfd = -1;
+	zcfsd_changed(d);
 	r = zcfsd_syncfs_start(v->targets[0], &v->unpub->sync_pidfd);
 	if (r == 0) {
 		r = zcfsd_watch(d, &v->unpub->sync_watch, v->unpub->sync_pidfd, EPOLLIN, synced, v);

@@ -11,10 +11,12 @@
  * would close their connections unanswered: a status call failed 1 in
  * 151 during t_zcfsd_upgrade), new connections waiting in the backlog
  * meanwhile, at most UPGRADE_DRAIN_MS; then DUE, told through the
- * completion the caller handed in. What ends a wait (a server's start or
- * exit, a restart or unpublish over, an answer written) is any event of
- * the loop, so the machine is stepped once per round (its tick); only
- * the drain's end needs a deadline of its own. */
+ * completion the caller handed in. The machine is stepped by deadlines:
+ * d->changed, which it binds while it is wanted and which whatever may
+ * end a wait arms for now (zcfsd_changed: a server's start or exit, a
+ * standby, a publish's wait, an unpublish or a restart over, a target
+ * gone, an answer written, a client gone), and the drain's end. An idle
+ * zcfsd, or one not upgrading, never steps it. */
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -30,7 +32,7 @@ struct zcfsd_upgrade {
 	char self_exe[PATH_MAX];
 	enum { UPGRADE_NONE, UPGRADE_WANTED, UPGRADE_DRAINING, UPGRADE_DUE } state;
 	int64_t drain_since;			/* monotonic start of the drain */
-	struct zcfsd_deadline drain_end;	/* wakes the loop when the drain is over */
+	struct zcfsd_deadline drain_end;	/* steps it when the drain is over */
 	struct zcfsd_upgrade_ops ops;
 };
 
@@ -53,6 +55,8 @@ void zcfsd_upgrade_free(struct zcfsd *d)
 	if (!d->upgrade)
 		return;
 	zcfsd_deadline_cancel(d, &d->upgrade->drain_end);
+	zcfsd_deadline_cancel(d, &d->changed);
+	zcfsd_deadline_init(&d->changed, NULL, NULL);
 	free(d->upgrade);
 	d->upgrade = NULL;
 }
@@ -73,26 +77,6 @@ const char *zcfsd_upgrade_blocker(struct zcfsd *d)
 	return NULL;
 }
 
-int zcfsd_upgrade_request(struct zcfsd *d, const char *via, struct zcfs_err *e)
-{
-	struct zcfsd_upgrade *u = d->upgrade;
-
-	if (!u->self_exe[0] || access(u->self_exe, X_OK) < 0)
-		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -ENOEXEC,
-				 "cannot exec zcfsd's binary '%s' again: %s", u->self_exe,
-				 u->self_exe[0] ? strerror(errno) : "unknown path");
-	if (u->state == UPGRADE_NONE)
-		u->state = UPGRADE_WANTED;
-	log_info("event=upgrade-requested via=%s binary=%s", via, u->self_exe);
-	return 0;
-}
-
-static void drain_over(struct zcfsd *d, void *obj)
-{
-	(void)d;
-	(void)obj;	/* the tick that follows decides */
-}
-
 /* Put off mid-drain (a volume blocks it again: a server restarting, a
  * hand-over, an unpublish): clients must reach zcfsd meanwhile, e.g. to
  * clear it, so new connections are accepted until the drain starts over. */
@@ -105,13 +89,14 @@ static void drain_off(struct zcfsd *d, struct zcfsd_upgrade *u)
 	u->state = UPGRADE_WANTED;
 }
 
-void zcfsd_upgrade_tick(struct zcfsd *d)
+/* The machine's step: d->changed's and the drain end's callback. */
+static void upgrade_step(struct zcfsd *d, void *obj)
 {
-	struct zcfsd_upgrade *u = d->upgrade;
+	struct zcfsd_upgrade *u = obj;
 	const char *busy;
 	int64_t now;
 
-	if (!u || u->state == UPGRADE_NONE || u->state == UPGRADE_DUE)
+	if (u->state == UPGRADE_NONE || u->state == UPGRADE_DUE)
 		return;
 	busy = zcfsd_upgrade_blocker(d);
 	if (busy) {
@@ -124,14 +109,33 @@ void zcfsd_upgrade_tick(struct zcfsd *d)
 		u->state = UPGRADE_DRAINING;
 		u->drain_since = now;
 		u->ops.accepting(d, false);
-		zcfsd_deadline_at(d, &u->drain_end, now + UPGRADE_DRAIN_MS, drain_over, u);
+		zcfsd_deadline_at(d, &u->drain_end, now + UPGRADE_DRAIN_MS, upgrade_step, u);
 	}
 	/* Bounded: a client that keeps sending does not hold it back. */
 	if (u->ops.pending(d) && now - u->drain_since < UPGRADE_DRAIN_MS)
 		return;
 	zcfsd_deadline_cancel(d, &u->drain_end);
+	zcfsd_deadline_cancel(d, &d->changed);
+	zcfsd_deadline_init(&d->changed, NULL, NULL);	/* decided: nothing waits */
 	u->state = UPGRADE_DUE;
 	u->ops.due(d);
+}
+
+int zcfsd_upgrade_request(struct zcfsd *d, const char *via, struct zcfs_err *e)
+{
+	struct zcfsd_upgrade *u = d->upgrade;
+
+	if (!u->self_exe[0] || access(u->self_exe, X_OK) < 0)
+		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -ENOEXEC,
+				 "cannot exec zcfsd's binary '%s' again: %s", u->self_exe,
+				 u->self_exe[0] ? strerror(errno) : "unknown path");
+	log_info("event=upgrade-requested via=%s binary=%s", via, u->self_exe);
+	if (u->state == UPGRADE_NONE) {
+		u->state = UPGRADE_WANTED;
+		/* Stepped now (after this round's events), then at each change. */
+		zcfsd_deadline_at(d, &d->changed, zcfsd_now_ms(), upgrade_step, u);
+	}
+	return 0;
 }
 
 bool zcfsd_upgrade_due(struct zcfsd *d)

@@ -196,6 +196,10 @@ struct zcfsd {
 	int signal_fd;
 	struct zcfsd_watch signal_watch;
 	struct zcfsd_deadline stall_sample;	/* hung servers (server/stall.c) */
+	/* Bound by an operation waiting for the volumes to settle (the
+	 * upgrade: lifecycle/upgrade.c) while it waits; zcfsd_changed arms
+	 * it for now. Unbound: nothing. */
+	struct zcfsd_deadline changed;
 	struct zcfsd_control *control;	/* the control socket's connections (protocol/control.c) */
 	struct zcfsd_metrics *metrics;	/* the metrics listener (protocol/metrics.c) */
 	struct zcfsd_scopes *scopes;	/* the servers' systemd scopes (server/scope.c) */
@@ -231,6 +235,13 @@ void zcfsd_volume_remove_target(struct zcfsd_volume *v, size_t i);
 const char *zcfsd_volume_state(const struct zcfsd_volume *v);
 /* The volume published at TARGET (its index in *idx), or NULL. */
 struct zcfsd_volume *zcfsd_target_owner(struct zcfsd *d, const char *target, size_t *idx);
+
+/* What an operation waiting for the volumes to settle waits for may have
+ * begun or ended: a server started or went, a standby, a publish's wait,
+ * an unpublish or a planned restart began or ended, a target went, a
+ * control client was answered or left. d->changed armed for now, if it
+ * is bound, so that operation is not stepped per round of the loop. */
+void zcfsd_changed(struct zcfsd *d);
 
 /* model/stats.c: the memfd of a volume's request counters;
  * model/ringfd.c: the memfd of its io_uring connection's ring buffers. */

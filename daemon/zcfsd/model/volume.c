@@ -59,6 +59,11 @@ void zcfsd_volume_free(struct zcfsd_volume *v)
 	free(v);
 }
 
+void zcfsd_changed(struct zcfsd *d)
+{
+	zcfsd_deadline_arm(d, &d->changed, zcfsd_now_ms());
+}
+
 size_t zcfsd_tenant_volume_count(struct zcfsd *d, const char *tenant)
 {
 	size_t n = 0;

@@ -223,6 +223,7 @@ static void client_close(struct zcfsd *d, struct client *c)
 	safe_close(c->fd);
 	free(c->out);
 	free(c);
+	zcfsd_changed(d);	/* one client fewer waiting (the upgrade's drain) */
 }
 
 /* 1, 10, 100, ...: the next count worth a log line at or after N. */
@@ -348,9 +349,10 @@ static void on_listen(struct zcfsd *d, void *obj, uint32_t events)
 	}
 }
 
-/* Sends what the socket takes now. 0: all sent; -EAGAIN: the rest waits
- * for EPOLLOUT; other -errno: the client is gone. */
-static int flush_out(struct client *c)
+/* Sends what the socket takes now. 0: all sent (the upgrade's drain may
+ * have been waiting for it); -EAGAIN: the rest waits for EPOLLOUT; other
+ * -errno: the client is gone. */
+static int flush_out(struct zcfsd *d, struct client *c)
 {
 	while (c->out_off < c->out_len) {
 		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
@@ -367,6 +369,7 @@ static int flush_out(struct client *c)
 	c->out_len = c->out_off = 0;
 	c->out_since_ms = 0;
 	c->wait_since_ms = zcfsd_now_ms();
+	zcfsd_changed(d);
 	return 0;
 }
 
@@ -496,7 +499,7 @@ static bool serve_lines(struct zcfsd *d, struct client *c, int max)
 		c->len -= used;
 		c->req_since_ms = c->len ? zcfsd_now_ms() : 0;
 		if (c->out) {
-			int r = flush_out(c);
+			int r = flush_out(d, c);
 			if (r < 0 && r != -EAGAIN) {
 				client_close(d, c);
 				return false;
@@ -510,7 +513,7 @@ static bool serve_lines(struct zcfsd *d, struct client *c, int max)
 		log_warn("event=request-too-large uid=%u pid=%d", (unsigned)c->uid, (int)c->pid);
 		c->len = 0;
 		c->close_after_out = true;
-		if (queue_line(c, error_line(ZCFS_INVALID_ARGUMENT, msg)) < 0 || flush_out(c) != -EAGAIN) {
+		if (queue_line(c, error_line(ZCFS_INVALID_ARGUMENT, msg)) < 0 || flush_out(d, c) != -EAGAIN) {
 			client_close(d, c);
 			return false;
 		}
@@ -543,7 +546,7 @@ void zcfsd_control_complete(struct zcfsd *d, uint64_t token, json_object *result
 		client_drop(d, c, &c->ctl->counts.dropped_error, "out-of-memory", 0, NULL);
 		return;
 	}
-	int r = flush_out(c);
+	int r = flush_out(d, c);
 	if (r < 0 && r != -EAGAIN) {
 		client_close(d, c);
 		return;
@@ -571,7 +574,7 @@ static void client_event(struct zcfsd *d, void *obj, uint32_t events)
 		return;
 	}
 	if (c->out) {
-		int r = flush_out(c);
+		int r = flush_out(d, c);
 		if (r == -EAGAIN && !(events & (EPOLLERR | EPOLLHUP)))
 			return;
 		if (r < 0) {
@@ -599,7 +602,7 @@ void zcfsd_control_flush(struct zcfsd *d)
 		struct client *c = d->control->clients[i];
 		for (int tries = 0; c && c->out_off < c->out_len && tries < 10; tries++) {
 			struct pollfd p = { .fd = c->fd, .events = POLLOUT };
-			if (poll(&p, 1, 10) > 0 && flush_out(c) < 0)
+			if (poll(&p, 1, 10) > 0 && flush_out(d, c) < 0)
 				break;
 		}
 	}

@@ -216,6 +216,7 @@ static void spawn_record(struct zcfsd *d, struct zcfsd_volume *v, const struct p
 	v->stalled = false;
 	v->stall_since_ms = 0;
 	v->srv.adopted = false;
+	zcfsd_changed(d);
 	(void)zcfsd_scope_move(d, pid, v->id);	/* logs its own failure */
 	log_start(v, t, pid, memlock, v->srv.fork_us, v->srv.exec_us, "");
 }

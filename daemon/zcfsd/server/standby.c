@@ -42,6 +42,7 @@ static void clear(struct zcfsd *d, struct zcfsd_standby *n)
 	zcfsd_unwatch(d, &n->ready_watch);
 	*n = (struct zcfsd_standby){ .pidfd = -1, .ready_fd = -1, .go_fd = -1, .log_rfd = -1,
 				     .broker_fd = -1 };
+	zcfsd_changed(d);
 }
 
 /* What a standby that failed said: its pipe is not the volume's log
@@ -83,6 +84,7 @@ int zcfsd_standby_start(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err
 		clear(d, n);
 		return r;
 	}
+	zcfsd_changed(d);
 	log_info("event=server-standby volume=%s pid=%d old_pid=%d wall_us=%lld", v->id, (int)n->pid,
 		 (int)v->srv.pid, (long long)wall_us());
 	return 0;

@@ -30,6 +30,7 @@ static void server_forget(struct zcfsd *d, struct zcfsd_volume *v, siginfo_t *si
 	v->srv.pidfd = -1;
 	v->srv.pid = 0;
 	zcfsd_srvlog_close(d, v);
+	zcfsd_changed(d);
 }
 
 static void stop_abort(struct zcfsd *d, struct zcfsd_volume *v)

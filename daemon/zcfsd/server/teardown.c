@@ -22,5 +22,6 @@ int zcfsd_volume_teardown(struct zcfsd *d, struct zcfsd_volume *v, bool lazy)
 	zcfsd_server_stop(d, v, ZCFSD_STOP_WAIT, NULL);
 	zcfsd_ringfd_release(v);	/* the next publish is a new connection */
 	v->pinned = 0;
+	zcfsd_changed(d);	/* no target left */
 	return 0;
 }
