@@ -11,6 +11,9 @@
 #   restart-zc:      t_zcfsd_restart_load on a zero-copy volume: kill -9
 #                    under verifying writers, KERNEL_TEST_KILLS times (ci 4, full 20)
 #   restart-pool:    the same on a pool volume
+#   restart-holder:  the same on a ring-holder volume, which keeps an
+#                    unregistered pool (bufpool=unregistered in every
+#                    server, status and metrics; requests served from it)
 #   full only:       t_zerocopy (a standalone zero-copy server, posix_check:
 #                    5 minutes under TCG), t_posix, t_fio_verify,
 #                    t_sandbox_rings, t_fsmodel on
@@ -56,6 +59,8 @@ if [ "${1:-}" = --inside ]; then
 	itest restart-zc ZCFS_TEST_ZERO_COPY=true RESTART_KILLS="$kills" RESTART_VARIANTS=uring:t1 \
 		TEST_TIMEOUT=$((kills * 30 + 300)) -- t_zcfsd_restart_load
 	itest restart-pool ZCFS_TEST_ZERO_COPY=false RESTART_KILLS="$kills" RESTART_VARIANTS=uring:t1 \
+		TEST_TIMEOUT=$((kills * 30 + 300)) -- t_zcfsd_restart_load
+	itest restart-holder ZCFS_TEST_ZERO_COPY=false RESTART_KILLS="$kills" RESTART_VARIANTS=uring+holder:t1 \
 		TEST_TIMEOUT=$((kills * 30 + 300)) -- t_zcfsd_restart_load
 	if [ "$set_" = full ]; then
 		# zcfs-serve alone (pools by default here), then zcfsd's planned

@@ -93,6 +93,32 @@ static void test_decide_patched_kernel(void **state)
 	assert_string_equal(p.pool_reason, "disabled_by_option");
 }
 
+/* On a ring holder's rings (which refuse buffer registration) a pool is
+ * unregistered whatever memlock allows, and zero-copy is off; the stock
+ * kernel's reasons come first. */
+static void test_decide_holder_rings(void **state)
+{
+	struct uring_ext_facts f = patched;
+	struct uring_ext_plan p;
+
+	(void)state;
+	f.holder_rings = true;
+	assert_int_equal(uring_ext_decide(ZCFS_BUFPOOL_AUTO, ZCFS_ZEROCOPY_OFF, &f, &p), 0);
+	assert_true(p.pool);
+	assert_false(p.registered || p.zero_copy);
+	assert_string_equal(p.pool_reason, "holder_rings_unregistered");
+	assert_int_equal(uring_ext_decide(ZCFS_BUFPOOL_ON, ZCFS_ZEROCOPY_AUTO, &f, &p), 0);
+	assert_true(p.pool);
+	assert_false(p.registered || p.zero_copy);
+	assert_string_equal(p.zc_reason, "holder_rings");
+	assert_int_equal(uring_ext_decide(ZCFS_BUFPOOL_REGISTERED, ZCFS_ZEROCOPY_OFF, &f, &p), -EOPNOTSUPP);
+	assert_int_equal(uring_ext_decide(ZCFS_BUFPOOL_AUTO, ZCFS_ZEROCOPY_ON, &f, &p), -EOPNOTSUPP);
+	f.minor = 45;
+	assert_int_equal(uring_ext_decide(ZCFS_BUFPOOL_AUTO, ZCFS_ZEROCOPY_OFF, &f, &p), 0);
+	assert_false(p.pool);
+	assert_string_equal(p.pool_reason, "kernel_protocol_7.45");
+}
+
 /* Offsets from the doc: flags @0, commit_id @8, qid @16, padding @18..23,
  * bufpool.uaddr @24, bufpool.len @32, bufpool.reserved @36, or
  * ent_zero_copy_buf_index @24; nothing else in the 80 bytes. */
@@ -299,6 +325,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decide_stock_kernel),
 		cmocka_unit_test(test_decide_patched_kernel),
+		cmocka_unit_test(test_decide_holder_rings),
 		cmocka_unit_test(test_cmd_area_bytes),
 		cmocka_unit_test(test_fixed_table),
 		cmocka_unit_test(test_pool_ids),

@@ -99,8 +99,8 @@ static void ready_fd(void **state)
 	assert_int_equal(PARSE(&o, err, "--ready-fd=-1", "/src", "/mnt"), -EINVAL);
 }
 
-/* The ring holder and its servers: only on zcfsd's fds, io_uring, stock
- * entries; never both at once. */
+/* The ring holder and its servers: only on zcfsd's fds, io_uring, no
+ * registered pool, no zero-copy; never both at once. */
 static void ring_holder(void **state)
 {
 	struct zcfs_options o;
@@ -115,6 +115,16 @@ static void ring_holder(void **state)
 	assert_int_equal(PARSE(&o, err, "--holder-rings=12", "--fd=3", "--ring-memfd=8",
 			       "--transport=uring", "--buffer-pool=off", "--zero-copy=off", "/src"), 0);
 	assert_int_equal(o.holder_rings, 12);
+	/* an unregistered pool: what the kernel allows on a holder's ring */
+	assert_int_equal(PARSE(&o, err, "--holder-rings=12", "--fd=3", "--ring-memfd=8",
+			       "--transport=uring", "--buffer-pool=auto", "--zero-copy=off", "/src"), 0);
+	assert_int_equal(PARSE(&o, err, "--ring-holder", "--fd=3", "--ring-memfd=8", "--transport=uring",
+			       "--buffer-pool=on", "--zero-copy=off", "/src"), 0);
+	assert_int_equal(PARSE(&o, err, "--holder-rings=12", "--fd=3", "--ring-memfd=8",
+			       "--transport=uring", "--buffer-pool=registered", "--zero-copy=off", "/src"), -EINVAL);
+	assert_non_null(strstr(err, "no --buffer-pool=registered"));
+	assert_int_equal(PARSE(&o, err, "--holder-rings=12", "--fd=3", "--ring-memfd=8",
+			       "--transport=uring", "--buffer-pool=auto", "--zero-copy=auto", "/src"), -EINVAL);
 	assert_int_equal(PARSE(&o, err, "--ring-holder", "--fd=3", "--ring-memfd=8", "/src"), -EINVAL);
 	assert_non_null(strstr(err, "--ring-holder needs"));
 	assert_int_equal(PARSE(&o, err, "--holder-rings=12", "--fd=3", "--transport=uring",

@@ -135,7 +135,8 @@ static void test_opts_of_volume(void **state)
 }
 
 /* A ring_holder volume: its servers on the holder's rings (fds 12..),
- * stock entries only; the holder's own command line, SOURCE last. */
+ * a pool only unregistered (--buffer-pool=auto: the holder refuses
+ * registration), no zero-copy; the holder's own command line, SOURCE last. */
 static void test_ring_holder(void **state)
 {
 	struct policy pol = { .dirty_limit = 0 };
@@ -146,12 +147,12 @@ static void test_ring_holder(void **state)
 	const char *const serve[] = {
 		"BIN", "--fd=3", "--stats-fd=5", "--ownership=xattr", "--foreground", "--sandbox",
 		"--transport=uring", "--queue-depth=4", "--max-write=131072", "--cache=exclusive",
-		"--threads=1", "--ring-memfd=8", "--holder-rings=12", "--buffer-pool=off",
+		"--threads=1", "--ring-memfd=8", "--holder-rings=12", "--buffer-pool=auto",
 		"--no-writeback", "--zero-copy=off", "--count-inodes", "SRC", NULL,
 	};
 	const char *const holder[] = {
 		"BIN", "--ring-holder", "--fd=3", "--ring-memfd=8", "--transport=uring",
-		"--queue-depth=4", "--max-write=131072", "--buffer-pool=off", "--zero-copy=off",
+		"--queue-depth=4", "--max-write=131072", "--buffer-pool=auto", "--zero-copy=off",
 		"--foreground", "SRC", NULL,
 	};
 	struct zcfsd_serve_opts o;

@@ -67,7 +67,7 @@ static void usage_holder(void)
 	printf("  --ring-holder         zcfsd's owner of the io_uring rings of --fd (SQPOLL, at\n"
 	       "                        fds 12..; it only sleeps): a server's death cancels none\n"
 	       "  --holder-rings=N      serve on a ring holder's rings, fds N.. (one per queue;\n"
-	       "                        --ring-memfd, --buffer-pool=off, --zero-copy=off)\n"
+	       "                        --ring-memfd, --zero-copy=off; a pool is unregistered)\n"
 	       "  --print-pinned        print the bytes of memory this volume would pin with\n"
 	       "                        these options (rings, entry headers, payloads), exit\n");
 }
@@ -497,12 +497,15 @@ static int check_args(int argc, char **argv, struct zcfs_options *o, int wb, cha
 		return fail(errbuf, errlen, "--resume needs --fd=N (the live connection to take over)");
 	if (o->standby_fd >= 0 && !o->resume)
 		return fail(errbuf, errlen, "--standby-fd needs --resume (a standby takes over a live connection)");
+	/* A holder's ring refuses buffer registration (sandbox_holder.c): a
+	 * pool there is unregistered, and zero-copy (pages registered in the
+	 * ring the command came on) cannot be had. */
 	if ((o->ring_holder || o->holder_rings >= 0) &&
 	    (o->fuse_fd < 0 || o->ring_memfd < 0 || o->transport != ZCFS_TRANSPORT_URING ||
-	     o->buffer_pool != ZCFS_BUFPOOL_OFF || o->zero_copy != ZCFS_ZEROCOPY_OFF))
+	     o->buffer_pool == ZCFS_BUFPOOL_REGISTERED || o->zero_copy != ZCFS_ZEROCOPY_OFF))
 		return fail(errbuf, errlen, "--%s needs --fd=N, --ring-memfd=N, --transport=uring, "
-			    "--buffer-pool=off and --zero-copy=off (holder rings carry stock "
-			    "entries only)", o->ring_holder ? "ring-holder" : "holder-rings");
+			    "--zero-copy=off and no --buffer-pool=registered (holder rings take "
+			    "no registered buffers)", o->ring_holder ? "ring-holder" : "holder-rings");
 	if (o->ring_holder && o->holder_rings >= 0)
 		return fail(errbuf, errlen, "--ring-holder and --holder-rings exclude each other");
 	/* Pools and zero-copy exist only on the ring, and zero-copy pages

@@ -241,7 +241,7 @@ static uint64_t uring_init_flags(struct zcfs_session *se, uint64_t offered)
 
 static const char *pool_word(const struct uring_ext_plan *p)
 {
-	return !p->pool ? "off" : p->registered ? "registered" : "on";
+	return !p->pool ? "off" : p->registered ? "registered" : "unregistered";
 }
 
 /* A successor (--resume) on a connection whose queues a predecessor set
@@ -306,6 +306,7 @@ static int plan_extensions(struct zcfs_session *se, struct uring_transport *t, b
 		 * CAP_SYS_ADMIN in the server. */
 		.sandbox = o->sandbox && !caps_drop_ready(),
 		.passthrough = o->passthrough && o->broker_fd < 0,
+		.holder_rings = o->holder_rings >= 0,
 		.memlock_ok = zerocopy_memlock_allows((uint64_t)t->g.nr_queues *
 						      bufpool_bytes(pool_bufs, t->g.payload_size)),
 	};

@@ -33,6 +33,14 @@ static int decide_pool(enum zcfs_bufpool_mode mode, const struct uring_ext_facts
 		return demanded ? -EOPNOTSUPP : 0;
 	}
 	p->pool = true;
+	/* The kernel allows an unregistered pool on a ring the server did
+	 * not make (ADD_BUFPOOL only records its address; each copy runs in
+	 * the holder's sq thread, whose mm maps the ring memfd at the same
+	 * address); a registered one needs the holder's ring to register it. */
+	if (f->holder_rings) {
+		snprintf(p->pool_reason, sizeof(p->pool_reason), "%s", "holder_rings_unregistered");
+		return mode == ZCFS_BUFPOOL_REGISTERED ? -EOPNOTSUPP : 0;
+	}
 	if (mode == ZCFS_BUFPOOL_REGISTERED && !f->memlock_ok) {
 		snprintf(p->pool_reason, sizeof(p->pool_reason), "%s", "memlock_too_low_to_register");
 		p->pool = false;
@@ -56,6 +64,8 @@ static int decide_zc(enum zcfs_zerocopy_mode mode, const struct uring_ext_facts 
 		no = "disabled_by_option";
 	else if (!p->pool)	/* the kernel refuses entries of a zero-copy queue without a pool */
 		no = "no_buffer_pool";
+	else if (f->holder_rings)	/* its pages would be registered in the holder's ring */
+		no = "holder_rings";
 	else if (!f->cap_sys_admin)	/* ADD_QUEUE would fail with -EPERM */
 		no = "no_CAP_SYS_ADMIN";
 	else if (f->passthrough)	/* it needs CAP_SYS_ADMIN for every open: cannot drop */

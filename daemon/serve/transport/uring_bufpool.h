@@ -37,6 +37,7 @@ struct uring_ext_facts {
 	bool sandbox;		/* sandboxed without its thread list: could not drop it */
 	bool passthrough;	/* passthrough without a broker keeps CAP_SYS_ADMIN for every open */
 	bool memlock_ok;	/* registering the pools fits RLIMIT_MEMLOCK (or CAP_IPC_LOCK) */
+	bool holder_rings;	/* a ring holder's rings: they refuse buffer registration */
 };
 
 struct uring_ext_plan {

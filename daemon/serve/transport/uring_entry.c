@@ -134,9 +134,11 @@ void uring_entry_serve(struct uring_queue *q, struct uring_entry *e)
 
 	memcpy(&in, h->in_out, sizeof(in));
 	e->commit_id = h->ring_ent_in_out.commit_id;
-	if (q->rings->taken)	/* as delivered: a successor may have to serve it again */
-		q->rings->taken(q, e);
 	r = q->pops->take(q, e, in.opcode);
+	/* As delivered, payload included (a pool buffer is known from here
+	 * on): a successor may have to serve it again. */
+	if (q->rings->taken)
+		q->rings->taken(q, e);
 	*req = (struct zcfs_req){ .se = q->se, .in = in, .reply = uring_reply, .serve_async = serve_async,
 				  .tctx = e, .outbuf = e->payload,
 				  .outbuf_size = e->payload ? q->g->payload_size : 0 };

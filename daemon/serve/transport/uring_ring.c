@@ -49,15 +49,17 @@ struct io_uring_sqe *uring_queue_fuse_cmd_sqe(struct uring_queue *q, uint32_t op
 int uring_queue_run_sync(struct uring_queue *q, struct io_uring_sqe *sqe)
 {
 	const uint64_t ud = ud_encode(UD_SETUP, 0);
+	/* On the ring it was prepared on (a holder's: its CQ is ours). */
+	struct io_uring *ring = q->cmd_ring ? q->cmd_ring : &q->ring;
 	struct io_uring_cqe *cqe;
 	int r, res = -EIO;
 	bool done = false;
 
 	/* ADD_QUEUE and ADD_BUFPOOL complete at issue, never held. */
 	sqe->user_data = ud;
-	r = io_uring_submit(&q->ring);
+	r = io_uring_submit(ring);
 	while (r >= 0 && !done) {
-		r = io_uring_wait_cqe(&q->ring, &cqe);
+		r = io_uring_wait_cqe(ring, &cqe);
 		if (r == -EINTR) {
 			r = 0;
 			continue;
@@ -70,7 +72,7 @@ int uring_queue_run_sync(struct uring_queue *q, struct io_uring_sqe *sqe)
 		} else {
 			q->on_cqe(q, cqe);
 		}
-		io_uring_cqe_seen(&q->ring, cqe);
+		io_uring_cqe_seen(ring, cqe);
 	}
 	return r < 0 ? r : res;
 }

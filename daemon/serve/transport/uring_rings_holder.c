@@ -11,10 +11,34 @@
 #include "uring_ring.h"
 #include "uring_rings.h"
 #include "uring_userdata.h"
+#include "uring_zerocopy.h"
 
 static struct ringmem_slot *slot(const struct uring_queue *q, unsigned idx)
 {
 	return ringmem_slot(q->rm, q->qid, idx);
+}
+
+/* Whether any entry of the queue was ever given a command: then a server
+ * of this connection had added the queue (and its pool) to the kernel. */
+static bool queue_commanded(const struct uring_queue *q)
+{
+	for (unsigned i = 0; i < q->g->depth; i++)
+		if (atomic_load(&slot(q, i)->gen))
+			return true;
+	return false;
+}
+
+/* Where a held request's payload is: the entry's buffer, or on a pool
+ * queue the buffer the kernel delivered it in (NULL: none that exists). */
+static void *held_payload(const struct uring_queue *q, const struct uring_entry *e)
+{
+	uint32_t off = e->hdr->ring_ent_in_out.offset;
+
+	if (!q->pool_on)
+		return e->payload;
+	if (off % q->g->payload_size || off / q->g->payload_size >= q->pool.nbufs)
+		return NULL;
+	return q->pool_base + off;
 }
 
 /* Created, restricted and enabled by the holder. */
@@ -80,7 +104,7 @@ static int take_entry(struct uring_queue *q, struct uring_entry *e, enum holder_
 		e->state = ENT_IN_KERNEL;
 		return 0;
 	case HOLDER_TAKE_SERVE_SAVED:
-		holder_restore_request(s, e->hdr, e->payload);
+		holder_restore_request(s, e->hdr, held_payload(q, e));
 		/* fall through */
 	case HOLDER_TAKE_SERVE_HEADER:
 		atomic_store(&s->taken, atomic_load(&s->gen));
@@ -108,8 +132,12 @@ static int holder_attach(struct uring_queue *q)
 	/* A standby mapped the ring while its predecessor still submitted:
 	 * our SQEs go where the kernel's tail is now. */
 	q->hring.sq.sqe_head = q->hring.sq.sqe_tail = tail;
-	q->pops = &uring_payload_stock;
 	q->holder_epoch = ringmem_holder_epoch(q->rm);
+	/* An unregistered pool (7.46) when the plan has one: ADD_QUEUE and
+	 * ADD_BUFPOOL on the holder's ring (the queue belongs to the ring its
+	 * commands come on), once per connection. */
+	r = zerocopy_queue_setup(q, q->ext && q->ext->adopted && queue_commanded(q));
+	q->pops = uring_payload_for(q);
 	for (i = 0; i < q->g->depth && r == 0; i++) {
 		struct uring_entry *e = &q->ents[i];
 		struct ringmem_slot *s = slot(q, i);

@@ -74,7 +74,7 @@ static int own_attach(struct uring_queue *q)
 	int r;
 
 	/* Pools, zero-copy, or a layout change decided at INIT. */
-	r = zerocopy_queue_setup(q);
+	r = zerocopy_queue_setup(q, false);
 	q->pops = uring_payload_for(q);
 	held = r == 0 ? mark_recovered(q) : 0;
 	for (i = 0; i < q->g->depth && r == 0; i++)

@@ -92,7 +92,7 @@ static int add_bufpool(struct uring_queue *q, const struct uring_ext_plan *p, co
 	return fail_step(q, "ADD_BUFPOOL", r);
 }
 
-int zerocopy_queue_setup(struct uring_queue *q)
+int zerocopy_queue_setup(struct uring_queue *q, bool in_kernel)
 {
 	const struct uring_ext_plan *p = q->ext;
 	const struct uring_geometry *g = q->g;
@@ -108,13 +108,13 @@ int zerocopy_queue_setup(struct uring_queue *q)
 		return r;
 	pool_iov = (struct iovec){ .iov_base = q->pool_base,
 				   .iov_len = bufpool_bytes(g->payload_bufs, g->payload_size) };
-	if (p->zero_copy || p->registered) {
+	if (!in_kernel && (p->zero_copy || p->registered)) {
 		r = fail_step(q, "io_uring_register_buffers", register_table(q, &pool_iov));
 		if (r < 0)
 			return r;
 	}
-	r = add_queue(q, p);
-	if (r == 0)
+	r = in_kernel ? 0 : add_queue(q, p);
+	if (r == 0 && !in_kernel)
 		r = add_bufpool(q, p, &pool_iov);
 	if (r < 0)
 		return r;

@@ -10,8 +10,10 @@
 
 /* On the queue thread, before its REGISTERs: lay out for the geometry
  * decided at INIT and, when q->ext asks for it, register the fixed-buffer
- * table, ADD_QUEUE and ADD_BUFPOOL. Logs the step that failed. */
-int zerocopy_queue_setup(struct uring_queue *q) _must_check_;
+ * table, ADD_QUEUE and ADD_BUFPOOL -- unless in_kernel: the kernel's queue
+ * exists in that form already (a successor on holder rings whose entries
+ * were registered), then only the pool's mirror. Logs the step that failed. */
+int zerocopy_queue_setup(struct uring_queue *q, bool in_kernel) _must_check_;
 /* Logs what the queue served zero-copy and through its pool (any thread). */
 void zerocopy_log_counts(const struct uring_queue *q);
 void zerocopy_queue_free(struct uring_queue *q);

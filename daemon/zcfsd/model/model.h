@@ -162,7 +162,7 @@ struct zcfsd_volume {
 		uint64_t dropped_bytes;		/* since zcfsd started (metrics) */
 		uint64_t dropped_unreported;	/* not yet said in the file */
 		char served_transport[16];	/* from the server's "serving ..." line */
-		char served_bufpool[16];	/* its bufpool= (off, on, registered) */
+		char served_bufpool[16];	/* its bufpool= (off, unregistered, registered) */
 		uint64_t served_pinned;		/* its pinned=: what it really locked */
 	} log;
 	/* The long operations under way on the volume, lifecycle/'s state

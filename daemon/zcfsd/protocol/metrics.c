@@ -205,7 +205,7 @@ static void write_pinned_layouts(const struct scope *sc, FILE *f)
 	}
 	family(f, "zcfs_volume_server_pinned_bytes", "gauge",
 	       "What the volume's running server says it locked (its serving line's pinned=), "
-	       "labelled with its buffer pool (off, on: unregistered, registered).");
+	       "labelled with its buffer pool (off, unregistered, registered).");
 	for_shown_volumes(v, sc)
 		if (v->srv.pid && v->log.served_bufpool[0]) {
 			char extra[40];

@@ -56,8 +56,9 @@ static int parse_transport(json_object *params, struct zcfsd_volume_spec *s, str
 
 /* ring_holder: the io_uring rings are a holder process's, so a server's
  * death cancels no request (docs/supervision.md, "Ring holder"). Only
- * where the volume really runs on io_uring, and without zero-copy or
- * buffer pools (a holder's rings carry stock entries). Not given: the
+ * where the volume really runs on io_uring, and without zero-copy or a
+ * registered pool (a holder's rings take no registered buffers; an
+ * unregistered pool where the kernel has pools). Not given: the
  * tenant's data_paths.ring_holder. */
 static int parse_ring_holder(json_object *params, struct zcfsd_volume_spec *s, struct zcfs_err *e)
 {

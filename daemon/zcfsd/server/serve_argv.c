@@ -75,11 +75,13 @@ size_t zcfsd_serve_argv(const struct zcfsd_serve_opts *o, struct zcfsd_serve_arg
 		snprintf(a->ring, sizeof(a->ring), "--ring-memfd=%d", ZCFSD_SERVER_RING_FD);
 		a->argv[k++] = a->ring;
 	}
-	/* A ring holder's rings carry stock entries only. */
+	/* A ring holder's rings take no registered buffers: a pool there is
+	 * unregistered (where the kernel has pools), never zero-copy; the
+	 * holder is told the same (one layout of the ring memfd). */
 	if (o->holder_rings) {
 		snprintf(a->holder, sizeof(a->holder), "--holder-rings=%d", ZCFS_HOLDER_RING_FD);
 		a->argv[k++] = a->holder;
-		a->argv[k++] = "--buffer-pool=off";
+		a->argv[k++] = "--buffer-pool=auto";
 	}
 	if (!o->writeback)
 		a->argv[k++] = "--no-writeback";
@@ -127,7 +129,7 @@ size_t zcfsd_holder_argv(const struct zcfsd_serve_opts *o, struct zcfsd_serve_ar
 	a->argv[k++] = "--transport=uring";
 	a->argv[k++] = a->depth;
 	a->argv[k++] = a->max_write;
-	a->argv[k++] = "--buffer-pool=off";
+	a->argv[k++] = "--buffer-pool=auto";	/* the server's layout: room for its pool */
 	a->argv[k++] = "--zero-copy=off";
 	a->argv[k++] = "--foreground";
 	a->argv[k++] = (char *)o->source;

@@ -31,6 +31,12 @@
 # process can see it. Those are counted and printed as lost-to-kernel and
 # do not fail the test; any other error does. RESTART_STRICT=1 fails on
 # them too.
+# Where the kernel has buffer pools (Linux >= 7.3, the guest's
+# kernel-guest-test case restart-holder) the ring-holder volume keeps an
+# unregistered pool: every server of it says bufpool=unregistered, and so
+# do status (pinned_layouts.server_bufpool) and metrics
+# (zcfs_volume_server_pinned_bytes{bufpool="unregistered"}); the last
+# server served requests through the pool.
 . "$(dirname "$0")/../../lib.sh"
 . "$(dirname "$0")/../helpers/zcfsd_lib.sh"
 zcfsd_require fio python3
@@ -40,6 +46,11 @@ PROBE=$ZCFS_TESTBIN/probe
 
 zcfsd_env 256M true
 restart_policy
+kpool=$("$ZCFS_BIN/zcfsctl" kernel --json 2>/dev/null | jq -r '.paths.buffer_pool.status')
+if [ "$kpool" = supported ] && command -v curl >/dev/null; then
+	MSOCK=$W/metrics.sock
+	jq --arg s "$MSOCK" '. + {metrics: {listen: $s}}' "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+fi
 zcfsd_start
 
 variants=("$ZCFS_TRANSPORT:t1")
@@ -59,13 +70,31 @@ restarted() {
 	[ "$(vol_field "$3" restarts)" -gt "$1" ] && [ "$p" != "$2" ] && [ "$p" != 0 ] && [ "$p" != null ]
 }
 
+# holder_pool V ID: a ring-holder volume on a pool kernel: an unregistered
+# pool in every server of it, in status and in metrics
+holder_pool() {
+	local v=$1 id=$2 n want srv m
+	n=$(grep -c 'uring data path: bufpool=unregistered' "$STATE/logs/$id.log")
+	want=$(( $(vol_field "$id" restarts) + 1 ))
+	check "[$v] every server ran an unregistered pool ($n of $want: $(grep -o 'uring data path: .*' \
+		"$STATE/logs/$id.log" | tail -n 1))" test "$n" = "$want"
+	srv=$(vol_field "$id" pinned_layouts.server)
+	check "[$v] status: server_bufpool=$(vol_field "$id" pinned_layouts.server_bufpool), server pinned $srv" \
+		test "$(vol_field "$id" pinned_layouts.server_bufpool)" = unregistered -a "${srv:-0}" -gt 0
+	[ -S "${MSOCK:-}" ] || return 0
+	m=$(curl -sf --max-time 5 --unix-socket "$MSOCK" http://localhost/metrics |
+		grep "^zcfs_volume_server_pinned_bytes{volume=\"$id\",.*bufpool=\"unregistered\"}")
+	check "[$v] metrics: ${m:-no zcfs_volume_server_pinned_bytes with bufpool=unregistered}" test -n "$m"
+}
+
 run_variant() {
-	local tenant=${1#*:} id=v-${1//[:+]/-} mnt i before pid rc_probe rc_fio errs holder=() strict=${RESTART_STRICT:-0}
+	local tenant=${1#*:} id=v-${1//[:+]/-} mnt i before pid rc_probe rc_fio errs holder=() n strict=${RESTART_STRICT:-0}
 	mnt=$TGT/$id
 	case $1 in *+holder:*) holder=(--ring-holder); strict=1 ;; esac
 	create_publish_or_fail "$id" "$mnt" --tenant "$tenant" "${holder[@]}"
 	if [ ${#holder[@]} -gt 0 ]; then
 		check "[$1] a ring holder runs (holder_pid in volume.get)" test "$(vol_field "$id" holder_pid)" -gt 0
+		[ "$kpool" = supported ] && holder_pool "$1" "$id"
 	fi
 	local d=$W/$id
 	mkdir -p "$d"
@@ -153,7 +182,13 @@ run_variant() {
 		log "fio exit status $rc_fio"
 		tail -n 40 "$d/fio.out" | sed "s/^/# $id fio: /"
 	fi
+	[ ${#holder[@]} -gt 0 ] && [ "$kpool" = supported ] && holder_pool "$1" "$id"
 	ctl volume unpublish "$id" "$mnt" >/dev/null
+	if [ ${#holder[@]} -gt 0 ] && [ "$kpool" = supported ]; then
+		wait_for "$id's last server to stop" 20 grep -q 'requests: zero_copy=' "$STATE/logs/$id.log"
+		n=$(grep -o 'requests: .*' "$STATE/logs/$id.log" | grep -o ' pool=[0-9]*' | cut -d= -f2 | awk '{ s += $1 } END { print s + 0 }')
+		check "[$1] the last server served requests through the pool ($n)" test "$n" -gt 0
+	fi
 	keep_server_log "$id" "$d/probe.out" "$d/fio.out"
 	ctl volume delete "$id" >/dev/null
 }
