@@ -9,7 +9,7 @@
  *             asks the old server to hand over; a standby that fails,
  *             lies, exits or is not ready in STANDBY_READY_TIMEOUT_MS is
  *             given up and the old server asked without one
- *   HANDOVER  the old server was asked (SIGUSR2); its exit is a planned
+ *   HANDOVER  the old server was asked (SIGUSR1); its exit is a planned
  *             one (no restart delay; a ready standby serves at once, else
  *             a new server starts); not gone in HANDOVER_TIMEOUT_MS: killed,
  *             and its successor takes over as after a crash
