@@ -6,6 +6,7 @@
 #   zcfsd_require [cmd...]          root, /dev/fuse, jq, each cmd, transport
 #   zcfsd_env [budget] [io_uring]   W, POLICY, SOCK, STATE, TGT (allowed
 #                                   target prefix), STORE (storage_root)
+#   policy_jq [opts] FILTER         $POLICY rewritten through jq
 #   zcfsd_start / zcfsd_kill9       start (waits for the socket) / SIGKILL;
 #                                   ZCFSD_SERVE: its --serve binary,
 #                                   ZCFSD_BIN: the zcfsd binary
@@ -119,6 +120,10 @@ zcfsd_env() {
 	write_policy "$POLICY" "${1:-64M}" "${2:-true}" "${3:-no}"
 	export ZCFS_SOCKET=$SOCK
 }
+
+# policy_jq [jq options...] FILTER: $POLICY rewritten through jq (before
+# zcfsd_start, or followed by a reload).
+policy_jq() { jq "$@" "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"; }
 
 zcfsd_start() {
 	local i

@@ -13,7 +13,7 @@ zcfsd_require curl
 
 zcfsd_env 64M true
 MSOCK=$W/metrics.sock
-jq --arg s "$MSOCK" '. + {metrics: {listen: $s}}' "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+policy_jq --arg s "$MSOCK" '. + {metrics: {listen: $s}}'
 zcfsd_start
 get() { curl -s --max-time 5 --unix-socket "$MSOCK" -o "$W/body" -w '%{http_code}' "http://localhost$1"; }
 check "/healthz answers 200 ok" bash -c "[ \"\$(curl -s --unix-socket '$MSOCK' -o '$W/h' -w '%{http_code}' http://localhost/healthz)\" = 200 ] && grep -qx ok '$W/h'"

@@ -25,7 +25,7 @@ INJ=$(need_testbin inject_syscall)
 
 zcfsd_env 64M true
 MSOCK=$W/run/metrics.sock
-jq --arg s "$MSOCK" '. + {metrics: {listen: $s}}' "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+policy_jq --arg s "$MSOCK" '. + {metrics: {listen: $s}}'
 zcfsd_start
 wait_for "the metrics socket" 5 test -S "$MSOCK" || { show_zcfsd_log; fail "no metrics socket"; }
 scrape() { curl -sf --max-time 5 --unix-socket "$MSOCK" http://localhost/metrics >/dev/null; }

@@ -16,7 +16,7 @@ zcfsd_require curl python3
 
 zcfsd_env 64M true
 MSOCK=$W/run/metrics.sock
-jq --arg s "$MSOCK" '. + {metrics: {listen: $s}}' "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+policy_jq --arg s "$MSOCK" '. + {metrics: {listen: $s}}'
 zcfsd_start
 wait_for "the metrics socket" 5 test -S "$MSOCK" || { show_zcfsd_log; fail "no metrics socket"; }
 

@@ -15,8 +15,8 @@ zcfsd_require setpriv curl
 
 zcfsd_env 64M true yes
 MSOCK=$W/run/metrics.sock
-jq --arg s "$MSOCK" '.tenants[0].admin_uids = [3001] | .tenants[1].admin_gids = [4002] |
-	. + {metrics: {listen: $s}}' "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+policy_jq --arg s "$MSOCK" '.tenants[0].admin_uids = [3001] | .tenants[1].admin_gids = [4002] |
+	. + {metrics: {listen: $s}}'
 mkdir -p "$TGT/t2"
 zcfsd_start
 wait_for "the metrics socket" 5 test -S "$MSOCK" || { show_zcfsd_log; fail "no metrics socket"; }
@@ -49,7 +49,7 @@ check "root sees both volumes" bash -c "grep -q 'volume=\"a1\"' '$W/mroot' && gr
 scrape_as 3005 >"$W/m3005"
 check "uid 3005 sees no tenant before it is named" bash -c "! grep -q 'tenant=' '$W/m3005'"
 
-jq '.metrics.full_view_uids = [3005]' "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+policy_jq '.metrics.full_view_uids = [3005]'
 check "policy with metrics.full_view_uids reloads" ctlq policy reload
 scrape_as 3005 >"$W/m3005"
 check "uid 3005 (full_view_uids) sees both volumes" \

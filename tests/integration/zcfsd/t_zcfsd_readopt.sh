@@ -70,7 +70,7 @@ if [ "$ZCFS_TRANSPORT" = uring ]; then
 	# The tenant's default (data_paths.ring_holder, policy reloaded by
 	# SIGHUP): io_uring volumes get a holder unless they say false;
 	# /dev/fuse volumes none, and no error.
-	jq '.tenants[0].data_paths.ring_holder = true' "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+	policy_jq '.tenants[0].data_paths.ring_holder = true'
 	kill -HUP "$ZCFSD_PID"
 	wait_for "policy reloaded" 5 grep -q 'event=policy-reload' "$W/zcfsd.log"
 	ctl volume create vd1 --transport uring >/dev/null
@@ -79,7 +79,7 @@ if [ "$ZCFS_TRANSPORT" = uring ]; then
 	check "data_paths.ring_holder: an io_uring volume gets a holder by default, false opts out, /dev/fuse none" \
 		test "$(for v in vd1 vd2 vd3; do ctl volume get $v | jq -r '.volume.ring_holder // false'; done | paste -sd,)" = true,false,false
 	for v in vd1 vd2 vd3; do ctl volume delete $v >/dev/null; done
-	jq 'del(.tenants[0].data_paths.ring_holder)' "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+	policy_jq 'del(.tenants[0].data_paths.ring_holder)'
 	kill -HUP "$ZCFSD_PID"
 	create_publish v3 "$TGT/c" --ring-holder || { show_zcfsd_log; fail "publish v3 --ring-holder"; }
 	H3=$(vol_field v3 holder_pid); P3=$(server_pid v3)

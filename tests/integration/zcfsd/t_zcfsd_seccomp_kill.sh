@@ -16,7 +16,7 @@ INJ=$(need_testbin inject_syscall)
 
 zcfsd_env 64M true
 MSOCK=$W/metrics.sock
-jq --arg s "$MSOCK" '. + {metrics: {listen: $s}}' "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+policy_jq --arg s "$MSOCK" '. + {metrics: {listen: $s}}'
 zcfsd_start
 create_publish_or_fail v1 "$TGT/a"
 kills() { curl -sf --max-time 5 --unix-socket "$MSOCK" http://localhost/metrics |

@@ -36,7 +36,7 @@ trap log_cleanup EXIT
 
 zcfsd_env 64M true
 MSOCK=$W/run/metrics.sock
-jq --arg s "$MSOCK" '. + {metrics: {listen: $s}}' "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+policy_jq --arg s "$MSOCK" '. + {metrics: {listen: $s}}'
 # The "server" zcfsd starts: zcfs-serve itself, with a log flood beside it
 # when $W/spew exists (what a compromised server's threads could write).
 cat >"$W/serve" <<EOF

@@ -11,7 +11,7 @@ zcfsd_require
 [ "$ZCFS_TRANSPORT" = devfuse ] || skip "transport-independent, runs on devfuse only"
 
 zcfsd_env 64M true
-jq '.tenants[0].size_enforcement = "server"' "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+policy_jq '.tenants[0].size_enforcement = "server"'
 zcfsd_start
 ctlq volume create v1 --size 16M || fail "create v1"
 zcfsd_kill9

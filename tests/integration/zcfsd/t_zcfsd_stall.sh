@@ -16,7 +16,7 @@ PROBE=$ZCFS_TESTBIN/probe
 TIMEOUT_MS=1500
 
 zcfsd_env 256M true
-jq ".defaults.stall_timeout_ms = $TIMEOUT_MS" "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+policy_jq ".defaults.stall_timeout_ms = $TIMEOUT_MS"
 zcfsd_start
 create_publish_or_fail v1 "$TGT/a"
 "$PROBE" "$TGT/a/probe" 10 >"$W/probe.out" 2>&1 &

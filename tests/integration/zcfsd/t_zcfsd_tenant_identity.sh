@@ -20,8 +20,7 @@
 zcfsd_require setpriv
 
 zcfsd_env 64M true yes
-jq '.tenants[0].admin_uids = [3001] | .tenants[1].admin_gids = [4002]' "$POLICY" >"$POLICY.new" &&
-	mv "$POLICY.new" "$POLICY"
+policy_jq '.tenants[0].admin_uids = [3001] | .tenants[1].admin_gids = [4002]'
 mkdir -p "$TGT/t2"
 zcfsd_start
 

@@ -14,7 +14,7 @@ zcfsd_require
 [ "${ZCFS_TRANSPORT:-devfuse}" = devfuse ] || skip "transport-independent, runs on devfuse only"
 
 zcfsd_env 64M true
-jq '.defaults.stall_timeout_ms = 0' "$POLICY" >"$POLICY.new" && mv "$POLICY.new" "$POLICY"
+policy_jq '.defaults.stall_timeout_ms = 0'
 zcfsd_start
 create_publish_or_fail v1 "$TGT/a"
 dd if=/dev/zero of="$TGT/a/f" bs=64k count=64 status=none	# dirty pages, no sync
