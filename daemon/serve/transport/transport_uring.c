@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include "daemon/serve/sandbox/caps.h"
 #include "common/log.h"
 #include "daemon/serve/sandbox/sandbox.h"
@@ -420,12 +421,31 @@ static void uring_stop(struct zcfs_session *se)
 	se->transport_priv = NULL;
 }
 
+/* How long the queues together may take to fill their idle entries:
+ * zcfsd kills a server not gone 5 s after it asked (lifecycle/restart.c). */
+#define HANDOVER_WAIT_MS 3000
+
+/* Milliseconds of HANDOVER_WAIT_MS left since T0 (CLOCK_MONOTONIC). */
+static int handover_left_ms(const struct timespec *t0)
+{
+	struct timespec now;
+	long long spent;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	spent = (long long)(now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
+	return spent >= HANDOVER_WAIT_MS ? 0 : (int)(HANDOVER_WAIT_MS - spent);
+}
+
 /* Planned restart: every queue holds what it has (uring_queue.h); only
- * with the ring memfd can a successor find those requests. */
+ * with the ring memfd can a successor find those requests. One deadline
+ * for all the queues: each waiting 3 s of its own made an idle volume's
+ * server (nothing cached to kick its entries full) take 3 s per queue, past
+ * zcfsd's 5 s on two CPUs, so the hand-over ended in a SIGKILL. */
 static int uring_hand_over(struct zcfs_session *se)
 {
 	struct uring_transport *t = se->transport_priv;
 	unsigned i, held = 0;
+	struct timespec t0;
 	int r = 0, k;
 
 	if (!t || !t->queues_ok)
@@ -434,10 +454,11 @@ static int uring_hand_over(struct zcfs_session *se)
 		return -EOPNOTSUPP;
 	/* On holder rings each queue just stops reaping (holder_park, uring_rings_holder.c): its
 	 * idle entries stay the holder's, nothing needs filling. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < t->g.nr_queues; i++)
 		uring_queue_request_handover(&t->queues[i]);
 	for (i = 0; i < t->g.nr_queues; i++) {
-		k = uring_queue_wait_handover(&t->queues[i], 3000);
+		k = uring_queue_wait_handover(&t->queues[i], handover_left_ms(&t0));
 		if (k < 0 && r == 0)
 			r = k;
 		held += t->queues[i].held;
