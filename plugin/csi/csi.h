@@ -1,8 +1,9 @@
 /* zcfs-csi: the CSI Identity and Node services (one JSON request on stdin,
  * one JSON answer on stdout) and the Kubernetes FlexVolume driver, both
  * thin clients of zcfsd. Requests are parsed here (csi_request.c), the
- * node operations live in csi_node.c, their per-target records in
- * csi_record.c, volume statistics in csi_stats.c, FlexVolume in flex.c. */
+ * node operations live in csi_node.c (what a publish asked for is kept in
+ * zcfsd's notes), one operation per volume at a time by csi_lock.c,
+ * volume statistics in csi_stats.c, FlexVolume in flex.c. */
 #ifndef ZCFS_CSI_H
 #define ZCFS_CSI_H
 
@@ -20,10 +21,12 @@
 #define CSI_STATS_TIMEOUT_MS 5000
 #define CSI_TOPOLOGY_KEY "topology.csi.zcfs.io/node"
 #define CSI_NODE_ID_MAX 128
+/* zcfsd's note on a volume an ephemeral publish made (csi_node.c) */
+#define CSI_EPHEMERAL_NOTE "{\"ephemeral\":true}"
 
 struct csi_ctx {
 	const char *socket;	/* zcfsd control socket */
-	const char *state_dir;	/* publish records */
+	const char *state_dir;	/* the volumes' locks */
 	const char *node_id;
 };
 
@@ -130,19 +133,10 @@ int csi_node_expand(struct csi_ctx *c, json_object *req, json_object **resp, str
 int csi_parse_range(json_object *req, int64_t *req_b, int64_t *lim_b, struct zcfs_err *e) _must_check_;
 int csi_tenant_get(struct csi_ctx *c, const char *tenant, json_object **ret, struct zcfs_err *e) _must_check_;
 
-/* Per-volume records of what each target was published with (csi_record.c). */
-/* Takes volume ID's lock without waiting: the fd, or ABORTED when another
- * operation on ID holds it. */
-int csi_record_lock(struct csi_ctx *c, const char *id, struct zcfs_err *e) _must_check_;
-void csi_record_unlock(struct csi_ctx *c, const char *id, int fd);
-/* *ret: the record, or a fresh {"ephemeral": false, "targets": {}} with
- * *existed false. */
-int csi_record_load(struct csi_ctx *c, const char *id, json_object **ret, bool *existed,
-		    struct zcfs_err *e) _must_check_;
-int csi_record_save(struct csi_ctx *c, const char *id, json_object *rec, struct zcfs_err *e);
-int csi_record_remove(struct csi_ctx *c, const char *id, struct zcfs_err *e);
-json_object *csi_record_targets(json_object *rec);
-bool csi_record_ephemeral(json_object *rec);
+/* csi_lock.c: takes volume ID's lock without waiting: the fd, or ABORTED
+ * when another operation on ID holds it. */
+int csi_lock(struct csi_ctx *c, const char *id, struct zcfs_err *e) _must_check_;
+void csi_unlock(struct csi_ctx *c, const char *id, int fd);
 
 /* statvfs of PATH in a child bounded by TIMEOUT_MS: 0 and *st, -ETIMEDOUT,
  * or the -errno statvfs failed with. */

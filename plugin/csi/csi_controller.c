@@ -209,7 +209,7 @@ int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, s
 	if (r < 0)
 		return r;
 	p.tenant = zclient_volume_str(t, "name");	/* created for the tenant checked */
-	lock = csi_record_lock(c, name, e);
+	lock = csi_lock(c, name, e);
 	if (lock < 0)
 		return lock;
 	r = zclient_volume_get(c->socket, name, &vol, e);
@@ -217,7 +217,7 @@ int csi_create_volume(struct csi_ctx *c, json_object *req, json_object **resp, s
 		r = check_same(name, vol, zclient_volume_str(t, "name"), req_b, lim_b, e);
 	else if (r == -ENOENT && (r = check_room(c, t, size_of_range(req_b, lim_b), e)) == 0)
 		r = csi_zcfsd_create(c, name, &p, size_of_range(req_b, lim_b), &vol, e);
-	csi_record_unlock(c, name, lock);
+	csi_unlock(c, name, lock);
 	if (r < 0)
 		return r;
 	*resp = volume_answer(c, id, vol, params ? params : empty);
@@ -244,7 +244,7 @@ int csi_delete_volume(struct csi_ctx *c, json_object *req, json_object **resp, s
 	/* another node's volume is that node's to delete (its provisioner) */
 	if (csi_volref_local(c, id, &ref, e) < 0)
 		return -EXDEV;
-	lock = csi_record_lock(c, ref.name, e);
+	lock = csi_lock(c, ref.name, e);
 	if (lock < 0)
 		return lock;
 	r = zclient_volume_get(c->socket, ref.name, &vol, e);
@@ -254,9 +254,7 @@ int csi_delete_volume(struct csi_ctx *c, json_object *req, json_object **resp, s
 		r = zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY, "volume '%s' is still published", ref.name);
 	else if (r == 0)
 		r = zclient_call_id(c->socket, "volume.delete", ref.name, NULL, e);
-	if (r == 0)
-		r = csi_record_remove(c, ref.name, e);
-	csi_record_unlock(c, ref.name, lock);
+	csi_unlock(c, ref.name, lock);
 	if (r < 0)
 		return r;
 	*resp = json_object_new_object();

@@ -53,12 +53,12 @@ static int grow(struct csi_ctx *c, const char *name, int64_t req_b, int64_t lim_
 static int locked_grow(struct csi_ctx *c, const char *name, int64_t req_b, int64_t lim_b, uint64_t *size,
 		       struct zcfs_err *e)
 {
-	int lock = csi_record_lock(c, name, e), r;
+	int lock = csi_lock(c, name, e), r;
 
 	if (lock < 0)
 		return lock;
 	r = grow(c, name, req_b, lim_b, size, e);
-	csi_record_unlock(c, name, lock);
+	csi_unlock(c, name, lock);
 	return r;
 }
 

@@ -2,16 +2,16 @@
  * volume in zcfsd when it does not exist yet), unpublish (deleting an
  * ephemeral volume after its last target) and statistics. zcfsd decides
  * tenants, budgets, paths and mounts (also a target's read-only flag:
- * volume.publish read_only); this file turns the orchestrator's
- * idempotency rules into zcfsd calls and undoes its own steps when a
- * later one fails, so a failed request leaves nothing behind. */
+ * volume.publish read_only) and keeps what the orchestrator asked for
+ * in its notes; this file turns the orchestrator's idempotency rules
+ * into zcfsd calls and undoes its own steps when a later one fails, so a
+ * failed request leaves nothing behind. */
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include "csi.h"
 #include "common/log.h"
 #include "common/walk_nofuse.h"
-#include "plugin/common/plugin_json.h"
 #include "plugin/common/zclient.h"
 
 /* Removes the target directory this plugin made, resolved without any
@@ -38,32 +38,38 @@ static void undo_create(struct csi_ctx *c, const char *id, bool created)
 		(void)zclient_call_id(c->socket, "volume.delete", id, NULL, &ign);
 }
 
-static void undo_publish(struct csi_ctx *c, const char *id, const char *target, bool made_dir)
+/* What this plugin keeps in zcfsd's notes (docs/control-protocol.md
+ * "Notes"): a volume an ephemeral publish made has CSI_EPHEMERAL_NOTE,
+ * each target it published the request's capability (the canonical
+ * record csi_request.c makes, which says readonly and ephemeral too). */
+static bool volume_is_ephemeral(json_object *vol)
 {
-	struct zcfs_err ign = { 0 };
-	_cleanup_json_ json_object *p = json_object_new_object();
+	return !strcmp(zclient_volume_str(vol, "note"), CSI_EPHEMERAL_NOTE);
+}
 
-	if (!p)
-		return;
-	json_object_object_add(p, "id", json_object_new_string(id));
-	json_object_object_add(p, "target", json_object_new_string(target));
-	(void)zcfs_call(c->socket, "volume.unpublish", p, NULL, &ign);
-	if (made_dir)
-		remove_target_dir(target);
+/* TARGET's capability (caller puts), or NULL: published without one (by
+ * zcfsctl, or before zcfs-csi kept notes) or not by this plugin. */
+static json_object *target_capability(json_object *vol, const char *target)
+{
+	json_object *tn, *n;
+
+	if (!json_object_object_get_ex(vol, "target_notes", &tn) || !json_object_object_get_ex(tn, target, &n) ||
+	    !json_object_is_type(n, json_type_string))
+		return NULL;
+	return json_tokener_parse(json_object_get_string(n));
 }
 
 /* An existing volume must match what the request pins down. */
-static int check_existing(const struct csi_publish_req *p, json_object *vol, json_object *rec,
-			  bool rec_existed, struct zcfs_err *e)
+static int check_existing(const struct csi_publish_req *p, json_object *vol, struct zcfs_err *e)
 {
 	const char *tenant = zclient_volume_str(vol, "tenant"), *tr = zclient_volume_str(vol, "transport");
 	json_object *size = NULL;
 
-	if (p->ephemeral && !(rec_existed && csi_record_ephemeral(rec)))
+	if (p->ephemeral && !volume_is_ephemeral(vol))
 		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
 				 "volume '%s' already exists and is not an ephemeral volume of this driver",
 				 p->volume_id);
-	if (!p->ephemeral && rec_existed && csi_record_ephemeral(rec))
+	if (!p->ephemeral && volume_is_ephemeral(vol))
 		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
 				 "volume '%s' is an ephemeral volume; it cannot be published as a persistent one",
 				 p->volume_id);
@@ -82,7 +88,8 @@ static int check_existing(const struct csi_publish_req *p, json_object *vol, jso
 	return 0;
 }
 
-/* volume.publish of the request's target with its read-only flag. */
+/* volume.publish of the request's target with its read-only flag and its
+ * capability as the target's note. */
 static int publish_target(struct csi_ctx *c, const struct csi_publish_req *p, struct zcfs_err *e)
 {
 	_cleanup_json_ json_object *params = json_object_new_object();
@@ -92,20 +99,21 @@ static int publish_target(struct csi_ctx *c, const struct csi_publish_req *p, st
 	json_object_object_add(params, "id", json_object_new_string(p->volume_id));
 	json_object_object_add(params, "target", json_object_new_string(p->target_path));
 	json_object_object_add(params, "read_only", json_object_new_boolean(p->readonly));
+	json_object_object_add(params, "note", json_object_new_string(
+		json_object_to_json_string_ext(p->capability, JSON_C_TO_STRING_PLAIN)));
 	if (p->has_group)
 		json_object_object_add(params, "mount_group", json_object_new_int64(p->mount_group));
 	return zcfs_call(c->socket, "volume.publish", params, NULL, e);
 }
 
 /* Republish on a target the volume already has: same capability = OK. */
-static int same_target(struct csi_ctx *c, struct csi_publish_req *p, json_object *rec,
-		       struct zcfs_err *e)
+static int same_target(struct csi_ctx *c, struct csi_publish_req *p, json_object *vol, struct zcfs_err *e)
 {
-	json_object *targets = csi_record_targets(rec), *old;
+	_cleanup_json_ json_object *old = target_capability(vol, p->target_path);
 	struct zcfs_err e2 = { 0 };
 	int r;
 
-	if (json_object_object_get_ex(targets, p->target_path, &old)) {
+	if (old) {
 		if (json_object_equal(old, p->capability))
 			return 0;
 		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
@@ -113,26 +121,27 @@ static int same_target(struct csi_ctx *c, struct csi_publish_req *p, json_object
 				 p->volume_id, p->target_path, json_object_to_json_string(old),
 				 json_object_to_json_string(p->capability));
 	}
-	/* Published without a record (by zcfsctl, or the record was lost):
-	 * adopt it when zcfsd takes the same publish again (same read-only
-	 * flag). */
+	/* Published without a capability (by zcfsctl): adopted when zcfsd
+	 * takes the same publish again (same read-only flag; it keeps the
+	 * note from then on). */
 	r = publish_target(c, p, &e2);
 	if (r < 0 && e2.code == ZCFS_ALREADY_EXISTS)
 		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
 				 "volume '%s' is already published at %s by another client with other options (%s)",
 				 p->volume_id, p->target_path, e2.msg);
-	if (r < 0)
-		return zcfs_fail(e, e2.code, r, "%s", e2.msg);
-	json_object_object_add(targets, p->target_path, json_object_get(p->capability));
-	return csi_record_save(c, p->volume_id, rec, e);
+	return r < 0 ? zcfs_fail(e, e2.code, r, "%s", e2.msg) : 0;
 }
 
-static bool any_single_writer(json_object *targets)
+static bool any_single_writer(json_object *vol)
 {
-	json_object_object_foreach(targets, path, cap) {
-		json_object *m;
-		(void)path;
-		if (json_object_object_get_ex(cap, "access_mode", &m) &&
+	json_object *tn, *m;
+
+	if (!json_object_object_get_ex(vol, "target_notes", &tn))
+		return false;
+	json_object_object_foreach(tn, path, note) {
+		_cleanup_json_ json_object *cap = target_capability(vol, path);
+		(void)note;
+		if (cap && json_object_object_get_ex(cap, "access_mode", &m) &&
 		    !strcmp(json_object_get_string(m), csi_access_mode_name(CSI_MODE_SINGLE_NODE_SINGLE_WRITER)))
 			return true;
 	}
@@ -141,92 +150,55 @@ static bool any_single_writer(json_object *targets)
 
 static int do_publish(struct csi_ctx *c, struct csi_publish_req *p, struct zcfs_err *e)
 {
-	_cleanup_json_ json_object *vol = NULL, *rec = NULL;
-	json_object *targets;
-	bool rec_existed, created = false, made_dir;
-	struct stat st;
+	_cleanup_json_ json_object *vol = NULL;
+	bool created = false;
 	int r;
 
-	r = csi_record_load(c, p->volume_id, &rec, &rec_existed, e);
-	if (r < 0)
-		return r;
 	r = zclient_volume_get(c->socket, p->volume_id, &vol, e);
 	if (r == -ENOENT && p->provisioned)
 		return zcfs_fail(e, ZCFS_NOT_FOUND, r, "volume '%s' does not exist on this node (deleted?); "
 				 "a provisioned volume is never created empty by a publish", p->volume_id);
 	if (r == -ENOENT) {
-		/* A record without its volume is stale: start over. */
-		json_object_put(rec);
-		rec = NULL;
-		if (rec_existed && csi_record_remove(c, p->volume_id, e) < 0)
-			return -EIO;
-		r = csi_record_load(c, p->volume_id, &rec, &rec_existed, e);
-		if (r < 0)
-			return r;
 		r = csi_zcfsd_create(c, p->volume_id, p, p->size, &vol, e);
 		if (r < 0)
 			return r;
 		created = true;
-		json_object_object_add(rec, "ephemeral", json_object_new_boolean(p->ephemeral));
 	} else if (r < 0) {
 		return r;
-	} else if ((r = check_existing(p, vol, rec, rec_existed, e)) < 0) {
+	} else if ((r = check_existing(p, vol, e)) < 0) {
 		return r;
 	}
-	targets = csi_record_targets(rec);
-
 	if (zclient_volume_has_target(vol, p->target_path))
-		return same_target(c, p, rec, e);
+		return same_target(c, p, vol, e);
 	if ((p->access_mode == CSI_MODE_SINGLE_NODE_SINGLE_WRITER && zclient_volume_n_targets(vol) > 0) ||
-	    any_single_writer(targets)) {
+	    any_single_writer(vol)) {
 		undo_create(c, p->volume_id, created);
 		return zcfs_fail(e, ZCFS_FAILED_PRECONDITION, -EBUSY,
 				 "volume '%s' is SINGLE_NODE_SINGLE_WRITER and already published at another target",
 				 p->volume_id);
 	}
-
-	made_dir = lstat(p->target_path, &st) < 0 && errno == ENOENT;
-	/* zcfsd mounts the target read-only or not: no mount call here. */
+	/* zcfsd mounts the target read-only or not and keeps the capability
+	 * with it in one step: nothing to undo after it. */
 	r = publish_target(c, p, e);
-	if (r < 0) {
-		undo_create(c, p->volume_id, created);
-		return r;
-	}
-	json_object_object_add(targets, p->target_path, json_object_get(p->capability));
-	r = csi_record_save(c, p->volume_id, rec, e);
 	if (r < 0)
-		goto undo;
-	return 0;
-undo:
-	undo_publish(c, p->volume_id, p->target_path, made_dir);
-	undo_create(c, p->volume_id, created);
+		undo_create(c, p->volume_id, created);
 	return r;
 }
 
 static int do_unpublish(struct csi_ctx *c, const char *id, const char *target, bool remove_target,
 			struct zcfs_err *e)
 {
-	_cleanup_json_ json_object *vol = NULL, *rec = NULL, *res = NULL;
+	_cleanup_json_ json_object *vol = NULL, *res = NULL, *params = NULL;
 	json_object *v;
-	bool rec_existed, recorded;
 	int r;
 
-	r = csi_record_load(c, id, &rec, &rec_existed, e);
-	if (r < 0)
-		return r;
-	recorded = json_object_object_get_ex(csi_record_targets(rec), target, NULL);
 	r = zclient_volume_get(c->socket, id, &vol, e);
-	if (r == -ENOENT) {
-		/* Unknown volume: nothing is published, success (idempotent). */
-		if (recorded && remove_target)
-			remove_target_dir(target);
-		return rec_existed ? csi_record_remove(c, id, e) : 0;
-	}
+	if (r == -ENOENT)
+		return 0;	/* unknown volume: nothing is published, success (idempotent) */
 	if (r < 0)
 		return r;
 	if (zclient_volume_has_target(vol, target)) {
-		_cleanup_json_ json_object *params = json_object_new_object();
-
+		params = json_object_new_object();
 		if (!params)
 			return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 		json_object_object_add(params, "id", json_object_new_string(id));
@@ -238,47 +210,38 @@ static int do_unpublish(struct csi_ctx *c, const char *id, const char *target, b
 			json_object_put(vol);
 			vol = json_object_get(v);
 		}
-		recorded = true;
+		/* Only a directory this volume was published on is removed
+		 * (CSI: the plugin deletes what it created at target_path). */
+		if (remove_target)
+			remove_target_dir(target);
 	}
-	/* Only a directory this volume was published on is removed (CSI:
-	 * the plugin deletes what it created at target_path). */
-	if (recorded && remove_target)
-		remove_target_dir(target);
-	json_object_object_del(csi_record_targets(rec), target);
-	if (zclient_volume_n_targets(vol) > 0)
-		return rec_existed ? csi_record_save(c, id, rec, e) : 0;
-	if (csi_record_ephemeral(rec)) {
-		r = zclient_call_id(c->socket, "volume.delete", id, NULL, e);
-		if (r < 0) {
-			/* keep the record: the retried unpublish deletes it */
-			struct zcfs_err ign = { 0 };
-			(void)csi_record_save(c, id, rec, &ign);
-			return r;
-		}
-	}
-	return rec_existed ? csi_record_remove(c, id, e) : 0;
+	/* An ephemeral volume goes with its last target; its note stays
+	 * until then, so a retry after a failed delete deletes it. */
+	if (zclient_volume_n_targets(vol) == 0 && volume_is_ephemeral(vol))
+		return zclient_call_id(c->socket, "volume.delete", id, NULL, e);
+	return 0;
 }
 
 int csi_publish(struct csi_ctx *c, struct csi_publish_req *p, struct zcfs_err *e)
 {
-	int lock = csi_record_lock(c, p->volume_id, e), r;
+	int lock = csi_lock(c, p->volume_id, e), r;
 
 	if (lock < 0)
 		return lock;
 	r = do_publish(c, p, e);
-	csi_record_unlock(c, p->volume_id, lock);
+	csi_unlock(c, p->volume_id, lock);
 	return r;
 }
 
 int csi_unpublish(struct csi_ctx *c, const char *id, const char *target, bool remove_target,
 		  struct zcfs_err *e)
 {
-	int lock = csi_record_lock(c, id, e), r;
+	int lock = csi_lock(c, id, e), r;
 
 	if (lock < 0)
 		return lock;
 	r = do_unpublish(c, id, target, remove_target, e);
-	csi_record_unlock(c, id, lock);
+	csi_unlock(c, id, lock);
 	return r;
 }
 

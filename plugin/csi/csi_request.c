@@ -129,11 +129,14 @@ static int parse_mount(json_object *mnt, bool *ro, json_object *cap, struct csi_
 				return zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL,
 						 "mount flag '%.64s' is not supported (zcfsd chooses the mount options; only \"ro\" is accepted)",
 						 json_object_get_string(f));
+			/* once: "ro" twice is the same capability, and the
+			 * record stays small (a note zcfsd keeps: at most 4 KiB) */
+			if (!*ro)
+				json_object_array_add(fa, json_object_new_string("ro"));
 			*ro = true;
-			json_object_array_add(fa, json_object_new_string("ro"));
 		}
 	}
-	/* equivalent spellings compare equal in the publish record */
+	/* equivalent spellings compare equal in the target's note */
 	json_object_object_add(cap, "fs_type", json_object_new_string("zcfs"));
 	return 0;
 }

@@ -30,6 +30,8 @@ int csi_zcfsd_create(struct csi_ctx *c, const char *name, const struct csi_publi
 		json_object_object_add(params, "gid", json_object_new_int64(p->gid));
 	if (p->has_mode)
 		json_object_object_add(params, "mode", json_object_new_int64(p->mode));
+	if (p->ephemeral)	/* deleted after its last target (csi_node.c) */
+		json_object_object_add(params, "note", json_object_new_string(CSI_EPHEMERAL_NOTE));
 	r = zcfs_call(c->socket, "volume.create", params, &res, e);
 	if (r < 0)
 		return r;

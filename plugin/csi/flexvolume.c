@@ -32,7 +32,7 @@ int main(int argc, char **argv)
 	if (argc < 2 || !strcmp(argv[1], "--help")) {
 		printf("Usage: zcfs-flexvolume init | mount DIR OPTIONS-JSON | unmount DIR | --version\n"
 		       "Kubernetes FlexVolume driver zcfs.io/zcfs; talks to zcfsd at $ZCFS_SOCKET (default %s),\n"
-		       "records in $ZCFS_CSI_STATE_DIR (default %s).\n",
+		       "locks in $ZCFS_CSI_STATE_DIR (default %s).\n",
 		       ZCFS_DEFAULT_SOCKET, CSI_DEFAULT_STATE_DIR);
 		return argc < 2 ? 2 : 0;
 	}

@@ -27,7 +27,7 @@ static void usage(FILE *out)
 		"  NodeUnpublishVolume NodeGetVolumeStats NodeExpandVolume\n"
 		"  (NodeStageVolume NodeUnstageVolume: UNIMPLEMENTED)\n"
 		"  --socket PATH     zcfsd control socket (default $ZCFS_SOCKET or %s)\n"
-		"  --state-dir DIR   publish records (default $ZCFS_CSI_STATE_DIR or %s)\n"
+		"  --state-dir DIR   the volumes' locks (default $ZCFS_CSI_STATE_DIR or %s)\n"
 		"  --node-id ID      NodeGetInfo node_id (default $ZCFS_NODE_ID, $KUBE_NODE_NAME,\n"
 		"                    $NODE_NAME or the host name)\n"
 		"  --log-format F    text (default; <N> priorities under systemd) or json\n"

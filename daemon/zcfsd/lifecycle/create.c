@@ -55,6 +55,8 @@ static int check_existing(const struct zcfsd_volume *old, const struct zcfsd_vol
 	    old->read_only != s->read_only || old->size != s->size || old->ring_holder != s->ring_holder)
 		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
 				 "volume '%s' exists with other parameters", s->id);
+	if (!old->note != !s->note || (s->note && strcmp(old->note, s->note)))
+		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST, "volume '%s' exists with another note", s->id);
 	return 0;
 }
 
@@ -84,7 +86,8 @@ static struct zcfsd_volume *volume_new(const struct zcfsd_volume_spec *s)
 		return NULL;
 	v->id = strdup(s->id);
 	v->tenant = strdup(s->tenant->name);
-	if (!v->id || !v->tenant) {
+	v->note = s->note ? strdup(s->note) : NULL;
+	if (!v->id || !v->tenant || (s->note && !v->note)) {
 		zcfsd_volume_free(v);
 		return NULL;
 	}

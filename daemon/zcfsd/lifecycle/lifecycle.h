@@ -17,6 +17,7 @@ struct zcfsd_volume_spec {
 	bool ring_holder;		/* io_uring rings owned by a holder (server/holder.c) */
 	uint64_t size;			/* 0: no limit */
 	struct zcfsd_root_owner owner;	/* the volume root's uid/gid/mode, if given */
+	const char *note;		/* the client's note (model.h), or NULL */
 };
 
 int zcfsd_volume_create(struct zcfsd *d, const struct zcfsd_volume_spec *s,
@@ -81,15 +82,18 @@ struct zcfsd_answer {
 	void (*done)(struct zcfsd *d, struct zcfsd_volume *v, uint64_t token, const struct zcfs_err *e);
 };
 
-/* volume.publish: TARGET read-only when READ_ONLY (or the volume is);
- * MOUNT_GROUP >= 0 applied to the volume root (group, set-gid, group
- * rwx) on the first target; on a later one it must match. 0 done; 1 for
+/* volume.publish: TARGET read-only when READ_ONLY (or the volume is),
+ * with the client's NOTE (NULL: none; model.h); MOUNT_GROUP >= 0 applied
+ * to the volume root (group, set-gid, group rwx) on the first target; on
+ * a later one it must match. The same target again is done when alike:
+ * the same read-only flag, and NOTE NULL, the same, or the first one it
+ * gets (a target published without one adopts it). 0 done; 1 for
  * a first target, whose server is started and waited for in the event
  * loop (publish_wait.c), answered through A; or -errno with E set and
  * nothing changed. */
 int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
-			 bool read_only, int64_t mount_group, const struct zcfsd_answer *a,
-			 struct zcfs_err *e);
+			 bool read_only, int64_t mount_group, const char *note,
+			 const struct zcfsd_answer *a, struct zcfs_err *e);
 
 /* An unpublish of the last target under way, answered when done
  * (unpublish.c): no wait on a server blocks the loop. */

@@ -12,12 +12,12 @@
 #include "lifecycle.h"
 
 /* A further target of a published volume: a bind mount of the first. */
-static int publish_bind(struct zcfsd_volume *v, int tfd, const char *target, bool ro,
+static int publish_bind(struct zcfsd_volume *v, int tfd, const char *target, bool ro, const char *note,
 			struct zcfs_err *e)
 {
 	int r = zcfsd_mount_bind(v, tfd, target, ro, e);
 
-	if (r == 0 && (r = zcfsd_volume_add_target(v, target)) < 0) {
+	if (r == 0 && (r = zcfsd_volume_add_target(v, target, note)) < 0) {
 		(void)umount2(target, UMOUNT_NOFOLLOW | MNT_DETACH);
 		zcfs_fail(e, ZCFS_INTERNAL, r, "out of memory");
 	}
@@ -43,8 +43,8 @@ static int publish_group_kept(const struct policy_tenant *t, const struct zcfsd_
  * -1 without --ready-fd). Undoes its own steps on failure, except the
  * storage it made; the wait for the server is publish_wait.c's. */
 static int publish_first(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
-			 int tfd, const char *target, bool ro, int64_t mount_group, uint64_t pinned,
-			 bool *created_storage, int *ready_fd, struct zcfs_err *e)
+			 int tfd, const char *target, bool ro, const char *note, int64_t mount_group,
+			 uint64_t pinned, bool *created_storage, int *ready_fd, struct zcfs_err *e)
 {
 	int r = zcfsd_storage_ensure(t, v->id, created_storage, e);
 
@@ -60,7 +60,7 @@ static int publish_first(struct zcfsd *d, struct zcfsd_volume *v, const struct p
 	r = zcfsd_mount_fuse(d, v, tfd, target, ro, zcfsd_volume_uses_uring(v, t), e);
 	if (r < 0)
 		return r;
-	r = zcfsd_volume_add_target(v, target);
+	r = zcfsd_volume_add_target(v, target, note);
 	if (r < 0) {
 		zcfs_fail(e, ZCFS_INTERNAL, r, "out of memory");
 		(void)zcfsd_target_unmount(v, target, true);
@@ -76,9 +76,32 @@ static int publish_first(struct zcfsd *d, struct zcfsd_volume *v, const struct p
 	return r;
 }
 
+/* The same target again, its mount alike: NOTE must be its note, or its
+ * first (saved). */
+static int publish_same_note(struct zcfsd *d, struct zcfsd_volume *v, size_t i, const char *note,
+			     struct zcfs_err *e)
+{
+	const char *old = v->target_notes[i];
+	int r;
+
+	if (!note || (old && !strcmp(old, note)))
+		return 0;
+	if (old)
+		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST,
+				 "volume '%s' is published at %s with another note", v->id, v->targets[i]);
+	r = zcfsd_volume_set_target_note(v, i, note);
+	if (r < 0)
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "out of memory");
+	r = zcfsd_state_save(d);
+	if (r < 0)
+		log_err("event=state-save-failed error=%s", strerror(-r));
+	log_info("event=target-note volume=%s target=%s bytes=%zu", v->id, v->targets[i], strlen(note));
+	return 0;
+}
+
 int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *target,
-			 bool read_only, int64_t mount_group, const struct zcfsd_answer *a,
-			 struct zcfs_err *e)
+			 bool read_only, int64_t mount_group, const char *note,
+			 const struct zcfsd_answer *a, struct zcfs_err *e)
 {
 	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
 	_cleanup_close_ int tfd = -1;
@@ -97,8 +120,10 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 	if (r < 0)
 		return r;
 	owner = zcfsd_target_owner(d, target, &idx);
-	if (owner == v)
-		return zcfsd_target_same(v, target, ro, e);	/* already done, if alike */
+	if (owner == v) {	/* already done, if alike */
+		r = zcfsd_target_same(v, target, ro, e);
+		return r < 0 ? r : publish_same_note(d, v, idx, note, e);
+	}
 	if (owner)
 		return zcfs_fail(e, ZCFS_ALREADY_EXISTS, -EEXIST, "target '%s' is used by volume '%s'",
 				 target, owner->id);
@@ -111,9 +136,9 @@ int zcfsd_volume_publish(struct zcfsd *d, struct zcfsd_volume *v, const char *ta
 	tfd = zcfsd_target_open(target, &created_target, e);
 	if (tfd < 0)
 		return tfd;
-	r = first ? publish_first(d, v, t, tfd, target, ro, mount_group, pinned, &created_storage,
+	r = first ? publish_first(d, v, t, tfd, target, ro, note, mount_group, pinned, &created_storage,
 				  &ready_fd, e)
-		  : publish_bind(v, tfd, target, ro, e);
+		  : publish_bind(v, tfd, target, ro, note, e);
 	if (r < 0) {
 		if (created_storage)
 			zcfsd_storage_remove_dir(t, v->id);

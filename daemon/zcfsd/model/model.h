@@ -116,7 +116,13 @@ struct zcfsd_volume {
 	 * publish (budget, RLIMIT_MEMLOCK or kernel): why; "" when it did
 	 * not. Kept in state.json: the running server is on /dev/fuse. */
 	char fallback[160];
+	/* Notes a client keeps with the volume (volume.create) and with each
+	 * target (volume.publish): opaque to zcfsd, at most ZCFSD_NOTE_MAX
+	 * bytes without a NUL, kept in state.json; NULL: none. zcfs-csi
+	 * keeps there what an orchestrator asked for (ephemeral, capability). */
+	char *note;
 	char **targets;			/* targets[0] is the fuse mount, the rest bind mounts */
+	char **target_notes;		/* targets[i]'s note */
 	size_t n_targets;
 	/* Published state: live while n_targets > 0. */
 	int fuse_fd;			/* the daemon's dup of the connection, -1 if none */
@@ -227,7 +233,11 @@ size_t zcfsd_tenant_volume_count(struct zcfsd *d, const char *tenant);
 int zcfsd_storage_path(struct zcfsd *d, const struct zcfsd_volume *v, char **ret);
 /* "none", "server-count", "project-quota" (volume get, state.json). */
 const char *zcfsd_size_enf_name(enum zcfsd_size_enf e);
-int zcfsd_volume_add_target(struct zcfsd_volume *v, const char *target);
+#define ZCFSD_NOTE_MAX 4096
+/* TARGET with its NOTE (copied; NULL: none) as the last target. */
+int zcfsd_volume_add_target(struct zcfsd_volume *v, const char *target, const char *note);
+/* NOTE (copied) as the note of targets[I], replacing any. */
+int zcfsd_volume_set_target_note(struct zcfsd_volume *v, size_t i, const char *note);
 void zcfsd_volume_remove_target(struct zcfsd_volume *v, size_t i);
 /* What status and the metrics call its state: created, publishing (its
  * first target's server has not said it serves yet), restarting (no
@@ -269,6 +279,9 @@ int zcfsd_check_dev_fuse(int fd);
 /* Whether a volume of TRANSPORT of TENANT's runs on io_uring (auto may:
  * it is charged and started as one). */
 bool zcfsd_uses_uring(enum policy_transport t, const struct policy_tenant *tenant);
+/* O is a note zcfsd keeps: a string of at most ZCFSD_NOTE_MAX bytes
+ * without a NUL. 0, or -EINVAL (not a string), -E2BIG, -EILSEQ (a NUL). */
+int zcfsd_note_check(json_object *o);
 
 /* model/proc.c: /proc/PID/stat's start time (0 when unknown), which
  * guards against a reused pid, and parent (0 when unknown). */

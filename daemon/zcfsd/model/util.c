@@ -1,5 +1,6 @@
 /* Clocks, what an fd a server hands back is, whether a volume's servers
  * run on io_uring. */
+#include <string.h>
 #include <time.h>
 #include <errno.h>
 #include <sys/stat.h>
@@ -32,4 +33,14 @@ bool zcfsd_uses_uring(enum policy_transport t, const struct policy_tenant *tenan
 {
 	/* auto may end on io_uring, so it is charged like uring. */
 	return tenant->io_uring && t != POLICY_TRANSPORT_DEVFUSE;
+}
+
+int zcfsd_note_check(json_object *o)
+{
+	if (!json_object_is_type(o, json_type_string))
+		return -EINVAL;
+	if (json_object_get_string_len(o) > ZCFSD_NOTE_MAX)
+		return -E2BIG;
+	/* a NUL would cut it short in every C reader, zcfsd's state too */
+	return strlen(json_object_get_string(o)) == (size_t)json_object_get_string_len(o) ? 0 : -EILSEQ;
 }

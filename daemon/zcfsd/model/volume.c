@@ -46,9 +46,13 @@ void zcfsd_volume_free(struct zcfsd_volume *v)
 	free(v->log.line);
 	zcfsd_stats_release(v);
 	zcfsd_ringfd_release(v);
-	for (size_t i = 0; i < v->n_targets; i++)
+	for (size_t i = 0; i < v->n_targets; i++) {
 		free(v->targets[i]);
+		free(v->target_notes[i]);
+	}
 	free(v->targets);
+	free(v->target_notes);
+	free(v->note);
 	free(v->id);
 	free(v->tenant);
 	safe_close(v->fuse_fd);
@@ -82,24 +86,46 @@ int zcfsd_storage_path(struct zcfsd *d, const struct zcfsd_volume *v, char **ret
 	return asprintf(ret, "%s/%s", t->storage_root, v->id) < 0 ? -ENOMEM : 0;
 }
 
-int zcfsd_volume_add_target(struct zcfsd_volume *v, const char *target)
+int zcfsd_volume_add_target(struct zcfsd_volume *v, const char *target, const char *note)
 {
 	char **n = realloc(v->targets, (v->n_targets + 1) * sizeof(*n));
+	char *t, *nn = NULL;
 
 	if (!n)
 		return -ENOMEM;
 	v->targets = n;
-	n[v->n_targets] = strdup(target);
-	if (!n[v->n_targets])
+	n = realloc(v->target_notes, (v->n_targets + 1) * sizeof(*n));
+	if (!n)
 		return -ENOMEM;
+	v->target_notes = n;
+	t = strdup(target);
+	if (!t || (note && !(nn = strdup(note)))) {
+		free(t);
+		return -ENOMEM;
+	}
+	v->targets[v->n_targets] = t;
+	v->target_notes[v->n_targets] = nn;
 	v->n_targets++;
+	return 0;
+}
+
+int zcfsd_volume_set_target_note(struct zcfsd_volume *v, size_t i, const char *note)
+{
+	char *n = strdup(note);
+
+	if (!n)
+		return -ENOMEM;
+	free(v->target_notes[i]);
+	v->target_notes[i] = n;
 	return 0;
 }
 
 void zcfsd_volume_remove_target(struct zcfsd_volume *v, size_t i)
 {
 	free(v->targets[i]);
+	free(v->target_notes[i]);
 	memmove(&v->targets[i], &v->targets[i + 1], (v->n_targets - i - 1) * sizeof(char *));
+	memmove(&v->target_notes[i], &v->target_notes[i + 1], (v->n_targets - i - 1) * sizeof(char *));
 	v->n_targets--;
 }
 

@@ -120,21 +120,22 @@ static json_object *m_publish(struct zcfsd *d, const struct zcfsd_peer *p, json_
 			     struct zcfs_err *e)
 {
 	const struct zcfsd_answer a = { defer_answer, p, volume_answer };
-	static const char *const keys[] = { "id", "target", "read_only", "mount_group", NULL };
+	static const char *const keys[] = { "id", "target", "read_only", "mount_group", "note", NULL };
 	struct zcfsd_volume *v;
 	json_object *ro = NULL;
+	const char *note;
 	int64_t group;
 	int r;
 
 	if (zcfsd_only_params(params, keys, e) < 0 || !(v = idle_volume_param(d, p, params, e)) ||
-	    zcfsd_mount_group_param(params, &group, e) < 0)
+	    zcfsd_mount_group_param(params, &group, e) < 0 || zcfsd_note_param(params, &note, e) < 0)
 		return NULL;
 	if (json_object_object_get_ex(params, "read_only", &ro) && !json_object_is_type(ro, json_type_boolean)) {
 		zcfs_fail(e, ZCFS_INVALID_ARGUMENT, -EINVAL, "params.read_only must be a boolean");
 		return NULL;
 	}
 	r = zcfsd_volume_publish(d, v, zcfsd_param_string(params, "target"),
-				 ro && json_object_get_boolean(ro), group, &a, e);
+				 ro && json_object_get_boolean(ro), group, note, &a, e);
 	if (r != 0)	/* failed, or answered once the server serves */
 		return NULL;
 	return wrap_volume(d, v);

@@ -86,6 +86,10 @@ int zcfsd_policy_reload(struct zcfsd *d, struct zcfs_err *e);
  * INVALID_ARGUMENT for any key not in allowed (NULL-terminated). */
 const char *zcfsd_param_string(json_object *params, const char *key);
 int zcfsd_only_params(json_object *params, const char *const *allowed, struct zcfs_err *e);
+/* params.note (volume.create, volume.publish): *NOTE (into PARAMS) or
+ * NULL when absent; INVALID_ARGUMENT saying why when not a note zcfsd
+ * keeps (zcfsd_note_check). */
+int zcfsd_note_param(json_object *params, const char **note, struct zcfs_err *e);
 
 /* volume_params.c: volume.create's params checked into *S. */
 int zcfsd_volume_spec_parse(struct zcfsd *d, json_object *params, struct zcfsd_volume_spec *s,

@@ -130,7 +130,7 @@ int zcfsd_volume_spec_parse(struct zcfsd *d, json_object *params, struct zcfsd_v
 			    struct zcfs_err *e)
 {
 	static const char *const keys[] = { "id", "tenant", "queue_depth", "max_write", "transport",
-					    "read_only", "size", "uid", "gid", "mode", "ring_holder", NULL };
+					    "read_only", "size", "uid", "gid", "mode", "ring_holder", "note", NULL };
 	int r;
 
 	*s = (struct zcfsd_volume_spec){
@@ -154,6 +154,8 @@ int zcfsd_volume_spec_parse(struct zcfsd *d, json_object *params, struct zcfsd_v
 		r = parse_size_param(params, s, e);
 	if (r >= 0)
 		r = parse_ring_holder(params, s, e);
+	if (r >= 0)
+		r = zcfsd_note_param(params, &s->note, e);
 	if (r < 0)
 		return r;
 	/* Not given: what the default geometry picks for this node's CPUs. */

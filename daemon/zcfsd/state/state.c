@@ -60,6 +60,25 @@ static json_object *pinned_layouts_json(struct zcfsd *d, const struct zcfsd_volu
 	return o;
 }
 
+/* The client's notes (model.h): "note", and "target_notes" {target:
+ * note} of the targets that have one; absent when none. */
+static void notes_json(const struct zcfsd_volume *v, json_object *o)
+{
+	json_object *tn = NULL;
+
+	if (v->note)
+		json_object_object_add(o, "note", json_object_new_string(v->note));
+	for (size_t i = 0; i < v->n_targets; i++) {
+		if (!v->target_notes || !v->target_notes[i])
+			continue;
+		if (!tn)
+			tn = json_object_new_object();
+		json_object_object_add(tn, v->targets[i], json_object_new_string(v->target_notes[i]));
+	}
+	if (tn)
+		json_object_object_add(o, "target_notes", tn);
+}
+
 json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bool for_state)
 {
 	json_object *o = json_object_new_object(), *t = json_object_new_array(), *s;
@@ -79,6 +98,7 @@ json_object *zcfsd_volume_json(struct zcfsd *d, const struct zcfsd_volume *v, bo
 	for (size_t i = 0; i < v->n_targets; i++)
 		json_object_array_add(t, json_object_new_string(v->targets[i]));
 	json_object_object_add(o, "targets", t);
+	notes_json(v, o);
 	json_object_object_add(o, "conn", json_object_new_int64(v->n_targets ? v->conn : 0));
 	json_object_object_add(o, "pinned", json_object_new_int64((int64_t)(v->n_targets ? v->pinned : 0)));
 	s = json_object_new_object();
@@ -245,11 +265,58 @@ static int load_size(const struct state_ctx *c, json_object *o, struct zcfsd_vol
 	return 0;
 }
 
+/* Absent in state written before zcfsd kept notes: none. */
+static int load_notes(const struct state_ctx *c, json_object *o, struct zcfsd_volume *v)
+{
+	json_object *n, *tn;
+
+	if (json_object_object_get_ex(o, "note", &n)) {
+		if (zcfsd_note_check(n) < 0)
+			return state_bad(c, "note", "not a string of at most 4096 bytes without a NUL");
+		if (!(v->note = strdup(json_object_get_string(n))))
+			return -ENOMEM;
+	}
+	if (!json_object_object_get_ex(o, "target_notes", &tn))
+		return 0;
+	if (!json_object_is_type(tn, json_type_object))
+		return state_bad(c, "target_notes", "not an object");
+	json_object_object_foreach(tn, target, note) {
+		size_t i;
+		for (i = 0; i < v->n_targets && strcmp(v->targets[i], target); i++)
+			;
+		if (i == v->n_targets || zcfsd_note_check(note) < 0)
+			return state_bad(c, "target_notes", "a key not a target, or a value not a note");
+		if (zcfsd_volume_set_target_note(v, i, json_object_get_string(note)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int load_holder_size(const struct state_ctx *c, json_object *o, struct zcfsd_volume *v)
 {
 	int r = load_holder(c, o, v);
 
+	if (r >= 0)
+		r = load_notes(c, o, v);
 	return r < 0 ? r : load_size(c, o, v);
+}
+
+/* The checked array T of target paths, none with a note yet. */
+static int load_targets(json_object *t, struct zcfsd_volume *v)
+{
+	size_t n = json_object_array_length(t);
+
+	v->targets = calloc(n ? n : 1, sizeof(char *));
+	v->target_notes = calloc(n ? n : 1, sizeof(char *));
+	if (!v->targets || !v->target_notes)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		v->targets[i] = strdup(json_object_get_string(json_object_array_get_idx(t, i)));
+		if (!v->targets[i])
+			return -ENOMEM;
+		v->n_targets++;
+	}
+	return 0;
 }
 
 static int load_volume(struct zcfsd *d, const struct state_ctx *c, json_object *o)
@@ -315,16 +382,7 @@ static int load_volume(struct zcfsd *d, const struct state_ctx *c, json_object *
 	v->srv.starttime = (unsigned long long)st;
 	v->srv.started_at = sa;
 	v->srv.restarts = (unsigned)rs;
-	v->targets = calloc(json_object_array_length(t) ? json_object_array_length(t) : 1,
-			    sizeof(char *));
-	for (size_t i = 0; v->targets && i < json_object_array_length(t); i++) {
-		v->targets[i] = strdup(json_object_get_string(json_object_array_get_idx(t, i)));
-		if (!v->targets[i])
-			break;
-		v->n_targets++;
-	}
-	r = v->id && v->tenant && v->targets && v->n_targets == json_object_array_length(t) ?
-	    load_holder_size(c, o, v) : -ENOMEM;
+	r = v->id && v->tenant && load_targets(t, v) == 0 ? load_holder_size(c, o, v) : -ENOMEM;
 	if (r < 0) {
 		zcfsd_volume_free(v);
 		return r;

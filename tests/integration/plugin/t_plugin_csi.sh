@@ -2,9 +2,11 @@
 # zcfs-csi as a CSI node plugin against a real zcfsd: every method's
 # success path, publish/unpublish idempotency, each error code with
 # nothing changed on failure (files under the work dir, mount table,
-# servers, the plugin's publish records), read-only targets made by zcfsd
+# servers, the plugin's lock dir), read-only targets made by zcfsd
 # (volume.publish read_only; zcfs-csi without any capability publishes
-# them), SINGLE_NODE_SINGLE_WRITER, ephemeral inline volumes (created on
+# them), zcfsd's notes (bounds, republish rules, kept across a zcfsd
+# restart) where zcfs-csi keeps each target's capability and a volume's
+# ephemeral mark instead of records of its own, SINGLE_NODE_SINGLE_WRITER, ephemeral inline volumes (created on
 # publish, deleted with their storage on unpublish), NodeGetVolumeStats
 # usage and volume_condition (stopped and restarting server), zcfsd down
 # (UNAVAILABLE), the tenant's max_volumes (RESOURCE_EXHAUSTED), CreateVolume
@@ -45,7 +47,7 @@ expect() {
 	if [ "$want" = OK ]; then [ "$RC" -eq 0 ]; else [ "$RC" -eq 1 ]; fi
 }
 # expect_nochange CODE DESC METHOD JSON: also nothing changed (files,
-# mounts, servers and the publish records)
+# mounts, servers and the plugin's lock dir)
 expect_nochange() {
 	local want=$1 desc=$2 before
 	before=$(plugin_snapshot "$CSISTATE")
@@ -97,6 +99,9 @@ P1=$TGT/pod1/mount P2=$TGT/pod2/mount P3=$TGT/pod3/mount
 check "publish v1 (creates it)" expect OK NodePublishVolume "$(pubreq v1 "$P1")"
 check "answer is an empty object" test "$OUT" = '{}'
 check "target is a FUSE mount" is_fuse_mount "$P1"
+check "zcfsd keeps the capability as the target's note" \
+	bash -c "$ZCFS_BIN/zcfsctl --socket $SOCK volume get v1 | jq -e '.volume.target_notes[\"$P1\"] | fromjson | .access_mode == \"SINGLE_NODE_WRITER\" and .readonly == false' >/dev/null"
+check "the plugin keeps no publish record (only locks, and none left)" test -z "$(ls -A "$CSISTATE/volumes" 2>/dev/null)"
 check "zcfsd has v1 for tenant t1" test "$(vol_field v1 tenant)" = t1
 check "transport passed through" test "$(vol_field v1 transport)" = "$ZCFS_TRANSPORT"
 echo "written through csi" >"$P1/hello" 2>/dev/null
@@ -147,6 +152,35 @@ check "... none of these changed anything" test "$(snapshot)" = "$before"
 ctl volume unpublish ro1 "$TGT/ro-b" >/dev/null && ctl volume unpublish ro1 "$TGT/ro-a" >/dev/null &&
 	ctl volume delete ro1 >/dev/null || fail "cleaning up ro1"
 rmdir "$TGT/ro-a" "$TGT/ro-b"
+
+log "zcfsd's notes (volume.create, volume.publish note), where zcfs-csi keeps what was asked"
+cre() { code_of ctl call volume.create "$1"; }
+notes() { vol_json "$1" | jq -c '[.volume.note, .volume.target_notes]'; }
+before=$(snapshot)
+check "note not a string: INVALID_ARGUMENT" test "$(cre '{"id":"n1","tenant":"t1","note":7}')" = INVALID_ARGUMENT
+long=$(head -c 4097 /dev/zero | tr '\0' a)
+check "note of 4097 bytes: INVALID_ARGUMENT" test "$(cre "{\"id\":\"n1\",\"tenant\":\"t1\",\"note\":\"$long\"}")" = INVALID_ARGUMENT
+check "... saying the limit" bash -c "$ZCFS_BIN/zcfsctl --socket $SOCK call volume.create '{\"id\":\"n1\",\"tenant\":\"t1\",\"note\":\"$long\"}' | grep -q 'more than 4096'"
+check "note with a NUL: INVALID_ARGUMENT" test "$(cre '{"id":"n1","tenant":"t1","note":"a\u0000b"}')" = INVALID_ARGUMENT
+check "... none of these made anything" test "$(snapshot)" = "$before"
+check "create n1 with a note of 4096 bytes" test "$(cre "{\"id\":\"n1\",\"tenant\":\"t1\",\"transport\":\"$ZCFS_TRANSPORT\",\"note\":\"${long:1}\"}")" = OK
+check "... volume.get answers it" test "$(vol_json n1 | jq -r '.volume.note | length')" = 4096
+check "create n1 again with another note: ALREADY_EXISTS" test "$(cre "{\"id\":\"n1\",\"tenant\":\"t1\",\"transport\":\"$ZCFS_TRANSPORT\",\"note\":\"x\"}")" = ALREADY_EXISTS
+check "publish n1 at a target with a note" test "$(pub "{\"id\":\"n1\",\"target\":\"$TGT/n-a\",\"note\":\"cap-a\"}")" = OK
+check "publish n1 at a second target without one" test "$(pub "{\"id\":\"n1\",\"target\":\"$TGT/n-b\"}")" = OK
+check "volume.get: target_notes has the first target's only" test "$(vol_json n1 | jq -c '.volume.target_notes')" = "{\"$TGT/n-a\":\"cap-a\"}"
+before=$(snapshot)
+check "same target, same note: OK" test "$(pub "{\"id\":\"n1\",\"target\":\"$TGT/n-a\",\"note\":\"cap-a\"}")" = OK
+check "same target, no note: OK" test "$(pub "{\"id\":\"n1\",\"target\":\"$TGT/n-a\"}")" = OK
+check "same target, another note: ALREADY_EXISTS" test "$(pub "{\"id\":\"n1\",\"target\":\"$TGT/n-a\",\"note\":\"cap-b\"}")" = ALREADY_EXISTS
+check "publish note not a string: INVALID_ARGUMENT" test "$(pub "{\"id\":\"n1\",\"target\":\"$TGT/n-c\",\"note\":[1]}")" = INVALID_ARGUMENT
+check "publish note of 4097 bytes: INVALID_ARGUMENT" test "$(pub "{\"id\":\"n1\",\"target\":\"$TGT/n-c\",\"note\":\"$long\"}")" = INVALID_ARGUMENT
+check "... none of these changed anything" test "$(snapshot)" = "$before"
+check "a target without a note adopts the first one it is given" test "$(pub "{\"id\":\"n1\",\"target\":\"$TGT/n-b\",\"note\":\"cap-b\"}")" = OK
+check "... and keeps it" test "$(pub "{\"id\":\"n1\",\"target\":\"$TGT/n-b\",\"note\":\"cap-c\"}")" = ALREADY_EXISTS
+check "unpublish n-b: its note goes with it" bash -c "$ZCFS_BIN/zcfsctl --socket $SOCK volume unpublish n1 '$TGT/n-b' >/dev/null && test \"\$($ZCFS_BIN/zcfsctl --socket $SOCK volume get n1 | jq -c .volume.target_notes)\" = '{\"$TGT/n-a\":\"cap-a\"}'"
+ctl volume unpublish n1 "$TGT/n-a" >/dev/null && ctl volume delete n1 >/dev/null || fail "cleaning up n1"
+rmdir "$TGT/n-a" "$TGT/n-b" 2>/dev/null
 
 log "publish: errors change nothing"
 expect_nochange INVALID_ARGUMENT "malformed JSON" NodePublishVolume '{"volume_id": '
@@ -301,6 +335,16 @@ check "... its capacity is its size (64M)" jqe '.usage[] | select(.unit=="BYTES"
 check "writing past the size fails with ENOSPC" bash -c "dd if=/dev/zero of='$TGT/eph/m/big' bs=1M count=80 2>&1 | grep -q 'No space left'"
 rm -f "$TGT/eph/m/big"
 check "republish ephemeral (idempotent)" expect OK NodePublishVolume "$(pubreq $EID "$TGT/eph/m" false SINGLE_NODE_WRITER "$ectx")"
+# the zcfsd restart here, with no other volume published: the volume's
+# and the target's notes come back from state.json
+notes_before=$(notes $EID)
+zcfsd_kill9
+zcfsd_start
+check "the notes survive a zcfsd restart (state.json)" test "$(notes $EID)" = "$notes_before"
+check "... the ephemeral mark and a capability among them" jqe '.[0] == "{\"ephemeral\":true}" and (.[1] | length == 1)' <<<"$notes_before"
+check "after a zcfsd restart: republish ephemeral still OK" expect OK NodePublishVolume "$(pubreq $EID "$TGT/eph/m" false SINGLE_NODE_WRITER "$ectx")"
+expect_nochange ALREADY_EXISTS "... with another access mode: ALREADY_EXISTS" NodePublishVolume \
+	"$(pubreq $EID "$TGT/eph/m" false SINGLE_NODE_MULTI_WRITER "$ectx")"
 expect_nochange ALREADY_EXISTS "ephemeral id as a persistent volume" NodePublishVolume "$(pubreq $EID "$TGT/pod9" false)"
 check "unpublish ephemeral" expect OK NodeUnpublishVolume "$(unpubreq $EID "$TGT/eph/m")"
 check "ephemeral volume deleted" bash -c "! $ZCFS_BIN/zcfsctl --socket $SOCK volume get $EID >/dev/null 2>&1"
@@ -308,16 +352,16 @@ check "ephemeral storage removed" test ! -e "$STORE/t1/$EID"
 check "ephemeral target removed" test ! -e "$TGT/eph/m"
 check "unpublish ephemeral again" expect OK NodeUnpublishVolume "$(unpubreq $EID "$TGT/eph/m")"
 
-log "failure after zcfsd's publish is undone"
+log "a lock that cannot be taken: INTERNAL, nothing done"
 chattr +i "$CSISTATE/volumes" 2>/dev/null && immutable=yes || immutable=no
 if [ $immutable = yes ]; then
 	before=$(plugin_snapshot "$CSISTATE")
-	check "publish with an unwritable record dir -> INTERNAL" expect INTERNAL NodePublishVolume "$(pubreq v8 "$TGT/pod1/m")"
+	check "publish with an unwritable lock dir -> INTERNAL" expect INTERNAL NodePublishVolume "$(pubreq v8 "$TGT/pod1/m")"
 	chattr -i "$CSISTATE/volumes"
 	check "... nothing changed" test "$(plugin_snapshot "$CSISTATE")" = "$before"
-	check "... v8 not left in zcfsd" bash -c "! $ZCFS_BIN/zcfsctl --socket $SOCK volume get v8 >/dev/null 2>&1"
+	check "... v8 not made in zcfsd" bash -c "! $ZCFS_BIN/zcfsctl --socket $SOCK volume get v8 >/dev/null 2>&1"
 else
-	log "chattr +i not supported here: record-failure rollback not exercised"
+	log "chattr +i not supported here: the lock's failure not exercised"
 fi
 
 check "no zcfs mount left under the work dir" bash -c "! grep -q ' $W/' /proc/self/mounts"

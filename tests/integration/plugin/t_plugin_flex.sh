@@ -7,7 +7,7 @@
 # makes the mount: the driver needs no capability); `size` is what df
 # shows and writes past it get ENOSPC; zcfsd down (UNAVAILABLE), the
 # tenant's max_volumes (RESOURCE_EXHAUSTED) and hostile options fail with
-# "Failure" and change nothing (files, mounts, servers, publish records).
+# "Failure" and change nothing (files, mounts, servers, the plugin's lock dir).
 . "$(dirname "$0")/../../lib.sh"
 . "$(dirname "$0")/../helpers/zcfsd_lib.sh"
 trap zcfsd_quiet_cleanup EXIT
