@@ -8,7 +8,8 @@
 # --zero-copy=off), uring-stock (--buffer-pool=off --zero-copy=off: the
 # 6.18-style mount to compare a failure with), or any other path of
 # mount_path.sh. Hours under TCG (about 2 per path here).
-#   KPJD_CPUS (default 1: keeps a host CPU free), KPJD_PROVE_ARGS (default
+#   KPJD_CPUS (default 1: keeps a host CPU free; at host load 15-21 one vCPU
+#   logged RCU stall reports, kernel/README.md), KPJD_PROVE_ARGS (default
 #   none), KPJD_TIMEOUT (default 5 h), KPJD_OUT (default
 #   build/kernel-pjdfstest): OUT/pjdfstest-PATH/{summary,prove.out,run.log}
 #   (prove.out grows as the run goes), OUT/cmd.log, OUT/dmesg.
