@@ -67,8 +67,8 @@ static void check_volumes(struct zcfsd *d)
 		for (size_t i = 0; i < v->n_targets; i++)
 			if (!path_is_normalized_absolute(v->targets[i]))
 				abort();
-		/* The loader only reads: no fd, no pidfd, nothing scheduled. */
-		if (v->fuse_fd != -1 || v->srv.pidfd != -1 || zcfsd_deadline_armed(&v->srv.restart) || v->srv.pid < 0)
+		/* The loader only reads: no fd, no pidfd, no record of server/ (nothing scheduled). */
+		if (v->fuse_fd != -1 || v->srv.pidfd != -1 || v->sup || v->srv.pid < 0)
 			abort();
 	}
 }

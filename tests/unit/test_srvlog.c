@@ -40,6 +40,7 @@ static int setup(void **state)
 	assert_non_null(f->v);
 	f->v->id = strdup("v1");
 	f->d.volumes = f->v;
+	assert_int_equal(zcfsd_sup_attach(f->v), 0);
 	assert_int_equal(zcfsd_srvlog_pipe(&f->d, f->v, &f->w), 0);
 	*state = f;
 	return 0;
@@ -63,8 +64,8 @@ static int teardown(void **state)
 /* The pipe's watch fires, as zcfsd's loop would call it. */
 static void readable(struct fx *f)
 {
-	assert_true(f->v->log.watch.on);
-	f->v->log.watch.fn(&f->d, f->v->log.watch.obj, EPOLLIN);
+	assert_true(f->v->sup->log.watch.on);
+	f->v->sup->log.watch.fn(&f->d, f->v->sup->log.watch.obj, EPOLLIN);
 }
 
 static void put(struct fx *f, const char *s, size_t len)
@@ -97,8 +98,8 @@ static char *file(struct fx *f, const char *suffix, size_t *len)
  * down to the burst (its refill time is in the future). */
 static void unlimited(struct fx *f)
 {
-	f->v->log.tokens = UINT64_MAX / 2;
-	f->v->log.refill_ms = INT64_MAX / 2;
+	f->v->sup->log.tokens = UINT64_MAX / 2;
+	f->v->sup->log.refill_ms = INT64_MAX / 2;
 }
 
 static void lines_stamped_and_cleaned(void **state)
@@ -164,7 +165,7 @@ static void rate_limited_and_counted(void **state)
 	assert_true(f->v->log.dropped_bytes >= total - SRVLOG_BURST - 4096);
 	free(s);
 	/* after the bucket refills, the next line says what was dropped */
-	f->v->log.refill_ms -= 2000;
+	f->v->sup->log.refill_ms -= 2000;
 	put(f, "later\n", 6);
 	s = file(f, "", &len);
 	assert_non_null(strstr(s, "bytes of this server's log dropped (over 16384 bytes/s)"));
@@ -187,7 +188,7 @@ static void rotated_at_the_cap(void **state)
 	 * read budget is reset in between (it would stop reading at 4 MiB) */
 	for (int i = 0; i < 3 * 1024 * 1024 / (int)sizeof(chunk); i++) {
 		put(f, chunk, sizeof(chunk));
-		f->v->log.second_ms = 0;
+		f->v->sup->log.second_ms = 0;
 	}
 	s0 = file(f, "", &len0);
 	s1 = file(f, ".1", &len1);
@@ -208,22 +209,22 @@ static void read_budget_mutes_then_resumes(void **state)
 
 	memset(chunk, 'z', sizeof(chunk));	/* no newline: one cut line */
 	unlimited(f);
-	while (!f->v->log.muted && rounds++ < 200) {
+	while (!f->v->sup->log.muted && rounds++ < 200) {
 		ssize_t n = write(f->w, chunk, sizeof(chunk));
 		assert_true(n > 0);
 		readable(f);
 	}
-	assert_true(f->v->log.muted);
+	assert_true(f->v->sup->log.muted);
 	assert_true(rounds <= SRVLOG_DISCARD_MAX / (int)sizeof(chunk) + 2);
 	/* Watched again by a deadline at the end of its second. */
-	assert_true(zcfsd_deadline_armed(&f->v->log.unmute));
-	assert_int_equal(f->v->log.unmute.due_ms, f->v->log.second_ms + 1000);
+	assert_true(zcfsd_deadline_armed(&f->v->sup->log.unmute));
+	assert_int_equal(f->v->sup->log.unmute.due_ms, f->v->sup->log.second_ms + 1000);
 	assert_true(zcfsd_loop_timeout_ms(&f->d) >= 0);
-	zcfsd_loop_run_due(&f->d, f->v->log.second_ms + 999);
-	assert_true(f->v->log.muted);	/* not before its second is over */
-	zcfsd_loop_run_due(&f->d, f->v->log.second_ms + 1000);
-	assert_false(f->v->log.muted);
-	assert_false(zcfsd_deadline_armed(&f->v->log.unmute));
+	zcfsd_loop_run_due(&f->d, f->v->sup->log.second_ms + 999);
+	assert_true(f->v->sup->log.muted);	/* not before its second is over */
+	zcfsd_loop_run_due(&f->d, f->v->sup->log.second_ms + 1000);
+	assert_false(f->v->sup->log.muted);
+	assert_false(zcfsd_deadline_armed(&f->v->sup->log.unmute));
 }
 
 static void eof_closes(void **state)
@@ -235,7 +236,7 @@ static void eof_closes(void **state)
 	assert_int_equal(write(f->w, "last words\n", 11), 11);
 	f->w = safe_close(f->w);
 	readable(f);
-	assert_int_equal(f->v->log.rfd, -1);
+	assert_int_equal(f->v->sup->log.rfd, -1);
 	s = file(f, "", &len);
 	assert_non_null(strstr(s, "v1: last words\n"));
 	free(s);

@@ -151,7 +151,7 @@ void zcfsd_restart_release(struct zcfsd *d, struct zcfsd_volume *v);
 /* At zcfsd's exit: what an operation still under way on V holds is let
  * go (no answer: the clients' connections close with zcfsd). Each
  * operation owns its watches (a publish's ready pipe, an unpublish's
- * syncfs child), its deadline, and its server's exit (v->srv.on_exit)
+ * syncfs child), its deadline, and its server's exit (v->sup->on_exit)
  * while it waits on it. */
 void zcfsd_lifecycle_release(struct zcfsd *d, struct zcfsd_volume *v);
 

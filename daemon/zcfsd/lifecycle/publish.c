@@ -69,7 +69,6 @@ static int publish_first(struct zcfsd *d, struct zcfsd_volume *v, const struct p
 	}
 	v->pinned = pinned;	/* charged from here on: the spawn's rlimit counts it */
 	v->srv.restarts = 0;
-	v->srv.backoff_ms = 0;
 	r = zcfsd_server_start(d, v, t, ready_fd, e);
 	if (r < 0)
 		zcfsd_publish_undo_first(d, v, false, false);

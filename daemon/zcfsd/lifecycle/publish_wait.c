@@ -40,8 +40,8 @@ static void release(struct zcfsd *d, struct zcfsd_volume *v)
 
 	unwatch_ready(d, w);
 	zcfsd_deadline_cancel(d, &w->due);
-	if (v->srv.on_exit == server_exited)
-		v->srv.on_exit = NULL;
+	if (v->sup->on_exit == server_exited)
+		v->sup->on_exit = NULL;
 	free(w);
 	v->pubwait = NULL;
 	zcfsd_changed(d);
@@ -106,7 +106,7 @@ int zcfsd_publish_wait_begin(struct zcfsd *d, struct zcfsd_volume *v,
 	zcfsd_deadline_at(d, &w->due, now + (w->ready_fd >= 0 ? ZCFSD_READY_TIMEOUT_MS : LEGACY_EXIT_WAIT_MS),
 			  due, v);
 	/* Its server's exit fails this publish instead of being restarted. */
-	v->srv.on_exit = server_exited;
+	v->sup->on_exit = server_exited;
 	if (w->ready_fd >= 0)
 		r = zcfsd_watch(d, &w->ready_watch, w->ready_fd, EPOLLIN, ready_readable, v);
 	w->done = a->done;

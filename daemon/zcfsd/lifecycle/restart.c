@@ -1,6 +1,6 @@
 /* volume.restart: the planned restart of a volume's server as one state
  * machine (v->restart), which owns its events (the standby's ready pipe
- * and pidfd, the old server's exit through v->srv.on_exit) and its
+ * and pidfd, the old server's exit through v->sup->on_exit) and its
  * deadline; server/ gives the parts (standby.c, notify.c, supervision's
  * handling of an exit). Answered once asked (docs/control-protocol.md:
  * the standby started, or the hand-over signalled), so the request's
@@ -37,8 +37,8 @@ void zcfsd_restart_release(struct zcfsd *d, struct zcfsd_volume *v)
 	if (!v->restart)
 		return;
 	zcfsd_deadline_cancel(d, &v->restart->due);
-	if (v->srv.on_exit == old_exited)
-		v->srv.on_exit = NULL;
+	if (v->sup->on_exit == old_exited)
+		v->sup->on_exit = NULL;
 	free(v->restart);
 	v->restart = NULL;
 	zcfsd_changed(d);
@@ -112,7 +112,7 @@ static void old_exited(struct zcfsd *d, struct zcfsd_volume *v)
 /* STANDBY: the successor started and both its fds watched. */
 static int standby_begin(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e)
 {
-	struct zcfsd_standby *n = &v->standby;
+	struct zcfsd_standby *n = &v->sup->standby;
 	int r = zcfsd_standby_start(d, v, e);
 
 	if (r < 0)
@@ -144,9 +144,9 @@ int zcfsd_volume_restart(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_er
 	if (!v->restart)
 		return zcfs_fail(e, ZCFS_INTERNAL, -ENOMEM, "out of memory");
 	v->restart->old_pid = v->srv.pid;
-	v->srv.on_exit = old_exited;
+	v->sup->on_exit = old_exited;
 	zcfsd_changed(d);
-	if (d->serve_can_standby && d->serve_can_resume && d->serve_can_signal_ready && !v->standby.pid) {
+	if (d->serve_can_standby && d->serve_can_resume && d->serve_can_signal_ready && !v->sup->standby.pid) {
 		r = standby_begin(d, v, &se);
 		if (r == 0)
 			return 0;

@@ -6,7 +6,7 @@
  * writes the kernel's dirty pages back (its pidfd watched), given up on
  * after 10 s (killed, reaped later). Then the targets are unmounted at
  * once. STOPPING: the connection is aborted and the server's exit is
- * this operation's (v->srv.on_exit, not a restart), SIGKILL after 1.5 s,
+ * this operation's (v->sup->on_exit, not a restart), SIGKILL after 1.5 s,
  * forgotten 3 s after that. While it
  * runs, the volume's publish, unpublish, restart and delete answer
  * UNAVAILABLE. */
@@ -40,8 +40,8 @@ static void release(struct zcfsd *d, struct zcfsd_volume *v)
 	zcfsd_unwatch(d, &u->sync_watch);
 	safe_close(u->sync_pidfd);
 	zcfsd_deadline_cancel(d, &u->due);
-	if (v->srv.on_exit == server_exited)
-		v->srv.on_exit = NULL;
+	if (v->sup->on_exit == server_exited)
+		v->sup->on_exit = NULL;
 	free(u->target);
 	free(u);
 	v->unpub = NULL;
@@ -151,7 +151,7 @@ static void after_sync(struct zcfsd *d, struct zcfsd_volume *v, bool give_up)
 	v->unpub->phase = ZCFSD_UNPUB_STOPPING;
 	/* Its exit ends the unpublish (server_exited), not a restart. */
 	if (v->srv.pidfd >= 0)
-		v->srv.on_exit = server_exited;
+		v->sup->on_exit = server_exited;
 	zcfsd_deadline_at(d, &v->unpub->due, zcfsd_now_ms() + UNPUB_EXIT_MS, exit_late, v);
 	stopped(d, v);
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "common/log.h"
+#include "daemon/zcfsd/server/server.h"
 #include "lifecycle.h"
 
 #define UPGRADE_DRAIN_MS 1000
@@ -71,7 +72,7 @@ const char *zcfsd_upgrade_binary(struct zcfsd *d)
 const char *zcfsd_upgrade_blocker(struct zcfsd *d)
 {
 	for (struct zcfsd_volume *v = d->volumes; v; v = v->next)
-		if ((v->n_targets && v->srv.pid <= 0) || v->restart || v->unpub || v->standby.pid ||
+		if ((v->n_targets && v->srv.pid <= 0) || v->restart || v->unpub || (v->sup && v->sup->standby.pid) ||
 		    v->pubwait)
 			return v->id;
 	return NULL;

@@ -47,53 +47,36 @@ struct zcfsd_volume;
 struct zcfsd_unpublish;
 struct zcfsd_publish_wait;
 struct zcfsd_restart;
+struct zcfsd_supervision;
 
+/* A volume's server as the model records it (state.json, status, the
+ * metrics): which process it is. How server/ runs it (its watch, restart
+ * delay, standby, log pipe, the long operation taking its exit) is
+ * server/'s own record, v->sup (server/server.h). */
 struct zcfsd_server {
 	pid_t pid;			/* 0: none running (stopped or waiting to restart) */
 	int pidfd;
-	struct zcfsd_watch pidfd_watch;	/* its exit (server/supervise.c) */
-	/* Who takes its exit instead of supervision (a restart): a long
-	 * operation of lifecycle/ waiting on this server (a first publish,
-	 * the end of an unpublish); NULL: none. */
-	void (*on_exit)(struct zcfsd *d, struct zcfsd_volume *v);
 	unsigned long long starttime;	/* /proc/PID/stat field 22, guards pid reuse */
 	int64_t started_at;		/* wall clock of this server's start */
 	unsigned restarts;
-	unsigned backoff_ms;
-	struct zcfsd_deadline restart;	/* armed: a restart pending */
-	int64_t started_ms;		/* monotonic start of this server */
-	unsigned unserved_exits;	/* consecutive exits before serving (crash loop) */
-	bool adopted;			/* not our child (taken over after a daemon restart) */
-	int64_t fork_us, exec_us;	/* wall_us() before its fork, after its exec (logged) */
-};
-
-/* A planned restart's successor, started before its predecessor hands
- * over (server/standby.c): set up, sandboxed, reading nothing until zcfsd
- * writes 'G' into its go pipe once the predecessor is gone. */
-struct zcfsd_standby {
-	pid_t pid;			/* 0: none */
-	int pidfd;			/* watched: an exit before its promotion gives it up */
-	struct zcfsd_watch pidfd_watch;
-	unsigned long long starttime;
-	int ready_fd;			/* its --ready-fd's read end, watched until 'R'; -1 after */
-	struct zcfsd_watch ready_watch;	/* both watched by the planned restart (lifecycle/restart.c) */
-	int go_fd;			/* the write end of its --standby-fd */
-	int log_rfd;			/* its stdout/stderr pipe: the volume's log once promoted */
-	int broker_fd;			/* zcfsd's end of its broker socket; -1: none */
-	bool ready;			/* said 'R': its predecessor was asked to hand over */
-	int64_t fork_us, exec_us;
 };
 
 /* The per-volume process that owns an io_uring volume's rings when the
- * volume asks for it (ring_holder): started before the first server of a
- * connection, kept until it is unpublished (server/holder.c). */
+ * volume asks for it (ring_holder; server/holder.c), as state.json
+ * records it. */
 struct zcfsd_holder {
 	pid_t pid;			/* 0: none */
-	int pidfd;			/* watched: its death restarts both */
-	struct zcfsd_watch pidfd_watch;
 	unsigned long long starttime;
 	unsigned rings;			/* ring fds it holds (one per queue) */
-	bool adopted;			/* not our child (taken over after a zcfsd restart) */
+};
+
+/* What the running server's output said and what zcfsd dropped of it
+ * (server/srvlog.c; status, metrics), kept across server restarts. */
+struct zcfsd_served {
+	char served_transport[16];	/* from the server's "serving ..." line */
+	char served_bufpool[16];	/* its bufpool= (off, unregistered, registered) */
+	uint64_t served_pinned;		/* its pinned=: what it really locked */
+	uint64_t dropped_bytes;		/* of its log, since zcfsd started (metrics) */
 };
 
 struct zcfsd_volume {
@@ -129,7 +112,6 @@ struct zcfsd_volume {
 	unsigned conn;			/* /sys/fs/fuse/connections/<conn> */
 	uint64_t pinned;		/* bytes charged to the tenant */
 	struct zcfsd_server srv;
-	struct zcfsd_standby standby;	/* a planned restart's successor, if one is starting */
 	struct zcfsd_holder holder;	/* ring_holder volumes: the rings' owner */
 	struct zcfsd_broker *broker;	/* passthrough broker of the running server, or NULL */
 	/* Why zcfsd last unpublished the volume on its own (a static
@@ -140,37 +122,19 @@ struct zcfsd_volume {
 	 * server restarts. */
 	struct zcfs_stats *stats;
 	int stats_fd;
-	/* Hung-server detection (server/stall.c). */
-	uint64_t stall_requests;	/* answered requests at the last sample */
-	int64_t stall_since_ms;		/* monotonic: first sample with that count and requests waiting; 0: none */
+	/* Hung servers (server/stall.c) and seccomp kills, since zcfsd started. */
 	bool stalled;			/* detected; cleared when its successor starts */
-	unsigned stalls;		/* detections since zcfsd started */
-	unsigned seccomp_kills;		/* servers killed by SIGSYS since zcfsd started */
+	unsigned stalls;
+	unsigned seccomp_kills;
 	/* io_uring volumes: the ring-buffer memfd of the current connection, -1 if none. */
 	int ring_fd;
-	/* The running server's output: a pipe zcfsd drains into a capped
-	 * file (server/srvlog.c). Counters kept across server restarts. */
-	struct zcfsd_srvlog {
-		int rfd;			/* the pipe's read end; -1: none */
-		struct zcfsd_watch watch;
-		struct zcfsd_deadline unmute;	/* muted: watched again then */
-		int file_fd;			/* STATE_DIR/logs/ID.log; -1: not open */
-		uint64_t file_size;
-		char *line;			/* SRVLOG_LINE_MAX bytes, once a pipe was made */
-		size_t line_len;
-		bool line_cut;			/* skipping the rest of a cut line */
-		bool muted;			/* not watched for the rest of the second */
-		uint64_t tokens;		/* bytes the file may take now (rate limit) */
-		int64_t refill_ms;
-		int64_t second_ms;		/* start of the second read_this_second counts */
-		uint64_t read_this_second;
-		unsigned mutes;
-		uint64_t dropped_bytes;		/* since zcfsd started (metrics) */
-		uint64_t dropped_unreported;	/* not yet said in the file */
-		char served_transport[16];	/* from the server's "serving ..." line */
-		char served_bufpool[16];	/* its bufpool= (off, unregistered, registered) */
-		uint64_t served_pinned;		/* its pinned=: what it really locked */
-	} log;
+	struct zcfsd_served log;
+	/* server/'s own record of how it runs the volume's processes
+	 * (server/server.h): made at the first server start or re-adoption
+	 * (NULL: no server ran here yet), let go by zcfsd_volume_free
+	 * through sup_free, which server/ sets with it. */
+	struct zcfsd_supervision *sup;
+	void (*sup_free)(struct zcfsd_volume *v);
 	/* The long operations under way on the volume, lifecycle/'s state
 	 * machines (their records: lifecycle/lifecycle.h): an unpublish of
 	 * the last target, a first publish waiting for its new server to say

@@ -1,5 +1,4 @@
 /* The volume model: lookup, lifetime, targets, where its storage lives. */
-#include <sys/wait.h>
 #include <string.h>
 #include "common/util.h"
 #include "model.h"
@@ -20,12 +19,8 @@ struct zcfsd_volume *zcfsd_volume_alloc(void)
 		return NULL;
 	v->fuse_fd = -1;
 	v->srv.pidfd = -1;
-	v->holder.pidfd = -1;
-	v->standby.pidfd = v->standby.ready_fd = v->standby.go_fd = v->standby.log_rfd = v->standby.broker_fd = -1;
 	v->stats_fd = -1;
 	v->ring_fd = -1;
-	v->log.rfd = -1;
-	v->log.file_fd = -1;
 	return v;
 }
 
@@ -33,17 +28,8 @@ void zcfsd_volume_free(struct zcfsd_volume *v)
 {
 	if (!v)
 		return;
-	safe_close(v->log.rfd);
-	safe_close(v->log.file_fd);
-	/* A standby given up and killed: reaped if it is gone already. */
-	if (v->standby.pidfd >= 0)
-		(void)waitid(P_PIDFD, (id_t)v->standby.pidfd, &(siginfo_t){ 0 }, WEXITED | WNOHANG);
-	safe_close(v->standby.pidfd);
-	safe_close(v->standby.ready_fd);
-	safe_close(v->standby.go_fd);
-	safe_close(v->standby.log_rfd);
-	safe_close(v->standby.broker_fd);
-	free(v->log.line);
+	if (v->sup_free)
+		v->sup_free(v);	/* server/'s record: its log, standby, holder */
 	zcfsd_stats_release(v);
 	zcfsd_ringfd_release(v);
 	for (size_t i = 0; i < v->n_targets; i++) {
@@ -57,9 +43,6 @@ void zcfsd_volume_free(struct zcfsd_volume *v)
 	free(v->tenant);
 	safe_close(v->fuse_fd);
 	safe_close(v->srv.pidfd);
-	if (v->holder.pidfd >= 0 && !v->holder.adopted)
-		(void)waitid(P_PIDFD, (id_t)v->holder.pidfd, &(siginfo_t){ 0 }, WEXITED | WNOHANG);
-	safe_close(v->holder.pidfd);
 	free(v);
 }
 

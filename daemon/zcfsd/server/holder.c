@@ -33,7 +33,7 @@ static void holder_exited(struct zcfsd *d, void *obj, uint32_t events);
 
 static int holder_watch(struct zcfsd *d, struct zcfsd_volume *v)
 {
-	return zcfsd_watch(d, &v->holder.pidfd_watch, v->holder.pidfd, EPOLLIN, holder_exited, v);
+	return zcfsd_watch(d, &v->sup->holder.pidfd_watch, v->sup->holder.pidfd, EPOLLIN, holder_exited, v);
 }
 
 /* Child: stdin /dev/null, stdout+stderr OUT, the fuse fd at 3, the ring
@@ -102,9 +102,9 @@ static int holder_ready(struct zcfsd_volume *v, int rfd, unsigned *rings, char *
  * (model/reap.c), not waited for here. */
 static void holder_reap(struct zcfsd *d, struct zcfsd_volume *v)
 {
-	zcfsd_unwatch(d, &v->holder.pidfd_watch);
-	zcfsd_reap_release(d, v->holder.pidfd, !v->holder.adopted, NULL);
-	v->holder.pidfd = -1;
+	zcfsd_unwatch(d, &v->sup->holder.pidfd_watch);
+	zcfsd_reap_release(d, v->sup->holder.pidfd, !v->sup->holder.adopted, NULL);
+	v->sup->holder.pidfd = -1;
 	v->holder.pid = 0;
 	v->holder.rings = 0;
 }
@@ -121,8 +121,8 @@ static int holder_start(struct zcfsd *d, struct zcfsd_volume *v, const struct po
 
 	/* One still recorded (its rings could not be taken): killed and
 	 * reaped (now, or by the loop), not overwritten. */
-	if (v->holder.pidfd >= 0) {
-		(void)syscall(SYS_pidfd_send_signal, v->holder.pidfd, SIGKILL, NULL, 0);
+	if (v->sup->holder.pidfd >= 0) {
+		(void)syscall(SYS_pidfd_send_signal, v->sup->holder.pidfd, SIGKILL, NULL, 0);
 		holder_reap(d, v);
 	}
 	zcfsd_serve_opts_of(d, v, t, src, false, &o);
@@ -139,8 +139,11 @@ static int holder_start(struct zcfsd *d, struct zcfsd_volume *v, const struct po
 		safe_close(p[0]);
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "fork: %s", strerror(-r));
 	}
-	v->holder = (struct zcfsd_holder){ .pid = pid, .pidfd = pidfd_open(pid, 0) };
-	if (v->holder.pidfd < 0) {
+	v->holder = (struct zcfsd_holder){ .pid = pid };
+	v->sup->holder.pidfd = pidfd_open(pid, 0);
+	v->sup->holder.pidfd_watch = (struct zcfsd_watch){ 0 };
+	v->sup->holder.adopted = false;
+	if (v->sup->holder.pidfd < 0) {
 		r = -errno;
 		(void)kill(pid, SIGKILL);
 		(void)waitpid(pid, NULL, 0);
@@ -153,7 +156,7 @@ static int holder_start(struct zcfsd *d, struct zcfsd_volume *v, const struct po
 	safe_close(p[0]);
 	ready_ms = zcfsd_now_ms() - start_ms;
 	if (r < 0) {
-		(void)syscall(SYS_pidfd_send_signal, v->holder.pidfd, SIGKILL, NULL, 0);
+		(void)syscall(SYS_pidfd_send_signal, v->sup->holder.pidfd, SIGKILL, NULL, 0);
 		holder_reap(d, v);
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "ring holder of volume %s did not start: %s (after %lld ms)",
 				 v->id, msg, (long long)ready_ms);
@@ -176,7 +179,7 @@ static int holder_start(struct zcfsd *d, struct zcfsd_volume *v, const struct po
 static int holder_take_rings(struct zcfsd_volume *v, int *fds)
 {
 	for (unsigned i = 0; i < v->holder.rings; i++) {
-		fds[i] = (int)syscall(SYS_pidfd_getfd, v->holder.pidfd, ZCFS_HOLDER_RING_FD + (int)i, 0);
+		fds[i] = (int)syscall(SYS_pidfd_getfd, v->sup->holder.pidfd, ZCFS_HOLDER_RING_FD + (int)i, 0);
 		if (fds[i] < 0) {
 			int r = -errno;
 			while (i-- > 0)
@@ -225,10 +228,10 @@ int zcfsd_holder_rings(struct zcfsd *d, struct zcfsd_volume *v, const struct pol
  * freed memory). */
 void zcfsd_holder_stop(struct zcfsd *d, struct zcfsd_volume *v)
 {
-	if (!v->holder.pid)
+	if (!v->sup || !v->holder.pid)
 		return;
 	log_info("event=holder-stop volume=%s pid=%d", v->id, (int)v->holder.pid);
-	(void)syscall(SYS_pidfd_send_signal, v->holder.pidfd, SIGKILL, NULL, 0);
+	(void)syscall(SYS_pidfd_send_signal, v->sup->holder.pidfd, SIGKILL, NULL, 0);
 	holder_reap(d, v);
 }
 
@@ -241,8 +244,8 @@ static void holder_exited(struct zcfsd *d, void *obj, uint32_t events)
 	siginfo_t si = { 0 };
 
 	(void)events;
-	if (!v->holder.adopted)
-		(void)waitid(P_PIDFD, (id_t)v->holder.pidfd, &si, WEXITED | WNOHANG | WNOWAIT);
+	if (!v->sup->holder.adopted)
+		(void)waitid(P_PIDFD, (id_t)v->sup->holder.pidfd, &si, WEXITED | WNOHANG | WNOWAIT);
 	/* planned=no always: one zcfsd stops is the reaper's (holder_stop) */
 	log_warn("event=holder-exit volume=%s pid=%d %s=%d planned=no%s", v->id, (int)v->holder.pid,
 		 si.si_code == CLD_EXITED ? "status" : "signal", si.si_status,
@@ -252,8 +255,8 @@ static void holder_exited(struct zcfsd *d, void *obj, uint32_t events)
 		return;
 	if (v->srv.pidfd >= 0 && v->srv.pid)
 		(void)syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0);
-	else if (!zcfsd_deadline_armed(&v->srv.restart))
-		zcfsd_deadline_arm(d, &v->srv.restart, zcfsd_now_ms());
+	else if (!zcfsd_deadline_armed(&v->sup->restart))
+		zcfsd_deadline_arm(d, &v->sup->restart, zcfsd_now_ms());
 }
 
 int zcfsd_holder_readopt(struct zcfsd *d, struct zcfsd_volume *v)
@@ -263,15 +266,15 @@ int zcfsd_holder_readopt(struct zcfsd *d, struct zcfsd_volume *v)
 	if (!v->ring_holder || !pid)
 		return 0;
 	v->holder.pid = 0;
-	v->holder.pidfd = pidfd_open(pid, 0);
-	if (v->holder.pidfd < 0)
+	v->sup->holder.pidfd = pidfd_open(pid, 0);
+	if (v->sup->holder.pidfd < 0)
 		return -errno;
 	/* As for servers: the start time checked after the pidfd pins it. */
 	if (zcfsd_proc_starttime(pid) != v->holder.starttime) {
-		v->holder.pidfd = safe_close(v->holder.pidfd);
+		v->sup->holder.pidfd = safe_close(v->sup->holder.pidfd);
 		return -ESRCH;
 	}
 	v->holder.pid = pid;
-	v->holder.adopted = zcfsd_proc_ppid(pid) != getpid();
+	v->sup->holder.adopted = zcfsd_proc_ppid(pid) != getpid();
 	return holder_watch(d, v);
 }

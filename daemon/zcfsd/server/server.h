@@ -9,9 +9,73 @@
 #include <signal.h>
 #include "daemon/zcfsd/model/model.h"
 
+/* A planned restart's successor, started before its predecessor hands
+ * over (standby.c): set up, sandboxed, reading nothing until zcfsd
+ * writes 'G' into its go pipe once the predecessor is gone. */
+struct zcfsd_standby {
+	pid_t pid;			/* 0: none */
+	int pidfd;			/* watched: an exit before its promotion gives it up */
+	struct zcfsd_watch pidfd_watch;
+	unsigned long long starttime;
+	int ready_fd;			/* its --ready-fd's read end, watched until 'R'; -1 after */
+	struct zcfsd_watch ready_watch;	/* both watched by the planned restart (lifecycle/restart.c) */
+	int go_fd;			/* the write end of its --standby-fd */
+	int log_rfd;			/* its stdout/stderr pipe: the volume's log once promoted */
+	int broker_fd;			/* zcfsd's end of its broker socket; -1: none */
+	bool ready;			/* said 'R': its predecessor was asked to hand over */
+	int64_t fork_us, exec_us;
+};
+
+/* The running server's output: a pipe zcfsd drains into a capped file
+ * (srvlog.c); what it said is the model's (v->log). Kept across server
+ * restarts. */
+struct zcfsd_srvlog {
+	int rfd;			/* the pipe's read end; -1: none */
+	struct zcfsd_watch watch;
+	struct zcfsd_deadline unmute;	/* muted: watched again then */
+	int file_fd;			/* STATE_DIR/logs/ID.log; -1: not open */
+	uint64_t file_size;
+	char *line;			/* SRVLOG_LINE_MAX bytes, once a pipe was made */
+	size_t line_len;
+	bool line_cut;			/* skipping the rest of a cut line */
+	bool muted;			/* not watched for the rest of the second */
+	uint64_t tokens;		/* bytes the file may take now (rate limit) */
+	int64_t refill_ms;
+	int64_t second_ms;		/* start of the second read_this_second counts */
+	uint64_t read_this_second;
+	unsigned mutes;
+	uint64_t dropped_unreported;	/* not yet said in the file */
+};
+
+/* server/'s own record of a volume (v->sup): how it runs the server,
+ * its standby, ring holder and log, and samples it for stalls. */
+struct zcfsd_supervision {
+	struct zcfsd_watch pidfd_watch;	/* the server's exit (supervise.c) */
+	/* Who takes its exit instead of supervision (a restart): a long
+	 * operation of lifecycle/ waiting on this server (a first publish,
+	 * the end of an unpublish, a planned restart); NULL: none. */
+	void (*on_exit)(struct zcfsd *d, struct zcfsd_volume *v);
+	unsigned backoff_ms;		/* the restart delay last decided */
+	struct zcfsd_deadline restart;	/* armed: a restart pending */
+	int64_t started_ms;		/* monotonic start of this server */
+	unsigned unserved_exits;	/* consecutive exits before serving (crash loop) */
+	bool adopted;			/* not our child (taken over after a daemon restart) */
+	int64_t fork_us, exec_us;	/* wall_us() before its fork, after its exec (logged) */
+	struct zcfsd_standby standby;	/* a planned restart's successor, if one is starting */
+	struct {			/* ring_holder volumes (holder.c) */
+		int pidfd;		/* watched: its death restarts both */
+		struct zcfsd_watch pidfd_watch;
+		bool adopted;		/* not our child (taken over after a zcfsd restart) */
+	} holder;
+	struct zcfsd_srvlog log;
+	/* stall.c */
+	uint64_t stall_requests;	/* answered requests at the last sample */
+	int64_t stall_since_ms;		/* monotonic: first sample with that count and requests waiting; 0: none */
+};
+
 /* supervise.c: V's server, forked and exec'd as tenant T (spawn.c) and
  * watched: its exit is supervision's (a restart) unless a long operation
- * takes it (v->srv.on_exit). With READY_FD the server gets --ready-fd
+ * takes it (v->sup->on_exit). With READY_FD the server gets --ready-fd
  * (when zcfs-serve has it) and *READY_FD the read end (ready.c), else
  * -1. -errno with E filled. */
 int zcfsd_server_start(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
@@ -56,7 +120,7 @@ int zcfsd_ready_read(int ready_fd);
  * itself (model/loop.h): each server's and holder's pidfd, the log pipe;
  * restart and log-rate deadlines, the stall sampler. */
 /* V's server exited (its pidfd fired) and a long operation that took
- * its exit (v->srv.on_exit) hands it back: supervision's handling, PLANNED
+ * its exit (v->sup->on_exit) hands it back: supervision's handling, PLANNED
  * for a hand-over (no restart delay; a ready standby takes over, else a
  * new server starts at once). */
 void zcfsd_server_exited(struct zcfsd *d, struct zcfsd_volume *v, bool planned);

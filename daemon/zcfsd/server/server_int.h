@@ -7,6 +7,12 @@
 
 #include "server.h"
 
+/* supervise.c: server/'s record of V (v->sup), made at V's first server
+ * start or re-adoption; 0 when it is there, -ENOMEM. Every entry of the
+ * folder that may see a volume no server ran on yet takes v->sup NULL
+ * as "nothing of ours to do". */
+int zcfsd_sup_attach(struct zcfsd_volume *v);
+
 /* spawn.c: V's server, forked and exec'd as tenant T, not watched yet
  * (zcfsd_server_start does both). With READY_FD the server gets
  * --ready-fd (when zcfs-serve has it) and *READY_FD the read end
@@ -14,7 +20,7 @@
 int zcfsd_spawn_server_ready(struct zcfsd *d, struct zcfsd_volume *v,
 			     const struct policy_tenant *t, int *ready_fd, struct zcfs_err *e);
 /* supervise.c: V's server's pidfd into the loop (its exit: supervision,
- * or the long operation in v->srv.on_exit), its restart and hand-over
+ * or the long operation in v->sup->on_exit), its restart and hand-over
  * deadlines bound (the folder arms them by time: zcfsd_deadline_arm),
  * the stall sampler armed. */
 int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v);

@@ -212,13 +212,13 @@ static void spawn_record(struct zcfsd *d, struct zcfsd_volume *v, const struct p
 	v->srv.pidfd = pidfd;
 	v->srv.starttime = zcfsd_proc_starttime(pid);
 	v->srv.started_at = zcfsd_wall();
-	v->srv.started_ms = zcfsd_now_ms();
+	v->sup->started_ms = zcfsd_now_ms();
 	v->stalled = false;
-	v->stall_since_ms = 0;
-	v->srv.adopted = false;
+	v->sup->stall_since_ms = 0;
+	v->sup->adopted = false;
 	zcfsd_changed(d);
 	(void)zcfsd_scope_move(d, pid, v->id);	/* logs its own failure */
-	log_start(v, t, pid, memlock, v->srv.fork_us, v->srv.exec_us, "");
+	log_start(v, t, pid, memlock, v->sup->fork_us, v->sup->exec_us, "");
 }
 
 
@@ -340,7 +340,7 @@ static int spawn_server_with(struct zcfsd *d, struct zcfsd_volume *v, const stru
 		safe_close(f->ready_w);
 		return zcfs_fail(e, ZCFS_INTERNAL, r, "log pipe of volume %s: %s", v->id, strerror(-r));
 	}
-	f->log_park = v->log.rfd;
+	f->log_park = v->sup->log.rfd;
 	zcfsd_broker_prepare(d, v, t, src);
 	if (v->broker && v->broker->fd >= 0) {
 		f->broker_peer = v->broker->peer;
@@ -355,8 +355,8 @@ static int spawn_server_with(struct zcfsd *d, struct zcfsd_volume *v, const stru
 		zcfsd_srvlog_close(d, v);
 		return r;
 	}
-	v->srv.fork_us = stamps[0];
-	v->srv.exec_us = stamps[1];
+	v->sup->fork_us = stamps[0];
+	v->sup->exec_us = stamps[1];
 	spawn_record(d, v, t, pid, pidfd, memlock);
 	if (ready_fd)
 		*ready_fd = TAKE_FD(ready_r);
@@ -386,7 +386,7 @@ static int spawn_standby_with(struct zcfsd *d, struct zcfsd_volume *v, const str
 			      const char *src, struct spawn_fds *f, uint64_t memlock, struct zcfs_err *e)
 {
 	_cleanup_close_ int broker_peer = -1;
-	struct zcfsd_standby *n = &v->standby;
+	struct zcfsd_standby *n = &v->sup->standby;
 	struct zcfsd_serve_opts o;
 	int64_t stamps[2];
 	int r;

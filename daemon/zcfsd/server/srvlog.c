@@ -51,8 +51,8 @@ static int open_file(struct zcfsd *d, struct zcfsd_volume *v)
 		close(fd);
 		return -EINVAL;
 	}
-	v->log.file_fd = fd;
-	v->log.file_size = (uint64_t)st.st_size;
+	v->sup->log.file_fd = fd;
+	v->sup->log.file_size = (uint64_t)st.st_size;
 	return 0;
 }
 
@@ -60,7 +60,7 @@ static void rotate(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	_cleanup_free_ char *cur = NULL, *old = NULL;
 
-	v->log.file_fd = safe_close(v->log.file_fd);
+	v->sup->log.file_fd = safe_close(v->sup->log.file_fd);
 	if (log_path(d, v, "", &cur) == 0 && log_path(d, v, ".1", &old) == 0 && rename(cur, old) < 0)
 		log_warn("event=server-log-rotate-failed volume=%s error=%m", v->id);
 	(void)unlink(cur);	/* if the rename failed: start over rather than grow */
@@ -81,26 +81,26 @@ static void put_line(struct zcfsd *d, struct zcfsd_volume *v, const char *text, 
 	hl = snprintf(head, sizeof(head), "%s %s: ", stamp, v->id);
 	if (hl < 0 || (size_t)hl >= sizeof(head))
 		return;
-	if (v->log.file_fd >= 0 && v->log.file_size + (size_t)hl + len + 1 > SRVLOG_FILE_MAX)
+	if (v->sup->log.file_fd >= 0 && v->sup->log.file_size + (size_t)hl + len + 1 > SRVLOG_FILE_MAX)
 		rotate(d, v);
-	if (v->log.file_fd < 0 && open_file(d, v) < 0)
+	if (v->sup->log.file_fd < 0 && open_file(d, v) < 0)
 		return;
 	iov[0] = (struct iovec){ head, (size_t)hl };
 	iov[1] = (struct iovec){ (void *)text, len };
 	iov[2] = (struct iovec){ "\n", 1 };
-	n = writev(v->log.file_fd, iov, 3);
+	n = writev(v->sup->log.file_fd, iov, 3);
 	if (n > 0)
-		v->log.file_size += (uint64_t)n;
+		v->sup->log.file_size += (uint64_t)n;
 }
 
 static void refill(struct zcfsd_volume *v, int64_t now)
 {
-	int64_t ms = now - v->log.refill_ms;
+	int64_t ms = now - v->sup->log.refill_ms;
 
 	if (ms <= 0)
 		return;
-	v->log.tokens = MIN((uint64_t)SRVLOG_BURST, v->log.tokens + (uint64_t)ms * SRVLOG_RATE / 1000);
-	v->log.refill_ms = now;
+	v->sup->log.tokens = MIN((uint64_t)SRVLOG_BURST, v->sup->log.tokens + (uint64_t)ms * SRVLOG_RATE / 1000);
+	v->sup->log.refill_ms = now;
 }
 
 /* The word after " KEY=" in a line of len bytes (NUL-terminated), into buf. */
@@ -135,19 +135,19 @@ static void on_line(struct zcfsd *d, struct zcfsd_volume *v, const char *text, s
 			v->log.served_pinned = 0;
 	}
 	refill(v, zcfsd_now_ms());
-	if (v->log.tokens < len + 1) {
+	if (v->sup->log.tokens < len + 1) {
 		v->log.dropped_bytes += len + 1;
-		v->log.dropped_unreported += len + 1;
+		v->sup->log.dropped_unreported += len + 1;
 		return;
 	}
-	if (v->log.dropped_unreported) {
+	if (v->sup->log.dropped_unreported) {
 		char note[128];
 		int n = snprintf(note, sizeof(note), "zcfsd: %llu bytes of this server's log dropped "
-				 "(over %d bytes/s)", (unsigned long long)v->log.dropped_unreported, SRVLOG_RATE);
+				 "(over %d bytes/s)", (unsigned long long)v->sup->log.dropped_unreported, SRVLOG_RATE);
 		put_line(d, v, note, (size_t)n);
-		v->log.dropped_unreported = 0;
+		v->sup->log.dropped_unreported = 0;
 	}
-	v->log.tokens -= len + 1;
+	v->sup->log.tokens -= len + 1;
 	put_line(d, v, text, len);
 }
 
@@ -160,25 +160,25 @@ static void take(struct zcfsd *d, struct zcfsd_volume *v, const char *buf, size_
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)buf[i];
 		if (c == '\n') {
-			if (!v->log.line_cut)
-				on_line(d, v, v->log.line, v->log.line_len);
-			v->log.line_len = 0;
-			v->log.line_cut = false;
+			if (!v->sup->log.line_cut)
+				on_line(d, v, v->sup->log.line, v->sup->log.line_len);
+			v->sup->log.line_len = 0;
+			v->sup->log.line_cut = false;
 			continue;
 		}
-		if (v->log.line_cut) {
+		if (v->sup->log.line_cut) {
 			v->log.dropped_bytes++;
 			continue;
 		}
-		if (v->log.line_len == SRVLOG_LINE_MAX - sizeof(cut)) {
-			memcpy(v->log.line + v->log.line_len, cut, sizeof(cut) - 1);
-			on_line(d, v, v->log.line, v->log.line_len + sizeof(cut) - 1);
+		if (v->sup->log.line_len == SRVLOG_LINE_MAX - sizeof(cut)) {
+			memcpy(v->sup->log.line + v->sup->log.line_len, cut, sizeof(cut) - 1);
+			on_line(d, v, v->sup->log.line, v->sup->log.line_len + sizeof(cut) - 1);
 			v->log.dropped_bytes++;
-			v->log.line_len = 0;
-			v->log.line_cut = true;
+			v->sup->log.line_len = 0;
+			v->sup->log.line_cut = true;
 			continue;
 		}
-		v->log.line[v->log.line_len++] = (c < 0x20 && c != '\t') || c == 0x7f ? '?' : (char)c;
+		v->sup->log.line[v->sup->log.line_len++] = (c < 0x20 && c != '\t') || c == 0x7f ? '?' : (char)c;
 	}
 }
 
@@ -187,19 +187,19 @@ static void unmute(struct zcfsd *d, void *obj);
 /* Muted: not read until the second is over. */
 static void watch(struct zcfsd *d, struct zcfsd_volume *v, bool on)
 {
-	(void)zcfsd_watch_events(d, &v->log.watch, on ? EPOLLIN : 0);
-	v->log.muted = !on;
+	(void)zcfsd_watch_events(d, &v->sup->log.watch, on ? EPOLLIN : 0);
+	v->sup->log.muted = !on;
 	if (on)
-		zcfsd_deadline_cancel(d, &v->log.unmute);
+		zcfsd_deadline_cancel(d, &v->sup->log.unmute);
 	else
-		zcfsd_deadline_at(d, &v->log.unmute, v->log.second_ms + 1000, unmute, v);
+		zcfsd_deadline_at(d, &v->sup->log.unmute, v->sup->log.second_ms + 1000, unmute, v);
 }
 
 static void unmute(struct zcfsd *d, void *obj)
 {
 	struct zcfsd_volume *v = obj;
 
-	if (v->log.rfd >= 0 && v->log.muted)
+	if (v->sup->log.rfd >= 0 && v->sup->log.muted)
 		watch(d, v, true);
 }
 
@@ -217,23 +217,23 @@ static int drain(struct zcfsd *d, struct zcfsd_volume *v, size_t budget)
 	char buf[16384];
 	int64_t now = zcfsd_now_ms();
 
-	if (now - v->log.second_ms >= 1000) {
-		v->log.second_ms = now;
-		v->log.read_this_second = 0;
+	if (now - v->sup->log.second_ms >= 1000) {
+		v->sup->log.second_ms = now;
+		v->sup->log.read_this_second = 0;
 	}
 	while (budget) {
-		ssize_t n = zcfsd_srvlog_read(v->log.rfd, buf, MIN(sizeof(buf), budget));
+		ssize_t n = zcfsd_srvlog_read(v->sup->log.rfd, buf, MIN(sizeof(buf), budget));
 		if (n == 0)
 			return 0;
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? 1 : 0;
 		budget -= (size_t)n;
-		v->log.read_this_second += (uint64_t)n;
+		v->sup->log.read_this_second += (uint64_t)n;
 		take(d, v, buf, (size_t)n);
-		if (v->log.read_this_second >= SRVLOG_DISCARD_MAX) {
-			if (!v->log.muted && v->log.mutes++ % 100 == 0)
+		if (v->sup->log.read_this_second >= SRVLOG_DISCARD_MAX) {
+			if (!v->sup->log.muted && v->sup->log.mutes++ % 100 == 0)
 				log_warn("event=server-log-flood volume=%s action=\"not read for the rest of "
-					 "the second\" times=%u", v->id, v->log.mutes);
+					 "the second\" times=%u", v->id, v->sup->log.mutes);
 			watch(d, v, false);
 			return 1;
 		}
@@ -243,17 +243,17 @@ static int drain(struct zcfsd *d, struct zcfsd_volume *v, size_t budget)
 
 void zcfsd_srvlog_close(struct zcfsd *d, struct zcfsd_volume *v)
 {
-	if (v->log.rfd < 0)
+	if (v->sup->log.rfd < 0)
 		return;
 	/* What a dead server wrote last is still in the pipe. */
 	(void)drain(d, v, SRVLOG_READ_MAX);
-	zcfsd_unwatch(d, &v->log.watch);
-	zcfsd_deadline_cancel(d, &v->log.unmute);
-	v->log.rfd = safe_close(v->log.rfd);
-	v->log.file_fd = safe_close(v->log.file_fd);
-	v->log.line_len = 0;
-	v->log.line_cut = false;
-	v->log.muted = false;
+	zcfsd_unwatch(d, &v->sup->log.watch);
+	zcfsd_deadline_cancel(d, &v->sup->log.unmute);
+	v->sup->log.rfd = safe_close(v->sup->log.rfd);
+	v->sup->log.file_fd = safe_close(v->sup->log.file_fd);
+	v->sup->log.line_len = 0;
+	v->sup->log.line_cut = false;
+	v->sup->log.muted = false;
 }
 
 static void readable(struct zcfsd *d, void *obj, uint32_t events);
@@ -262,14 +262,14 @@ static int install(struct zcfsd *d, struct zcfsd_volume *v, int rfd)
 {
 	int r;
 
-	if (!v->log.line && !(v->log.line = malloc(SRVLOG_LINE_MAX)))
+	if (!v->sup->log.line && !(v->sup->log.line = malloc(SRVLOG_LINE_MAX)))
 		return -ENOMEM;
-	r = zcfsd_watch(d, &v->log.watch, rfd, EPOLLIN, readable, v);
+	r = zcfsd_watch(d, &v->sup->log.watch, rfd, EPOLLIN, readable, v);
 	if (r < 0)
 		return r;
-	v->log.rfd = rfd;
-	v->log.tokens = SRVLOG_BURST;
-	v->log.refill_ms = zcfsd_now_ms();
+	v->sup->log.rfd = rfd;
+	v->sup->log.tokens = SRVLOG_BURST;
+	v->sup->log.refill_ms = zcfsd_now_ms();
 	return 0;
 }
 
@@ -338,9 +338,9 @@ static void readable(struct zcfsd *d, void *obj, uint32_t events)
 	(void)events;
 	if (drain(d, v, SRVLOG_READ_MAX) == 0) {
 		/* EOF: every writer is gone; a server exit follows. */
-		zcfsd_unwatch(d, &v->log.watch);
-		zcfsd_deadline_cancel(d, &v->log.unmute);
-		v->log.rfd = safe_close(v->log.rfd);
-		v->log.file_fd = safe_close(v->log.file_fd);
+		zcfsd_unwatch(d, &v->sup->log.watch);
+		zcfsd_deadline_cancel(d, &v->sup->log.unmute);
+		v->sup->log.rfd = safe_close(v->sup->log.rfd);
+		v->sup->log.file_fd = safe_close(v->sup->log.file_fd);
 	}
 }

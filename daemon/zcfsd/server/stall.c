@@ -47,28 +47,30 @@ static void check_volume(struct zcfsd *d, struct zcfsd_volume *v, int64_t now)
 	uint64_t answered;
 	long long waiting;
 
+	if (!v->sup)
+		return;	/* no server ran here yet */
 	if (!v->n_targets || !v->srv.pid || v->srv.pidfd < 0 || !v->stats || v->stalled) {
-		v->stall_since_ms = 0;
+		v->sup->stall_since_ms = 0;
 		return;
 	}
 	answered = zcfs_stats_read(&v->stats->requests);
 	waiting = conn_waiting(v->conn);
-	if (waiting <= 0 || answered != v->stall_requests) {
-		v->stall_requests = answered;
-		v->stall_since_ms = 0;
+	if (waiting <= 0 || answered != v->sup->stall_requests) {
+		v->sup->stall_requests = answered;
+		v->sup->stall_since_ms = 0;
 		return;
 	}
-	if (!v->stall_since_ms) {
-		v->stall_since_ms = now;
+	if (!v->sup->stall_since_ms) {
+		v->sup->stall_since_ms = now;
 		return;
 	}
-	if (now - v->stall_since_ms < limit)
+	if (now - v->sup->stall_since_ms < limit)
 		return;
 	v->stalled = true;
 	v->stalls++;
 	log_warn("event=server-stalled volume=%s pid=%d waiting=%lld answered=%llu frozen_ms=%lld "
 		 "timeout_ms=%u action=kill", v->id, (int)v->srv.pid, waiting,
-		 (unsigned long long)answered, (long long)(now - v->stall_since_ms), limit);
+		 (unsigned long long)answered, (long long)(now - v->sup->stall_since_ms), limit);
 	/* The pidfd pins the process: never another one that got its pid. */
 	if (syscall(SYS_pidfd_send_signal, v->srv.pidfd, SIGKILL, NULL, 0) < 0)
 		log_err("event=stall-kill-failed volume=%s pid=%d error=\"%m\"", v->id, (int)v->srv.pid);

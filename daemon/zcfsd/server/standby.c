@@ -7,7 +7,7 @@
  * standby's resume, not the successor's whole start. This file is the
  * standby's process and pipes; when each step happens is the planned
  * restart's state machine (lifecycle/restart.c), which watches its
- * ready pipe and pidfd (the watches live in v->standby, so a give-up
+ * ready pipe and pidfd (the watches live in v->sup->standby, so a give-up
  * here turns them off). */
 #include <signal.h>
 #include <string.h>
@@ -65,7 +65,7 @@ static void log_output(const struct zcfsd_volume *v, int rfd)
 int zcfsd_standby_start(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e)
 {
 	const struct policy_tenant *t = policy_find_tenant(d->policy, v->tenant);
-	struct zcfsd_standby *n = &v->standby;
+	struct zcfsd_standby *n = &v->sup->standby;
 	int r;
 
 	if (!t)
@@ -96,17 +96,17 @@ static void log_exit(const struct zcfsd_volume *v)
 	siginfo_t si = { 0 };
 	char how[96];
 
-	if (waitid(P_PIDFD, (id_t)v->standby.pidfd, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || !si.si_pid)
+	if (waitid(P_PIDFD, (id_t)v->sup->standby.pidfd, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || !si.si_pid)
 		return;
 	zcfsd_exit_describe(&si, how, sizeof(how));
-	log_warn("event=standby-exit volume=%s pid=%d how=\"%s\"", v->id, (int)v->standby.pid, how);
+	log_warn("event=standby-exit volume=%s pid=%d how=\"%s\"", v->id, (int)v->sup->standby.pid, how);
 }
 
 void zcfsd_standby_give_up(struct zcfsd *d, struct zcfsd_volume *v, const char *why)
 {
-	struct zcfsd_standby *n = &v->standby;
+	struct zcfsd_standby *n = v->sup ? &v->sup->standby : NULL;
 
-	if (!n->pid)
+	if (!n || !n->pid)
 		return;
 	log_exit(v);
 	log_warn("event=standby-given-up volume=%s pid=%d reason=%s", v->id, (int)n->pid, why);
@@ -123,23 +123,23 @@ void zcfsd_standby_give_up(struct zcfsd *d, struct zcfsd_volume *v, const char *
 int zcfsd_standby_ready_read(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	char buf[8];
-	ssize_t n = read(v->standby.ready_fd, buf, sizeof(buf));
+	ssize_t n = read(v->sup->standby.ready_fd, buf, sizeof(buf));
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return -EAGAIN;
-	unwatch_ready(d, &v->standby);
+	unwatch_ready(d, &v->sup->standby);
 	if (n != 1 || buf[0] != 'R')
 		return n == 0 ? -EPIPE : -EPROTO;
-	v->standby.ready = true;
+	v->sup->standby.ready = true;
 	log_info("event=server-standby-ready volume=%s pid=%d exec_to_ready_ms=%.1f wall_us=%lld",
-		 v->id, (int)v->standby.pid, (double)(wall_us() - v->standby.exec_us) / 1000,
+		 v->id, (int)v->sup->standby.pid, (double)(wall_us() - v->sup->standby.exec_us) / 1000,
 		 (long long)wall_us());
 	return 0;
 }
 
 bool zcfsd_standby_promote(struct zcfsd *d, struct zcfsd_volume *v)
 {
-	struct zcfsd_standby *n = &v->standby;
+	struct zcfsd_standby *n = &v->sup->standby;
 	int64_t go_us;
 	int r;
 
@@ -152,12 +152,12 @@ bool zcfsd_standby_promote(struct zcfsd *d, struct zcfsd_volume *v)
 	v->srv.pidfd = n->pidfd;
 	v->srv.starttime = n->starttime;
 	v->srv.started_at = zcfsd_wall();
-	v->srv.started_ms = zcfsd_now_ms();
-	v->srv.fork_us = n->fork_us;
-	v->srv.exec_us = n->exec_us;
-	v->srv.adopted = false;
+	v->sup->started_ms = zcfsd_now_ms();
+	v->sup->fork_us = n->fork_us;
+	v->sup->exec_us = n->exec_us;
+	v->sup->adopted = false;
 	v->stalled = false;
-	v->stall_since_ms = 0;
+	v->sup->stall_since_ms = 0;
 	if (zcfsd_srvlog_take(d, v, n->log_rfd) < 0)
 		log_warn("event=srvlog-failed volume=%s effect=\"its output is lost\"", v->id);
 	zcfsd_broker_standby_take(d, v, n->broker_fd);

@@ -24,9 +24,9 @@ static void server_forget(struct zcfsd *d, struct zcfsd_volume *v, siginfo_t *si
 			memset(si, 0, sizeof(*si));
 		return;
 	}
-	zcfsd_unwatch(d, &v->srv.pidfd_watch);
-	v->srv.on_exit = NULL;
-	zcfsd_reap_release(d, v->srv.pidfd, !v->srv.adopted, si);
+	zcfsd_unwatch(d, &v->sup->pidfd_watch);
+	v->sup->on_exit = NULL;
+	zcfsd_reap_release(d, v->srv.pidfd, !v->sup->adopted, si);
 	v->srv.pidfd = -1;
 	v->srv.pid = 0;
 	zcfsd_srvlog_close(d, v);
@@ -46,7 +46,8 @@ static void stop_abort(struct zcfsd *d, struct zcfsd_volume *v)
 	if (v->fuse_fd >= 0 && zcfsd_conn_ours(v->conn, v->id))
 		(void)zcfsd_conn_abort(v->conn);
 	v->fuse_fd = safe_close(v->fuse_fd);
-	zcfsd_deadline_cancel(d, &v->srv.restart);
+	if (v->sup)
+		zcfsd_deadline_cancel(d, &v->sup->restart);
 }
 
 static void stop_kill(struct zcfsd_volume *v, const char *why)

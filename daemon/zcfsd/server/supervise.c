@@ -18,6 +18,50 @@
 #include "daemon/zcfsd/state/state.h"
 #include "server_int.h"
 
+/* V's record let go with V (model/volume.c calls it): the log pipe and
+ * file, a standby's pipes (the standby, given up and killed, reaped if
+ * it is gone already), the holder's pidfd (reaped likewise). */
+static void sup_free(struct zcfsd_volume *v)
+{
+	struct zcfsd_supervision *s = v->sup;
+
+	safe_close(s->log.rfd);
+	safe_close(s->log.file_fd);
+	free(s->log.line);
+	if (s->standby.pidfd >= 0)
+		(void)waitid(P_PIDFD, (id_t)s->standby.pidfd, &(siginfo_t){ 0 }, WEXITED | WNOHANG);
+	safe_close(s->standby.pidfd);
+	safe_close(s->standby.ready_fd);
+	safe_close(s->standby.go_fd);
+	safe_close(s->standby.log_rfd);
+	safe_close(s->standby.broker_fd);
+	if (s->holder.pidfd >= 0 && !s->holder.adopted)
+		(void)waitid(P_PIDFD, (id_t)s->holder.pidfd, &(siginfo_t){ 0 }, WEXITED | WNOHANG);
+	safe_close(s->holder.pidfd);
+	free(s);
+	v->sup = NULL;
+	v->sup_free = NULL;
+}
+
+int zcfsd_sup_attach(struct zcfsd_volume *v)
+{
+	struct zcfsd_supervision *s;
+
+	if (v->sup)
+		return 0;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->holder.pidfd = -1;
+	s->standby = (struct zcfsd_standby){ .pidfd = -1, .ready_fd = -1, .go_fd = -1, .log_rfd = -1,
+					     .broker_fd = -1 };
+	s->log.rfd = -1;
+	s->log.file_fd = -1;
+	v->sup = s;
+	v->sup_free = sup_free;
+	return 0;
+}
+
 unsigned zcfsd_restart_delay_ms(unsigned *unserved, bool served)
 {
 	unsigned n, ms = RESTART_BACKOFF_MIN_MS;
@@ -40,7 +84,7 @@ unsigned zcfsd_restart_delay_ms(unsigned *unserved, bool served)
  * killed under load is back at once; one that crashes at start backs off. */
 static bool server_served(const struct zcfsd_volume *v)
 {
-	return zcfsd_now_ms() - v->srv.started_ms >= RESTART_SERVED_MS;
+	return zcfsd_now_ms() - v->sup->started_ms >= RESTART_SERVED_MS;
 }
 
 /* A connection that is aborted polls as an error on every device file
@@ -59,7 +103,7 @@ static void exit_status(struct zcfsd_volume *v, pid_t pid, siginfo_t *si)
 {
 	int st;
 
-	if (!si->si_pid && !v->srv.adopted && pid > 0 && zcfsd_proc_exit_status(pid, &st) == 0 &&
+	if (!si->si_pid && !v->sup->adopted && pid > 0 && zcfsd_proc_exit_status(pid, &st) == 0 &&
 	    (WIFEXITED(st) || WIFSIGNALED(st))) {
 		si->si_code = WIFEXITED(st) ? CLD_EXITED : CLD_KILLED;
 		si->si_status = WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st);
@@ -96,21 +140,21 @@ static void on_server_exit(struct zcfsd *d, struct zcfsd_volume *v, bool planned
 		v->detached_reason = "its fuse connection was aborted; zcfsd unmounted its targets (publish again to serve it)";
 		return;
 	}
-	v->srv.backoff_ms = zcfsd_restart_delay_ms(&v->srv.unserved_exits, served);
-	zcfsd_server_restart_at(d, v, zcfsd_now_ms() + v->srv.backoff_ms);
-	if (v->srv.adopted)
+	v->sup->backoff_ms = zcfsd_restart_delay_ms(&v->sup->unserved_exits, served);
+	zcfsd_server_restart_at(d, v, zcfsd_now_ms() + v->sup->backoff_ms);
+	if (v->sup->adopted)
 		log_warn("event=server-exit volume=%s pid=%d status=unknown(adopted) ran_s=%lld restart_in_ms=%u wall_us=%lld",
-			 v->id, (int)pid, (long long)ran, v->srv.backoff_ms, (long long)seen_us);
+			 v->id, (int)pid, (long long)ran, v->sup->backoff_ms, (long long)seen_us);
 	else
 		log_msg(si.si_status == SIGSYS && si.si_code != CLD_EXITED ? LOG_ERR : LOG_WARNING,
 			"event=server-exit volume=%s pid=%d %s=%d%s ran_s=%lld restart_in_ms=%u%s wall_us=%lld",
 			v->id, (int)pid, si.si_code == CLD_EXITED ? "status" : "signal", si.si_status,
 			si.si_status == SIGSYS && si.si_code != CLD_EXITED ? " reason=seccomp-kill" : "",
-			(long long)ran, v->srv.backoff_ms, planned ? " planned=yes" : "", (long long)seen_us);
+			(long long)ran, v->sup->backoff_ms, planned ? " planned=yes" : "", (long long)seen_us);
 	/* A ready standby serves now; one still starting is of no use to
 	 * a restart that is due at once. */
 	if (zcfsd_standby_promote(d, v)) {
-		zcfsd_deadline_cancel(d, &v->srv.restart);
+		zcfsd_deadline_cancel(d, &v->sup->restart);
 		if (zcfsd_watch_pidfd(d, v) < 0)
 			log_warn("event=watch-failed volume=%s pid=%d", v->id, (int)v->srv.pid);
 	} else
@@ -124,7 +168,7 @@ static void restart(struct zcfsd *d, void *obj)
 	struct zcfs_err e = { 0 };
 	int r;
 
-	zcfsd_deadline_cancel(d, &v->srv.restart);
+	zcfsd_deadline_cancel(d, &v->sup->restart);
 	if (!t) {
 		log_err("event=restart-failed volume=%s reason=tenant-not-in-policy action=teardown", v->id);
 		zcfsd_volume_teardown(d, v, true);
@@ -144,8 +188,8 @@ static void restart(struct zcfsd *d, void *obj)
 	}
 	if (r < 0) {
 		log_err("event=restart-failed volume=%s error=\"%s\"", v->id, e.msg);
-		v->srv.backoff_ms = zcfsd_restart_delay_ms(&v->srv.unserved_exits, false);
-		zcfsd_server_restart_at(d, v, zcfsd_now_ms() + v->srv.backoff_ms);
+		v->sup->backoff_ms = zcfsd_restart_delay_ms(&v->sup->unserved_exits, false);
+		zcfsd_server_restart_at(d, v, zcfsd_now_ms() + v->sup->backoff_ms);
 		(void)zcfsd_state_save(d);
 		return;
 	}
@@ -160,7 +204,7 @@ static void restart(struct zcfsd *d, void *obj)
 
 void zcfsd_server_restart_at(struct zcfsd *d, struct zcfsd_volume *v, int64_t due_ms)
 {
-	zcfsd_deadline_at(d, &v->srv.restart, due_ms, restart, v);
+	zcfsd_deadline_at(d, &v->sup->restart, due_ms, restart, v);
 }
 
 /* zcfsd's end of the server's passthrough broker, parked in the server;
@@ -197,7 +241,7 @@ static int readopt_one(struct zcfsd *d, struct zcfsd_volume *v, const char **why
 		v->srv.pid = 0;
 		return -errno;
 	}
-	v->srv.adopted = true;
+	v->sup->adopted = true;
 	/* Checked after pidfd_open: if the pid was reused, the start time
 	 * differs; if not, the pidfd now pins the right process. */
 	*why = "pid-reused";
@@ -209,7 +253,7 @@ static int readopt_one(struct zcfsd *d, struct zcfsd_volume *v, const char **why
 	}
 	/* After an upgrade (re-exec) the servers are still our children:
 	 * ours to reap, or they stay zombies. */
-	v->srv.adopted = zcfsd_proc_ppid(v->srv.pid) != getpid();
+	v->sup->adopted = zcfsd_proc_ppid(v->srv.pid) != getpid();
 	*why = "pidfd_getfd-failed";
 	v->fuse_fd = (int)syscall(SYS_pidfd_getfd, v->srv.pidfd, ZCFSD_SERVER_FUSE_FD, 0);
 	if (v->fuse_fd < 0)
@@ -267,7 +311,10 @@ void zcfsd_readopt(struct zcfsd *d)
 
 		if (!v->n_targets)
 			continue;
-		r = readopt_one(d, v, &why);
+		r = zcfsd_sup_attach(v);
+		why = "out-of-memory";
+		if (r == 0)
+			r = readopt_one(d, v, &why);
 		if (r == 0) {
 			log_info("event=readopt volume=%s pid=%d conn=%u targets=%zu", v->id,
 				 (int)v->srv.pid, v->conn, v->n_targets);
@@ -285,7 +332,7 @@ void zcfsd_readopt(struct zcfsd *d)
 			(void)zcfsd_conn_abort(v->conn);
 		/* Its ring holder, if it is still the recorded process: the
 		 * teardown kills it (not left pinning the tenant's memory). */
-		if (v->ring_holder && v->holder.pidfd < 0 && zcfsd_holder_readopt(d, v) < 0)
+		if (v->ring_holder && v->sup && v->sup->holder.pidfd < 0 && zcfsd_holder_readopt(d, v) < 0)
 			v->holder.pid = 0;
 		zcfsd_volume_teardown(d, v, true);
 	}
@@ -299,8 +346,8 @@ static void server_exited(struct zcfsd *d, void *obj, uint32_t events)
 	struct zcfsd_volume *v = obj;
 
 	(void)events;
-	if (v->srv.on_exit)
-		v->srv.on_exit(d, v);
+	if (v->sup->on_exit)
+		v->sup->on_exit(d, v);
 	else
 		zcfsd_server_exited(d, v, false);
 }
@@ -312,7 +359,7 @@ void zcfsd_server_exited(struct zcfsd *d, struct zcfsd_volume *v, bool planned)
 	 * save's fsync stood between the exit and the successor (9-17 ms
 	 * p50, up to 98 ms under load, bench/notes/supervision.md "Where a
 	 * restart's stall goes"). */
-	if (zcfsd_deadline_armed(&v->srv.restart) && v->srv.restart.due_ms <= zcfsd_now_ms())
+	if (zcfsd_deadline_armed(&v->sup->restart) && v->sup->restart.due_ms <= zcfsd_now_ms())
 		restart(d, v);
 	else
 		(void)zcfsd_state_save(d);
@@ -320,10 +367,10 @@ void zcfsd_server_exited(struct zcfsd *d, struct zcfsd_volume *v, bool planned)
 
 int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v)
 {
-	int r = zcfsd_watch(d, &v->srv.pidfd_watch, v->srv.pidfd, EPOLLIN, server_exited, v);
+	int r = zcfsd_watch(d, &v->sup->pidfd_watch, v->srv.pidfd, EPOLLIN, server_exited, v);
 
 	/* What the rest of the folder arms by time (holder.c). */
-	zcfsd_deadline_init(&v->srv.restart, restart, v);
+	zcfsd_deadline_init(&v->sup->restart, restart, v);
 	if (r == 0)
 		zcfsd_stall_arm(d);
 	return r;
@@ -332,8 +379,14 @@ int zcfsd_watch_pidfd(struct zcfsd *d, struct zcfsd_volume *v)
 int zcfsd_server_start(struct zcfsd *d, struct zcfsd_volume *v, const struct policy_tenant *t,
 		       int *ready_fd, struct zcfs_err *e)
 {
-	int r = zcfsd_spawn_server_ready(d, v, t, ready_fd, e);
+	int r = zcfsd_sup_attach(v);
 
+	if (r < 0) {
+		if (ready_fd)
+			*ready_fd = -1;
+		return zcfs_fail(e, ZCFS_INTERNAL, r, "out of memory");
+	}
+	r = zcfsd_spawn_server_ready(d, v, t, ready_fd, e);
 	if (r == 0 && (r = zcfsd_watch_pidfd(d, v)) < 0) {
 		log_warn("event=watch-failed volume=%s error=%s", v->id, strerror(-r));
 		r = 0;
