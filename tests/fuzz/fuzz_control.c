@@ -12,6 +12,7 @@
  * one line of JSON carrying either a result or a known error code, and a
  * failed request must leave the directories as they were. */
 #include <ctype.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -26,6 +27,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include "common/log.h"
+#include "daemon/zcfsd/lifecycle/lifecycle.h"
 #include "daemon/zcfsd/model/loop.h"
 #include "daemon/zcfsd/protocol/protocol.h"
 
@@ -166,8 +168,11 @@ static void tune_daemon_end(int fd)
 
 	if (fd == cl.daemon_fd)
 		return;
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)) < 0)
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)) < 0) {
+		if (errno == ENOTSOCK)
+			return;	/* a child's pidfd (volume.delete's removal) */
 		abort();
+	}
 	cl.daemon_fd = fd;
 }
 
@@ -464,6 +469,7 @@ static void reset_daemon(void)
 	while (d.volumes) {
 		struct zcfsd_volume *v = d.volumes;
 		d.volumes = v->next;
+		zcfsd_lifecycle_release(&d, v);	/* as zcfsd's exit: a delete's child, its watch */
 		zcfsd_volume_free(v);
 	}
 }

@@ -59,7 +59,6 @@ int zcfsd_unpublish_target_index(const struct zcfsd_volume *v, const char *targe
 				 struct zcfs_err *e) _must_check_;
 int zcfsd_unpublish_failed(const struct zcfsd_volume *v, const char *target, int r, struct zcfs_err *e);
 void zcfsd_unpublish_done(struct zcfsd *d, const struct zcfsd_volume *v, const char *target);
-int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e);
 
 /* resize.c: volume.resize, grow only (OUT_OF_RANGE for a shrink, a
  * volume without a size, or more than the tenant's capacity); the running
@@ -147,6 +146,16 @@ bool zcfsd_unpublishing(const struct zcfsd_volume *v, struct zcfs_err *e);
  * release: ended without a word (the volume unpublished or deleted, zcfsd's exit). */
 int zcfsd_volume_restart(struct zcfsd *d, struct zcfsd_volume *v, struct zcfs_err *e);
 void zcfsd_restart_release(struct zcfsd *d, struct zcfsd_volume *v);
+
+/* delete.c: volume.delete of an unpublished V: 0 done (V freed), 1 when
+ * its storage is removed by a child and A answers once it ends (V freed
+ * then if it succeeded), -errno with E and nothing changed. While it
+ * runs, deleting fails E UNAVAILABLE; release kills the child (zcfsd's
+ * exit), V stays. */
+int zcfsd_volume_delete(struct zcfsd *d, struct zcfsd_volume *v, const struct zcfsd_answer *a,
+			struct zcfs_err *e);
+bool zcfsd_deleting(const struct zcfsd_volume *v, struct zcfs_err *e);
+void zcfsd_delete_release(struct zcfsd *d, struct zcfsd_volume *v);
 
 /* At zcfsd's exit: what an operation still under way on V holds is let
  * go (no answer: the clients' connections close with zcfsd). Each

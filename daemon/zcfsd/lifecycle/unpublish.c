@@ -64,6 +64,7 @@ void zcfsd_lifecycle_release(struct zcfsd *d, struct zcfsd_volume *v)
 {
 	zcfsd_publish_wait_release(d, v);
 	zcfsd_restart_release(d, v);
+	zcfsd_delete_release(d, v);
 	if (v->unpub)
 		release(d, v);
 }

@@ -45,6 +45,7 @@
 struct zcfsd;
 struct zcfsd_volume;
 struct zcfsd_unpublish;
+struct zcfsd_delete;
 struct zcfsd_publish_wait;
 struct zcfsd_restart;
 struct zcfsd_supervision;
@@ -138,11 +139,13 @@ struct zcfsd_volume {
 	/* The long operations under way on the volume, lifecycle/'s state
 	 * machines (their records: lifecycle/lifecycle.h): an unpublish of
 	 * the last target, a first publish waiting for its new server to say
-	 * it serves, a planned restart (volume.restart). NULL: none. The
+	 * it serves, a planned restart (volume.restart), a delete removing the
+ * storage. NULL: none. The
 	 * model knows only that one runs. */
 	struct zcfsd_unpublish *unpub;
 	struct zcfsd_publish_wait *pubwait;
 	struct zcfsd_restart *restart;
+	struct zcfsd_delete *del;	/* volume.delete's removal child */
 	struct zcfsd_volume *next;
 };
 

@@ -63,7 +63,10 @@ bool zcfsd_conn_ours(unsigned conn, const char *volume);
  * -ENOENT when no mount of VOLUME's is found. */
 int zcfsd_conn_pin(unsigned conn, const char *volume);
 
-/* syncfs.c: syncfs(2) of the mount at target, waiting at most timeout_ms. */
+/* syncfs.c: the pidfd of the child PID just forked, or -errno with the
+ * child killed and reaped. */
+int zcfsd_child_pidfd(pid_t pid, int *pidfd) _must_check_;
+/* syncfs(2) of the mount at target, waiting at most timeout_ms. */
 int zcfsd_syncfs_bounded(struct zcfsd *d, const char *target, int timeout_ms) _must_check_;
 /* The same in steps, for the event loop: a child started on target
  * (*pidfd, watch it for POLLIN); then its result: 0, -EIO, -EINPROGRESS
@@ -80,6 +83,11 @@ int zcfsd_storage_ensure(const struct policy_tenant *t, const char *id, bool *cr
 int zcfsd_storage_open(const struct policy_tenant *t, const char *id);
 void zcfsd_storage_remove_dir(const struct policy_tenant *t, const char *id);
 int zcfsd_storage_delete(const struct policy_tenant *t, const char *id);
+/* The same in a child (the tree may be large, or shaped by the tenant to
+ * be slow): started (*pidfd, watch it for POLLIN), then its result: 0,
+ * -errno of the removal, -EINTR if killed, -EINPROGRESS while it runs. */
+int zcfsd_storage_delete_start(const struct policy_tenant *t, const char *id, int *pidfd) _must_check_;
+int zcfsd_storage_delete_finish(int pidfd) _must_check_;
 /* Free bytes of the file system storage_root is (or will be) on. */
 int zcfsd_storage_available(const struct policy_tenant *t, uint64_t *ret) _must_check_;
 

@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "common/fileio.h"
 #include "common/openat2.h"
 #include "mounts.h"
@@ -175,6 +177,32 @@ int zcfsd_storage_delete(const struct policy_tenant *t, const char *id)
 	if (rfd < 0 || fstat(rfd, &st) < 0)
 		return 0;	/* no storage_root: nothing of the volume is left */
 	return rm_rf_at(rfd, id, st.st_dev);
+}
+
+int zcfsd_storage_delete_start(const struct policy_tenant *t, const char *id, int *pidfd)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int r = zcfsd_storage_delete(t, id);
+		_exit(r < 0 ? MIN(-r, 255) : 0);
+	}
+	return zcfsd_child_pidfd(pid, pidfd);
+}
+
+int zcfsd_storage_delete_finish(int pidfd)
+{
+	siginfo_t si = { 0 };
+
+	if (waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG) < 0)
+		return -errno;
+	if (!si.si_pid)
+		return -EINPROGRESS;
+	if (si.si_code != CLD_EXITED)
+		return -EINTR;	/* killed */
+	return -si.si_status;
 }
 
 int zcfsd_storage_available(const struct policy_tenant *t, uint64_t *ret)

@@ -16,10 +16,23 @@
 #include "common/walk_nofuse.h"
 #include "mounts.h"
 
+int zcfsd_child_pidfd(pid_t pid, int *pidfd)
+{
+	int fd = pidfd_open(pid, 0);
+
+	if (fd < 0) {
+		int r = -errno;
+		(void)kill(pid, SIGKILL);
+		(void)waitpid(pid, NULL, 0);
+		return r;
+	}
+	*pidfd = fd;
+	return 0;
+}
+
 int zcfsd_syncfs_start(const char *target, int *pidfd)
 {
 	pid_t pid;
-	int fd;
 
 	pid = fork();
 	if (pid < 0)
@@ -32,15 +45,7 @@ int zcfsd_syncfs_start(const char *target, int *pidfd)
 		int dfd = pfd < 0 ? -1 : openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		_exit(dfd >= 0 && syncfs(dfd) == 0 ? 0 : 1);
 	}
-	fd = pidfd_open(pid, 0);
-	if (fd < 0) {
-		int r = -errno;
-		(void)kill(pid, SIGKILL);
-		(void)waitpid(pid, NULL, 0);
-		return r;
-	}
-	*pidfd = fd;
-	return 0;
+	return zcfsd_child_pidfd(pid, pidfd);
 }
 
 int zcfsd_syncfs_finish(struct zcfsd *d, int pidfd, bool give_up)

@@ -75,7 +75,8 @@ static struct zcfsd_volume *idle_volume_param(struct zcfsd *d, const struct zcfs
 {
 	struct zcfsd_volume *v = volume_param(d, p, params, e);
 
-	return v && (zcfsd_unpublishing(v, e) || zcfsd_publishing(v, e)) ? NULL : v;
+	return v && (zcfsd_unpublishing(v, e) || zcfsd_publishing(v, e) || zcfsd_deleting(v, e)) ?
+		NULL : v;
 }
 
 static json_object *wrap_volume(struct zcfsd *d, struct zcfsd_volume *v)
@@ -199,31 +200,43 @@ static json_object *m_resize(struct zcfsd *d, const struct zcfsd_peer *p, json_o
 	return wrap_volume(d, v);
 }
 
+static json_object *deleted(bool yes)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "deleted", json_object_new_boolean(yes));
+	return o;
+}
+
+/* V is gone (freed right after) when E is OK: not looked at. */
+static void delete_answer(struct zcfsd *d, struct zcfsd_volume *v, uint64_t token,
+			  const struct zcfs_err *e)
+{
+	(void)v;
+	zcfsd_control_complete(d, token, e->code == ZCFS_OK ? deleted(true) : NULL, e);
+}
+
+/* Answered when the storage is removed (lifecycle/delete.c). */
 static json_object *m_delete(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
 			     struct zcfs_err *e)
 {
 	static const char *const keys[] = { "id", NULL };
+	const struct zcfsd_answer a = { defer_answer, p, delete_answer };
 	struct zcfsd_volume *v;
-	json_object *o;
+	int r;
 
 	if (zcfsd_only_params(params, keys, e) < 0)
 		return NULL;
 	v = idle_volume_param(d, p, params, e);
 	if (!v && e->code != ZCFS_NOT_FOUND)
 		return NULL;
-	o = json_object_new_object();
 	if (!v) {
 		/* DeleteVolume is idempotent: an unknown volume is deleted. */
 		e->code = ZCFS_OK;
-		json_object_object_add(o, "deleted", json_object_new_boolean(false));
-		return o;
+		return deleted(false);
 	}
-	if (zcfsd_volume_delete(d, v, e) < 0) {
-		json_object_put(o);
-		return NULL;
-	}
-	json_object_object_add(o, "deleted", json_object_new_boolean(true));
-	return o;
+	r = zcfsd_volume_delete(d, v, &a, e);
+	return r == 0 ? deleted(true) : NULL;	/* failed, or answered when done */
 }
 
 static json_object *m_get(struct zcfsd *d, const struct zcfsd_peer *p, json_object *params,
