@@ -137,6 +137,15 @@ static int walk(const char *path, uint64_t flags, bool check_last, char *hit, si
 	return r < 0 ? r : fd;
 }
 
+int nofuse_check(int fd, char *hit, size_t hit_len)
+{
+	struct walk w = { .hit = hit, .hit_len = hit_len };
+	int r = check_dir(&w, fd);
+
+	table_free(&w);
+	return r;
+}
+
 int nofuse_open(const char *path, uint64_t flags, char *hit, size_t hit_len)
 {
 	return walk(path, flags, false, hit, hit_len);

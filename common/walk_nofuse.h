@@ -29,6 +29,11 @@ int nofuse_open(const char *path, uint64_t flags, char *hit, size_t hit_len) _mu
  * "." or "..". */
 int nofuse_open_parent(const char *path, const char **leaf, char *hit, size_t hit_len) _must_check_;
 
+/* The mount FD (any fd, O_PATH included) is on is not FUSE: 0, -EXDEV
+ * (HIT says which mount) or -errno. For a directory reached without a
+ * walk, e.g. one a tenant owns and could mount its own FUSE on. */
+int nofuse_check(int fd, char *hit, size_t hit_len) _must_check_;
+
 /* rmdir of PATH's last component in its parent opened by
  * nofuse_open_parent (-ELOOP for a symlink on the way, -EXDEV for a FUSE
  * mount): 0 or -errno. A symlink as the last component is not followed

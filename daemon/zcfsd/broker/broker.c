@@ -13,6 +13,7 @@
 #include <sys/time.h>
 #include "common/log.h"
 #include "common/openat2.h"
+#include "common/walk_nofuse.h"
 #include "daemon/zcfsd/model/model.h"
 #include "broker.h"
 
@@ -28,20 +29,22 @@ static bool log_this(uint64_t n)
 	return n == 1;
 }
 
-/* The volume's storage directory, never a mount on it (a tenant's FUSE
- * mount there would answer every lookup of the broker): statx DONT_SYNC,
- * mask 0, answered by the VFS. */
+/* The volume's storage directory, never a FUSE mount on it (a tenant's
+ * would answer every lookup of the broker): statx DONT_SYNC, mask 0,
+ * answered by the VFS (common/walk_nofuse.h). */
 static int storage_open(const char *storage, dev_t *dev, int *ret)
 {
 	_cleanup_close_ int fd = open_nofollow(storage, O_PATH | O_DIRECTORY);
 	struct statx st;
+	int r;
 
 	if (fd < 0)
 		return fd;
 	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, 0, &st) < 0)
 		return -errno;
-	if (st.stx_attributes & st.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
-		return -EXDEV;
+	r = nofuse_check(fd, NULL, 0);
+	if (r < 0)
+		return r;
 	*dev = makedev(st.stx_dev_major, st.stx_dev_minor);
 	*ret = TAKE_FD(fd);
 	return 0;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "common/fileio.h"
 #include "common/openat2.h"
+#include "common/walk_nofuse.h"
 #include "mounts.h"
 
 /* The server runs as the tenant (no supplementary groups) and opens
@@ -50,17 +51,19 @@ static int check_tenant_traverse(const struct policy_tenant *t, struct zcfs_err 
 	}
 }
 
-/* The storage directory NAME in RFD is no mount point: the tenant owns
+/* The storage directory NAME in RFD is on no FUSE mount: the tenant owns
  * it and could mount its own FUSE file system there, and every open or
- * stat of that would be a request to its server. Mask 0 and DONT_SYNC:
- * the VFS answers (common/walk_nofuse.c says why). */
-static int check_not_mount(int rfd, const char *name)
+ * stat of that would be a request to its server. Reaching it O_PATH asks
+ * nothing, nor does the check (common/walk_nofuse.h). Other mounts are
+ * the operator's (a disk or a small tmpfs per volume) and are served. */
+static int check_not_fuse(int rfd, const char *name)
 {
-	struct statx s;
+	_cleanup_close_ int fd = openat2_fd(rfd, name, O_PATH | O_NOFOLLOW,
+					    RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 
-	if (statx(rfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT, 0, &s) < 0)
-		return -errno;
-	return s.stx_attributes & s.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT ? -EXDEV : 0;
+	if (fd < 0)
+		return fd;
+	return nofuse_check(fd, NULL, 0);
 }
 
 /* STORAGE_ROOT/ID, owned by the tenant, 0700. The root itself is kept
@@ -92,11 +95,11 @@ int zcfsd_storage_ensure(const struct policy_tenant *t, const char *id, bool *cr
 		*created = true;
 	else if (errno != EEXIST)
 		return zcfs_fail(e, ZCFS_INTERNAL, -errno, "mkdir %s/%s: %m", t->storage_root, id);
-	r = check_not_mount(rfd, id);
+	r = check_not_fuse(rfd, id);
 	if (r < 0)
 		return zcfs_fail(e, r == -EXDEV ? ZCFS_FAILED_PRECONDITION : ZCFS_INTERNAL, r,
 				 "storage %s/%s: %s", t->storage_root, id,
-				 r == -EXDEV ? "a file system is mounted on it; unmount it" : strerror(-r));
+				 r == -EXDEV ? "a FUSE file system is mounted on it; unmount it" : strerror(-r));
 	vfd = RET_NERRNO(openat(rfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 	if (vfd < 0 || fchown(vfd, t->uid, t->gid) < 0 || fchmod(vfd, 0700) < 0) {
 		r = vfd < 0 ? vfd : -errno;
@@ -118,7 +121,7 @@ int zcfsd_storage_open(const struct policy_tenant *t, const char *id)
 
 	if (rfd < 0)
 		return rfd;
-	r = check_not_mount(rfd, id);
+	r = check_not_fuse(rfd, id);
 	if (r < 0)
 		return r;
 	return RET_NERRNO(openat(rfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
